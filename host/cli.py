@@ -1,0 +1,57 @@
+# The `surepick` command: one table of verbs, each a module with add_arguments(parser) and
+# run(args) -> exit code. Modules are imported only when their verb runs, so `--help` and
+# light verbs stay fast and do not pull in MuJoCo.
+import argparse
+import importlib
+import sys
+
+# (verb, module under surepick, one-line help). Keep alphabetical within a group.
+COMMANDS = [
+    ("demo", "host.cmd_demo", "run the shared state machine against the scripted fake HAL and print its transitions"),
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="surepick",
+        description="Pick-and-place firmware, simulator and host tools for a hobby-servo gripper arm "
+        "on an RP2040. Every verb has its own --help.",
+        epilog="verbs:\n" + "\n".join("  %-10s %s" % (name, text) for name, _, text in COMMANDS),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="store_true", help="print versions and exit")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for name, modname, text in COMMANDS:
+        p = sub.add_parser(name, help=text, description=text)
+        p.set_defaults(_module=modname)
+        _module(modname).add_arguments(p)
+    return parser
+
+
+def _module(modname):
+    return importlib.import_module("surepick." + modname)
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        from surepick import __version__
+        print("surepick", __version__)
+        return EXIT_OK
+    if not args.verb:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return _module(args._module).run(args)
+    except KeyboardInterrupt:
+        print("surepick: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,5 +11,6 @@ args=()
 if [ "${1:-}" = "--quick" ]; then
     shift
     args+=(-m "not slow")
+    export SUREPICK_QUICK=1
 fi
 exec .venv/bin/python -m pytest -n 2 --timeout 900 "${args[@]}" "$@"

@@ -1,0 +1,94 @@
+# One table of reason and fault codes shared by the state machine, the firmware's log, the link
+# protocol and every host tool. Append only: codes are stored in flash logs and run records.
+from .compat import const
+
+# Event kinds.
+K_TRANSITION = const(0)
+K_FAULT = const(1)
+K_NOTE = const(2)
+KIND_NAMES = ("transition", "fault", "note")
+
+# Reasons (why a transition or note happened).
+R_NONE = const(0)
+R_JOB_START = const(1)
+R_ARRIVED = const(2)
+R_SETTLED = const(3)
+R_DWELL_DONE = const(4)
+R_VERIFY_PASS = const(5)
+R_VERIFY_EMPTY = const(6)      # every enabled check said "nothing there"
+R_VERIFY_DISAGREE = const(7)   # checks disagree (e.g. beam broken, switch open: present, not gripped)
+R_VERIFY_UNSETTLED = const(8)  # readings never settled within the verify window: fail closed
+R_RETRY = const(9)
+R_PLACED = const(10)
+R_RELEASED = const(11)
+R_DISAGREE_NOTE = const(12)    # a disagreement that did not change the verdict
+R_GRIP_FLICKER = const(13)     # grip looked lost briefly, then came back (tolerated)
+R_RESENSED = const(14)         # the re-sense hook supplied a new part pose
+R_CLEARED = const(15)          # a human cleared the latched fault
+
+# Faults (latched; a fault blocks new jobs until cleared).
+F_FIRST = const(32)
+F_GRASP_FAILED = const(32)     # no part found after MAX_ATTEMPTS
+F_SENSOR_DISAGREE = const(33)  # sensors contradict each other (stuck switch, blocked beam)
+F_SENSOR_FAULT = const(34)     # a reading is impossible (pot wire broken: reads a rail)
+F_CRUSH = const(35)            # current far above the expected squeeze: wrong or crushed part
+F_DROPPED = const(36)          # grip lost for longer than the tolerance during lift/transfer/place
+F_RELEASE_FAILED = const(37)   # after opening, the part is still sensed between the jaws
+F_MOTION_TIMEOUT = const(38)   # an arrival was not reported in time
+F_HOLD_OVERCURRENT = const(39) # holding current above its limit for too long (servo would burn)
+F_ESTOP = const(40)
+F_ABORTED = const(41)
+F_INTERRUPTED = const(42)      # the controller restarted mid-cycle (brownout, watchdog)
+F_BAD_POSE = const(43)         # a commanded pose is unreachable
+F_RAIL_LOW = const(44)         # servo rail below its minimum
+F_LAST = const(44)
+
+_REASON_NAMES = (
+    "NONE", "JOB_START", "ARRIVED", "SETTLED", "DWELL_DONE", "VERIFY_PASS", "VERIFY_EMPTY",
+    "VERIFY_DISAGREE", "VERIFY_UNSETTLED", "RETRY", "PLACED", "RELEASED", "DISAGREE_NOTE",
+    "GRIP_FLICKER", "RESENSED", "CLEARED",
+)
+_FAULT_NAMES = (
+    "GRASP_FAILED", "SENSOR_DISAGREE", "SENSOR_FAULT", "CRUSH", "DROPPED", "RELEASE_FAILED",
+    "MOTION_TIMEOUT", "HOLD_OVERCURRENT", "ESTOP", "ABORTED", "INTERRUPTED", "BAD_POSE",
+    "RAIL_LOW",
+)
+
+# Bits of the grasp-check mask (which checks say "part present").
+CHECK_JAW = const(1)
+CHECK_SWITCH = const(2)
+CHECK_CURRENT = const(4)
+CHECK_BEAM = const(8)
+CHECK_ALL = const(15)
+CHECK_NAMES = ("jaw", "switch", "current", "beam")
+
+
+def is_fault(code):
+    return F_FIRST <= code <= F_LAST
+
+
+def name(code):
+    if 0 <= code < len(_REASON_NAMES):
+        return _REASON_NAMES[code]
+    if F_FIRST <= code <= F_LAST:
+        return _FAULT_NAMES[code - F_FIRST]
+    return "?%d" % code
+
+
+def code_of(text):
+    # Name -> code (host side; allocation is fine here).
+    for i in range(len(_REASON_NAMES)):
+        if _REASON_NAMES[i] == text:
+            return i
+    for i in range(len(_FAULT_NAMES)):
+        if _FAULT_NAMES[i] == text:
+            return F_FIRST + i
+    raise ValueError("unknown reason or fault name: %s" % text)
+
+
+def checks_text(mask):
+    parts = []
+    for i in range(4):
+        if mask & (1 << i):
+            parts.append(CHECK_NAMES[i])
+    return "+".join(parts) if parts else "none"

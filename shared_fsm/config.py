@@ -1,0 +1,132 @@
+# Every threshold and time the state machine and motion planner use, in one place, with units in
+# the names and defaults from ../shared/HARDWARE.md. The board stores overrides in config.json;
+# from_dict() validates them and names the offending field.
+from .codes import CHECK_ALL
+
+# (name, default, min, max). Integers only: the board keeps them as small ints.
+FIELDS = (
+    # control loop and timing
+    ("loop_period_ms", 2, 1, 50),
+    ("grasp_dwell_ms", 350, 0, 5000),
+    ("settle_ms", 250, 0, 5000),
+    ("release_wait_ms", 200, 0, 5000),
+    ("release_confirm_ms", 500, 10, 10000),
+    ("verify_window_ms", 100, 10, 5000),
+    ("grip_loss_ms", 60, 0, 5000),
+    ("move_timeout_ms", 8000, 100, 60000),
+    ("arrive_settle_ms", 150, 0, 5000),
+    # grasp verification
+    ("debounce_reads", 3, 1, 50),
+    ("verify_enabled_mask", CHECK_ALL, 1, CHECK_ALL),
+    ("verify_required_mask", 3, 0, CHECK_ALL),
+    ("verify_min_agree", 3, 1, 4),
+    ("grip_monitor_mask", 11, 0, CHECK_ALL),
+    ("jaw_present_min_um", 2000, 100, 45000),
+    ("grip_slip_um", 1500, 100, 45000),
+    ("pot_closed_counts", 8000, 0, 65535),
+    ("pot_counts_per_mm", 1067, 10, 65535),
+    ("pot_valid_min_counts", 1000, 0, 65535),
+    ("pot_valid_max_counts", 64000, 0, 65535),
+    ("jaw_open_tolerance_um", 4000, 100, 45000),
+    ("current_grip_min_ma", 150, 0, 5000),
+    ("current_crush_ma", 600, 1, 5000),
+    ("current_hold_limit_ma", 400, 1, 5000),
+    ("hold_overcurrent_ms", 1500, 10, 60000),
+    # gripper commands
+    ("squeeze_um", 6000, 0, 45000),
+    ("hold_squeeze_um", 2000, 0, 45000),
+    ("open_margin_um", 10000, 0, 45000),
+    ("retry_open_extra_um", 4000, 0, 45000),
+    ("jaw_max_um", 45000, 1000, 45000),
+    # retries
+    ("max_attempts", 3, 1, 10),
+    ("spiral_step_um", 3000, 0, 20000),
+    # poses and motion
+    ("approach_height_um", 60000, 5000, 200000),
+    ("arm_speed_mdeg_s", 90000, 1000, 600000),
+    ("arm_accel_mdeg_s2", 240000, 1000, 6000000),
+    ("gentle_speed_mdeg_s", 45000, 1000, 600000),
+    ("gentle_accel_mdeg_s2", 60000, 1000, 6000000),
+    ("jaw_speed_um_s", 80000, 1000, 500000),
+    ("line_step_um", 5000, 1000, 50000),
+)
+
+
+class ConfigError(ValueError):
+    def __init__(self, field, message):
+        ValueError.__init__(self, "config field '%s': %s" % (field, message))
+        self.field = field
+
+
+class Config:
+    def __init__(self, overrides=None):
+        for f in FIELDS:
+            setattr(self, f[0], f[1])
+        if overrides:
+            self.update(overrides)
+
+    def update(self, overrides):
+        # Validate everything first so a bad dict changes nothing.
+        checked = {}
+        known = {}
+        for f in FIELDS:
+            known[f[0]] = f
+        for key in overrides:
+            if key not in known:
+                raise ConfigError(key, "unknown field (known: %s)" % ", ".join(sorted(known)))
+            f = known[key]
+            value = overrides[key]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(key, "must be an integer, got %r" % (value,))
+            if value < f[2] or value > f[3]:
+                raise ConfigError(key, "%d outside %d..%d" % (value, f[2], f[3]))
+            checked[key] = value
+        merged = self.to_dict()
+        merged.update(checked)
+        _check_relations(merged)
+        for key in checked:
+            setattr(self, key, checked[key])
+        return self
+
+    def to_dict(self):
+        d = {}
+        for f in FIELDS:
+            d[f[0]] = getattr(self, f[0])
+        return d
+
+
+def _check_relations(d):
+    if d["verify_required_mask"] & ~d["verify_enabled_mask"]:
+        raise ConfigError("verify_required_mask", "requires a check that verify_enabled_mask disables")
+    if d["grip_monitor_mask"] & ~d["verify_enabled_mask"]:
+        raise ConfigError("grip_monitor_mask", "monitors a check that verify_enabled_mask disables")
+    enabled = 0
+    for i in range(4):
+        if d["verify_enabled_mask"] & (1 << i):
+            enabled += 1
+    if d["verify_min_agree"] > enabled:
+        raise ConfigError("verify_min_agree", "%d but only %d checks are enabled" % (d["verify_min_agree"], enabled))
+    if d["pot_valid_min_counts"] >= d["pot_valid_max_counts"]:
+        raise ConfigError("pot_valid_min_counts", "must be below pot_valid_max_counts")
+    if d["current_crush_ma"] <= d["current_grip_min_ma"]:
+        raise ConfigError("current_crush_ma", "must be above current_grip_min_ma")
+
+
+def state_bound_ms(cfg, state):
+    # The longest a state may last before the machine faults; IDLE has none (returns 0).
+    # Used by the machine's own watchdog and by the property tests.
+    from .states import APPROACH, DESCEND, GRASP, VERIFY, LIFT, TRANSFER, PLACE, RECOVER
+    move = cfg.move_timeout_ms
+    if state == APPROACH:
+        return move + cfg.settle_ms + cfg.verify_window_ms
+    if state in (DESCEND, LIFT, TRANSFER):
+        return move
+    if state == GRASP:
+        return cfg.grasp_dwell_ms
+    if state == VERIFY:
+        return cfg.verify_window_ms
+    if state == PLACE:
+        return 2 * move + cfg.settle_ms + cfg.release_wait_ms + cfg.release_confirm_ms
+    if state == RECOVER:
+        return move + cfg.settle_ms
+    return 0

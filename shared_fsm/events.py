@@ -1,0 +1,78 @@
+# A preallocated ring of event records written by the state machine on every transition, fault
+# and note. The firmware, simulator and host read it by sequence number. Writing never allocates.
+from array import array
+
+from .compat import const
+
+# Field order of one record: the link protocol and the flash log use the same 12 ints.
+SEQ = const(0)
+T_MS = const(1)
+KIND = const(2)
+FROM = const(3)
+TO = const(4)
+REASON = const(5)
+ATTEMPT = const(6)
+POT = const(7)
+SWITCH = const(8)
+CURRENT = const(9)
+BEAM = const(10)
+PRESENT = const(11)
+N_FIELDS = const(12)
+FIELD_NAMES = ("seq", "t_ms", "kind", "from", "to", "reason", "attempt",
+               "pot_counts", "switch_pressed", "current_ma", "beam_broken", "present_mask")
+
+
+class EventRing:
+    def __init__(self, capacity=64):
+        self.capacity = capacity
+        self.buf = array("i", [0] * (capacity * N_FIELDS))
+        self.next_seq = 1  # sequence number the next record gets; seq 0 means "none yet"
+
+    def put(self, m, kind, frm, to, reason):
+        # Called by the machine `m`: time, attempt, readings and the check mask come from it.
+        # Few arguments on purpose: MicroPython heap-allocates frames of big functions.
+        base = (self.next_seq % self.capacity) * N_FIELDS
+        b = self.buf
+        inp = m.inp
+        b[base] = self.next_seq
+        b[base + 1] = m.now
+        b[base + 2] = kind
+        b[base + 3] = frm
+        b[base + 4] = to
+        b[base + 5] = reason
+        b[base + 6] = m.attempt
+        b[base + 7] = inp.pot_counts
+        b[base + 8] = inp.switch_pressed
+        b[base + 9] = inp.current_ma
+        b[base + 10] = inp.beam_broken
+        b[base + 11] = m.present
+        self.next_seq += 1
+
+    def last_seq(self):
+        return self.next_seq - 1
+
+    def oldest_seq(self):
+        first = self.next_seq - self.capacity
+        return first if first > 1 else 1
+
+    def field(self, seq, index):
+        # One field of a record still in the ring (no allocation).
+        return self.buf[(seq % self.capacity) * N_FIELDS + index]
+
+    def get(self, seq):
+        # The record as a tuple, or None if it was overwritten or not written yet.
+        if seq < self.oldest_seq() or seq >= self.next_seq:
+            return None
+        base = (seq % self.capacity) * N_FIELDS
+        return tuple(self.buf[base:base + N_FIELDS])
+
+    def since(self, seq):
+        # Records with a sequence number above `seq` still in the ring, oldest first.
+        out = []
+        s = seq + 1
+        if s < self.oldest_seq():
+            s = self.oldest_seq()
+        while s < self.next_seq:
+            out.append(self.get(s))
+            s += 1
+        return out

@@ -1,0 +1,166 @@
+# Non-blocking motion: turns the state machine's Cartesian move commands into per-tick joint
+# setpoints with bounded velocity and acceleration per joint, and reports arrival back through
+# Inputs.arrived_seq. Straight moves (descend, lift, place, retreat) follow the Cartesian segment
+# through IK waypoints, so the jaw really travels straight up and down.
+#
+# Planning a move (once per move) uses floats and may allocate; tick() uses integers only and
+# writes into preallocated arrays, so the board's 500 Hz loop does not allocate.
+from array import array
+
+from .compat import const
+from .ticks import ticks_diff
+from . import kinematics
+from .machine import MOVE_LINE
+
+N_JOINTS = const(4)
+MAX_WAYPOINTS = const(24)
+_S_FULL = const(16384)      # path parameter at the end of a move (fixed point, 14 bits)
+_FRAC_SHIFT = const(4)      # interpolation inside a waypoint segment uses 10 bits
+
+
+class Motion:
+    def __init__(self, cfg, start_joints_mdeg, start_jaw_um):
+        self.cfg = cfg
+        self.joints = array("i", start_joints_mdeg)   # current setpoint, mdeg
+        self.jaw_um = int(start_jaw_um)               # current jaw setpoint, um
+        self.wp = array("i", [0] * (MAX_WAYPOINTS * N_JOINTS))
+        self.n_wp = 0
+        self.seq = 0          # move being executed (or last finished)
+        self.arrived_seq = 0
+        self.error_seq = 0
+        self.error_text = ""
+        self.start = 0
+        self.t_acc = 1        # ms
+        self.t_total = 0      # ms, end of the profile
+        self.s_acc = 0        # path parameter reached at the end of the acceleration phase
+        self.active = 0
+        self.last_tick = 0
+        self.jaw_rem = 0      # sub-um remainder of the jaw slew, keeps the rate exact
+
+    def tick(self, now, out, inp):
+        # Call once per loop after the machine's step: starts new moves, advances the profile,
+        # slews the jaw, and reports arrival/errors into `inp` for the next step.
+        if out.hold:
+            # Freeze where we are: the current setpoint becomes the target, the move is dropped.
+            self.active = 0
+            self.seq = out.move_seq
+        elif out.move_seq != self.seq:
+            self.seq = out.move_seq
+            self._plan(now, out)
+        if self.active:
+            self._advance(now)
+        self._slew_jaw(now, out.jaw_um)  # on a fault the machine keeps the jaw's command
+        self.last_tick = now
+        inp.arrived_seq = self.arrived_seq
+        inp.error_seq = self.error_seq
+
+    def _slew_jaw(self, now, target):
+        dt = ticks_diff(now, self.last_tick)
+        if dt <= 0 or dt > 100:
+            dt = 1
+        total = self.cfg.jaw_speed_um_s * dt + self.jaw_rem
+        step = total // 1000
+        self.jaw_rem = total - step * 1000
+        d = target - self.jaw_um
+        if d > step:
+            d = step
+        elif d < -step:
+            d = -step
+        self.jaw_um += d
+
+    def _plan(self, now, out):
+        # Waypoints in joint space (mdeg). A free move is one segment; a straight move gets one
+        # IK solution every line_step_um along the Cartesian segment.
+        try:
+            goal = kinematics.inverse(out.x_um / 1000.0, out.y_um / 1000.0, out.z_um / 1000.0,
+                                      out.pitch_mdeg / 1000.0)
+            pts = [[self.joints[j] / 1000.0 for j in range(N_JOINTS)]]
+            if out.move_kind == MOVE_LINE:
+                x0, y0, z0, p0 = kinematics.forward(pts[0])
+                dx = out.x_um / 1000.0 - x0
+                dy = out.y_um / 1000.0 - y0
+                dz = out.z_um / 1000.0 - z0
+                dp = out.pitch_mdeg / 1000.0 - p0
+                length_um = (dx * dx + dy * dy + dz * dz) ** 0.5 * 1000.0
+                n = int(length_um / self.cfg.line_step_um) + 1
+                if n > MAX_WAYPOINTS - 1:
+                    n = MAX_WAYPOINTS - 1
+                for i in range(1, n):
+                    f = i / n
+                    pts.append(kinematics.inverse(x0 + dx * f, y0 + dy * f, z0 + dz * f, p0 + dp * f))
+            pts.append(goal)
+        except ValueError as e:
+            self.error_seq = out.move_seq
+            self.error_text = str(e)
+            self.active = 0
+            return
+        self.n_wp = len(pts)
+        dist = [0.0] * N_JOINTS
+        for k in range(self.n_wp):
+            for j in range(N_JOINTS):
+                v = int(round(pts[k][j] * 1000.0))
+                self.wp[k * N_JOINTS + j] = v
+                if k:
+                    dist[j] += abs(v - self.wp[(k - 1) * N_JOINTS + j])
+        self._time_scale(now, dist, out.move_gentle)
+
+    def _time_scale(self, now, dist, gentle):
+        # Trapezoidal profile on the path parameter s in [0, 1], scaled so that the joint that
+        # travels furthest respects its speed and acceleration limits.
+        cfg = self.cfg
+        v_max = (cfg.gentle_speed_mdeg_s if gentle else cfg.arm_speed_mdeg_s) / 1000.0   # mdeg/ms
+        a_max = (cfg.gentle_accel_mdeg_s2 if gentle else cfg.arm_accel_mdeg_s2) / 1e6    # mdeg/ms^2
+        d = max(dist) if dist else 0.0
+        if d < 1.0:
+            self.t_acc = 1
+            self.t_total = 0
+            self.s_acc = 0
+        else:
+            v = v_max / d     # s per ms
+            a = a_max / d     # s per ms^2
+            t_acc = v / a
+            if a * t_acc * t_acc >= 1.0:   # never reaches full speed: triangle
+                t_acc = (1.0 / a) ** 0.5
+                t_total = 2.0 * t_acc
+            else:
+                t_total = 2.0 * t_acc + (1.0 - a * t_acc * t_acc) / v
+            self.t_acc = max(1, int(t_acc + 0.999))
+            self.t_total = max(2 * self.t_acc, int(t_total + 0.999))
+            # s at the end of acceleration, consistent with the rounded times
+            self.s_acc = _S_FULL * self.t_acc // (2 * (self.t_total - self.t_acc))
+        self.start = now
+        self.active = 1
+
+    def _advance(self, now):
+        t = ticks_diff(now, self.start)
+        ta = self.t_acc
+        tt = self.t_total
+        if t >= tt:
+            s = _S_FULL
+        elif t < ta:
+            s = (self.s_acc * t // ta) * t // ta
+        elif t < tt - ta:
+            s = self.s_acc + (_S_FULL - 2 * self.s_acc) * (t - ta) // (tt - 2 * ta)
+        else:
+            r = tt - t
+            s = _S_FULL - (self.s_acc * r // ta) * r // ta
+        self._place_at(s)
+        if t >= tt + self.cfg.arrive_settle_ms:
+            # The profile is done and the servos have had time to catch up.
+            self.active = 0
+            self.arrived_seq = self.seq
+
+    def _place_at(self, s):
+        segs = self.n_wp - 1
+        pos = s * segs
+        k = pos // _S_FULL
+        if k >= segs:
+            k = segs - 1
+            frac = 1 << (14 - _FRAC_SHIFT)
+        else:
+            frac = (pos - k * _S_FULL) >> _FRAC_SHIFT
+        a = k * N_JOINTS
+        b = a + N_JOINTS
+        wp = self.wp
+        for j in range(N_JOINTS):
+            self.joints[j] = wp[a + j] + (wp[b + j] - wp[a + j]) * frac // (1 << (14 - _FRAC_SHIFT))

@@ -1,0 +1,37 @@
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+
+# Hypothesis: the CI profile runs the full example counts; SUREPICK_QUICK=1 trims them for the
+# edit-test loop (scripts/test.sh --quick sets it).
+settings.register_profile("ci", deadline=None, print_blob=True)
+settings.register_profile("quick", deadline=None, max_examples=60)
+settings.load_profile("quick" if os.environ.get("SUREPICK_QUICK") else "ci")
+
+
+def tool(name):
+    # Prefer the venv's copy (pinned), then PATH.
+    p = VENV_BIN / name
+    if p.exists():
+        return str(p)
+    found = shutil.which(name)
+    if not found:
+        pytest.fail("%s not found: run `bash scripts/setup.sh` (it installs the pinned tools)" % name)
+    return found
+
+
+@pytest.fixture(scope="session")
+def micropython_bin():
+    return tool("micropython")
+
+
+@pytest.fixture(scope="session")
+def mpy_cross_bin():
+    return tool("mpy-cross")

@@ -1,0 +1,35 @@
+import pytest
+
+from surepick.shared_fsm.config import Config, ConfigError, FIELDS
+
+
+def test_defaults_come_from_the_hardware_notes():
+    c = Config()
+    assert c.grasp_dwell_ms == 350 and c.settle_ms == 250 and c.debounce_reads == 3
+    assert c.max_attempts == 3 and c.loop_period_ms == 2
+    for name, default, lo, hi in FIELDS:
+        assert lo <= default <= hi, name
+
+
+@pytest.mark.parametrize("bad,field", [
+    ({"grasp_dwell_ms": -1}, "grasp_dwell_ms"),
+    ({"grasp_dwell_ms": "350"}, "grasp_dwell_ms"),
+    ({"grasp_dwell_ms": True}, "grasp_dwell_ms"),
+    ({"no_such_field": 1}, "no_such_field"),
+    ({"verify_enabled_mask": 1, "verify_required_mask": 2}, "verify_required_mask"),
+    ({"verify_min_agree": 4, "verify_enabled_mask": 7, "grip_monitor_mask": 3}, "verify_min_agree"),
+    ({"current_crush_ma": 100}, "current_crush_ma"),
+])
+def test_invalid_config_names_the_field_and_changes_nothing(bad, field):
+    c = Config()
+    before = c.to_dict()
+    with pytest.raises(ConfigError) as e:
+        c.update(bad)
+    assert e.value.field == field
+    assert field in str(e.value)
+    assert c.to_dict() == before
+
+
+def test_round_trip():
+    c = Config({"grasp_dwell_ms": 400, "max_attempts": 5})
+    assert Config(c.to_dict()).to_dict() == c.to_dict()

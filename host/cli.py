@@ -20,7 +20,6 @@ def build_parser():
         prog="surepick",
         description="Pick-and-place firmware, simulator and host tools for a hobby-servo gripper arm "
         "on an RP2040. Every verb has its own --help.",
-        epilog="verbs:\n" + "\n".join("  %-10s %s" % (name, text) for name, _, text in COMMANDS),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="store_true", help="print versions and exit")

@@ -15,7 +15,6 @@ from .machine import MOVE_LINE
 N_JOINTS = const(4)
 MAX_WAYPOINTS = const(24)
 _S_FULL = const(16384)      # path parameter at the end of a move (fixed point, 14 bits)
-_FRAC_SHIFT = const(4)      # interpolation inside a waypoint segment uses 10 bits
 
 
 class Motion:
@@ -156,11 +155,16 @@ class Motion:
         k = pos // _S_FULL
         if k >= segs:
             k = segs - 1
-            frac = 1 << (14 - _FRAC_SHIFT)
+            frac = _S_FULL
         else:
-            frac = (pos - k * _S_FULL) >> _FRAC_SHIFT
+            frac = pos - k * _S_FULL
+        # diff * frac / 2**14 in two halves: a whole product could pass the RP2040's 31-bit
+        # small ints (and then allocate a big int)
+        hi = frac >> 7
+        lo = frac & 127
         a = k * N_JOINTS
         b = a + N_JOINTS
         wp = self.wp
         for j in range(N_JOINTS):
-            self.joints[j] = wp[a + j] + (wp[b + j] - wp[a + j]) * frac // (1 << (14 - _FRAC_SHIFT))
+            d = wp[b + j] - wp[a + j]
+            self.joints[j] = wp[a + j] + d * hi // 128 + d * lo // _S_FULL

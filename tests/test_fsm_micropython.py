@@ -66,3 +66,11 @@ def test_every_shared_file_compiles_for_rp2040(mpy_cross_bin, tmp_path):
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, (f.name, r.stderr)
         assert out.stat().st_size > 0
+
+
+def test_motion_tick_allocates_nothing_under_heap_lock(micropython_bin):
+    r = subprocess.run([micropython_bin, str(REPO / "tests" / "mpy" / "run_motion_heaplock.py"), str(REPO)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("OK ticks=")
+    assert int(r.stdout.split("ticks=")[1].split()[0]) > 500

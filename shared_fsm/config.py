@@ -21,7 +21,7 @@ FIELDS = (
     ("verify_required_mask", 3, 0, CHECK_ALL),
     ("verify_min_agree", 3, 1, 4),
     ("grip_monitor_mask", 11, 0, CHECK_ALL),
-    ("jaw_present_min_um", 2000, 100, 45000),
+    ("jaw_present_min_um", 1500, 100, 45000),
     ("grip_slip_um", 1500, 100, 45000),
     ("pot_closed_counts", 8000, 0, 65535),
     ("pot_counts_per_mm", 1067, 10, 65535),
@@ -35,7 +35,7 @@ FIELDS = (
     # gripper commands
     ("squeeze_um", 6000, 0, 45000),
     ("hold_squeeze_um", 2000, 0, 45000),
-    ("open_margin_um", 10000, 0, 45000),
+    ("open_margin_um", 20000, 0, 45000),
     ("retry_open_extra_um", 4000, 0, 45000),
     ("jaw_max_um", 45000, 1000, 45000),
     # retries
@@ -126,7 +126,7 @@ def state_bound_ms(cfg, state):
     if state == VERIFY:
         return cfg.verify_window_ms
     if state == PLACE:
-        return 2 * move + cfg.settle_ms + cfg.release_wait_ms + cfg.release_confirm_ms
+        return 2 * move + cfg.settle_ms + cfg.release_wait_ms + cfg.release_confirm_ms + cfg.verify_window_ms
     if state == RECOVER:
         return move + cfg.settle_ms
     return 0

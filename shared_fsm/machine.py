@@ -37,6 +37,7 @@ _P_SETTLE = const(1)
 _P_CHECK = const(2)
 _P_OPEN = const(3)
 _P_RETREAT = const(4)
+_P_CLEAR = const(5)
 
 # Spiral of retry offsets: attempt k is shifted k * spiral_step along k * 137.5 degrees
 # (golden angle, so successive tries cover different sides). cos/sin * 1000 for k = 1..10.
@@ -180,6 +181,11 @@ class Machine:
             self.fault = 0
             self.out.hold = 0
         return OK
+
+    def latch_fault(self, code):
+        # For the firmware's boot recovery (e.g. F_INTERRUPTED after a brownout mid-cycle):
+        # latch a fault found outside the machine, with the same hold and logging as its own.
+        self._fault(code)
 
     def set_part_pose(self, x_um, y_um, z_um):
         # For the re-sense hook: the next attempt grasps here, without a spiral offset.
@@ -341,6 +347,10 @@ class Machine:
         self.out.jaw_um = self.open_um
 
     def _place(self):
+        # Lower, settle, open, wait, confirm the fingers let go (switch released, jaw open),
+        # retreat straight up, then confirm the part stayed behind (beam clear above it).
+        # The beam cannot confirm the release before the retreat: the open fingers still
+        # surround the part, so the beam across them is legitimately broken.
         cfg = self.cfg
         ph = self.phase
         if ph == _P_MOVE:
@@ -356,20 +366,28 @@ class Machine:
                 self.mask_streak = 0
                 self.jaw_ref_um = 0x3FFFFFFF  # the jaw check plays no part in release
         elif ph == _P_CHECK:
-            if self._mask_settled(CHECK_SWITCH | CHECK_BEAM) and not (self.present & (CHECK_SWITCH | CHECK_BEAM) & cfg.verify_enabled_mask):
+            if self._pot_bad():
+                return
+            let_go = (self._mask_settled(CHECK_SWITCH) and not (self.present & cfg.verify_enabled_mask)
+                      and self._jaw_um() >= self.open_um - cfg.jaw_open_tolerance_um)
+            if let_go:
                 self._phase(_P_RETREAT)
                 self._move(self.tx, self.ty, self.tz + cfg.approach_height_um, self.tp, MOVE_LINE, 0)
             elif self._elapsed(self.phase_t) >= cfg.release_confirm_ms:
-                both = CHECK_SWITCH | CHECK_BEAM
-                seen = self.present & both & cfg.verify_enabled_mask
-                if seen != 0 and seen != both & cfg.verify_enabled_mask:
-                    self._fault(F_SENSOR_DISAGREE)
-                else:
-                    self._fault(F_RELEASE_FAILED)
-        elif self._arrived():
+                self._fault(F_RELEASE_FAILED)
+        elif ph == _P_RETREAT:
+            if self._arrived():
+                self._phase(_P_CLEAR)
+                self.mask_streak = 0
+        elif self._mask_settled(CHECK_BEAM):
+            if self.present & CHECK_BEAM & cfg.verify_enabled_mask:
+                self._fault(F_RELEASE_FAILED)  # the part came up with the fingers
+                return
             self.outcome = R_PLACED
             self.cycles_placed += 1
             self._enter(IDLE, R_PLACED)
+        elif self._elapsed(self.phase_t) >= cfg.verify_window_ms:
+            self._fault(F_RELEASE_FAILED)
 
     def _recover(self):
         cfg = self.cfg

@@ -66,7 +66,8 @@ def test_retry_shifts_the_grasp_pose_along_a_spiral():
     cfg = Config()
     m = Machine(cfg)
     hal = FakeHal(cfg, {"part": 0})
-    assert m.start_job(Job(fake_scenarios.PICK, fake_scenarios.PLACE, 25000)) == 0
+    # a 15 mm part leaves room under the 45 mm jaw limit to open wider on each retry
+    assert m.start_job(Job(fake_scenarios.PICK, fake_scenarios.PLACE, 15000)) == 0
     descents = []
     now = 0
     while now < 20000:

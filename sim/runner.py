@@ -1,0 +1,220 @@
+# Runs one pick-and-place cycle of a scenario on the MuJoCo plant: builds the scene, drives the
+# simulated board at the firmware's loop rate, injects the scenario's faults, samples ground
+# truth for the judge and the trajectory, and returns the cycle's record.
+import time
+
+from surepick.shared_fsm import codes, kinematics, states
+from surepick.shared_fsm.config import Config
+from surepick.shared_fsm.machine import Job
+
+from . import scenarios
+from .judge import Judge
+from .plant import Plant
+from .sim_board import SimBoard
+
+SAMPLE_MS = 10            # ground truth and trajectory sampling period
+JUDGE_TAIL_MS = 1300      # keep simulating after the machine is done: "resting for 1 s" needs it
+CYCLE_LIMIT_MS = 60000    # a cycle that has not ended by then is reported as incomplete
+BOOT_MS = 250             # controller restart time after a brownout
+
+TRAJECTORY_COLUMNS = (
+    "t_ms", "state", "attempt", "fault", "pot_counts", "switch_pressed", "current_ma", "beam_broken",
+    "rail_mv", "jaw_cmd_um", "jaw_true_mm", "pad_travel_mm", "part_x_mm", "part_y_mm", "part_z_mm",
+    "part_speed_mps", "finger_contact", "support_contact", "in_bin",
+    "q0_cmd_mdeg", "q1_cmd_mdeg", "q2_cmd_mdeg", "q3_cmd_mdeg",
+    "q0_mdeg", "q1_mdeg", "q2_mdeg", "q3_mdeg",
+)
+
+
+def _um(pose_mm):
+    return (int(round(pose_mm[0] * 1000)), int(round(pose_mm[1] * 1000)),
+            int(round(pose_mm[2] * 1000)), int(round(pose_mm[3] * 1000)))
+
+
+def check_pose(x_um, y_um, z_um, pitch_mdeg):
+    kinematics.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
+
+
+def event_dict(e):
+    return {"seq": e[0], "t_ms": e[1], "kind": codes.KIND_NAMES[e[2]], "from": states.name(e[3]),
+            "to": states.name(e[4]), "reason": codes.name(e[5]), "attempt": e[6],
+            "pot_counts": e[7], "switch_pressed": e[8], "current_ma": e[9], "beam_broken": e[10],
+            "present_mask": e[11]}
+
+
+class CycleRun:
+    def __init__(self, scenario, values, seed, cycle, plant_params=None, cfg_overrides=None):
+        self.scenario = scenario
+        self.values = values
+        self.seed = seed
+        self.cycle = cycle
+        rng = scenarios.rng_for(seed, cycle)
+        self.setup = scenario.setup(values, rng)
+        s = self.setup
+        self.plant = Plant(part=s["part"], params=plant_params, seed=seed * 1000 + cycle,
+                           part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
+        self.cfg = Config(cfg_overrides)
+        self.board = SimBoard(self.plant, self.cfg)
+        self.board.calibrate_current()
+        self.rest_joints = list(self.board.motion.joints)
+        self.rest_jaw = self.board.motion.jaw_um
+        self.judge = Judge(self.cfg.approach_height_um / 1000.0)
+        self.events = []
+        self.trajectory = []
+        self.lives = 1
+        self._seen = 0
+        self._pending = list(s["injections"])
+        self._state_since = {}
+        self._reboot_at = None
+
+    def run(self, record_trajectory=True):
+        s = self.setup
+        width = s["part_width_mm"]
+        pick = s["pick_mm"] or scenarios.pick_pose_mm(s["part"], width)
+        place = scenarios.place_pose_mm(s["part"])
+        job = Job(_um(pick), _um(place), int(width * 1000))
+        err = self.board.machine.start_job(job, check_pose)
+        if err:
+            raise ValueError("the scenario's job was refused: error %d" % err)
+        t_start = time.perf_counter()
+        t = 0
+        done_at = None
+        plant = self.plant
+        while t < CYCLE_LIMIT_MS:
+            self._inject(t)
+            if self._reboot_at is not None:
+                if t >= self._reboot_at:
+                    self._reboot()
+                else:
+                    plant.set_pulses([0, 0, 0, 0, 0])  # controller in reset: no PWM
+                    plant.advance(self.cfg.loop_period_ms)
+            else:
+                self.board.tick()
+                self._drain()
+            t = plant.now_ms
+            if t % SAMPLE_MS == 0:
+                truth = plant.truth()
+                self.judge.sample(t, truth)
+                if record_trajectory:
+                    self.trajectory.append(self._row(t, truth))
+            m = self.board.machine
+            if self.judge.release_ms is None and m.state == states.PLACE and m.out.jaw_um > m.grip_jaw_um:
+                self.judge.release_ms = t
+            if done_at is None and self._reboot_at is None and not m.busy():
+                done_at = t
+            if done_at is not None and t - done_at >= JUDGE_TAIL_MS:
+                break
+        return self._record(done_at, time.perf_counter() - t_start)
+
+    # ---- faults ----
+
+    def _inject(self, t):
+        m = self.board.machine
+        if m.state not in self._state_since:
+            self._state_since = {m.state: t}
+        for item in list(self._pending):
+            trigger, fault, kw = item
+            if trigger[0] == "at":
+                fire = t >= trigger[1]
+            else:
+                st = states.NAMES.index(trigger[1])
+                fire = m.state == st and t - self._state_since.get(st, t) >= trigger[2]
+            if fire:
+                self._pending.remove(item)
+                self.plant.inject(fault, **kw)
+                if fault == "brownout":
+                    # The controller shares the rail: it resets now and boots when the rail is back.
+                    self._drain()
+                    self._reboot_at = t + kw.get("duration_ms", 100) + BOOT_MS
+
+    def _reboot(self):
+        # A fresh controller: RAM lost, the interrupted-cycle marker found in flash, so it latches
+        # INTERRUPTED and commands the stored rest pose (the pose at job start) instead of guessing.
+        self._reboot_at = None
+        self.lives += 1
+        old = self.board
+        board = SimBoard(self.plant, self.cfg, start_ms=old.now)
+        board.motion.joints[:] = type(board.motion.joints)("i", self.rest_joints)
+        board.motion.jaw_um = old.motion.jaw_um          # the jaw command is kept: never open over the table
+        board.machine.out.jaw_um = old.motion.jaw_um
+        board.current_offset = old.current_offset
+        board.machine.events.next_seq = old.machine.events.next_seq
+        self._seen = board.machine.events.last_seq()
+        board.read_inputs()
+        board.machine.now = board.now
+        board.machine.latch_fault(codes.F_INTERRUPTED)
+        self.board = board
+        self._drain()
+
+    # ---- records ----
+
+    def _drain(self):
+        ev = self.board.machine.events
+        while self._seen < ev.last_seq():
+            self._seen += 1
+            e = ev.get(self._seen)
+            if e is not None:
+                self.events.append(e)
+
+    def _row(self, t, truth):
+        b = self.board
+        m = b.machine
+        inp = m.inp
+        pos = truth["part_pos_mm"] or (None, None, None)
+        q_true = self.plant.joint_angles_mdeg()
+        return (t, m.state, m.attempt, m.fault, inp.pot_counts, inp.switch_pressed, inp.current_ma,
+                inp.beam_broken, inp.rail_mv, b.motion.jaw_um, round(truth["jaw_opening_mm"], 2),
+                round(truth["pad_travel_mm"], 2),
+                None if pos[0] is None else round(pos[0], 2), None if pos[1] is None else round(pos[1], 2),
+                None if pos[2] is None else round(pos[2], 2), round(truth["part_speed_mps"], 4),
+                int(truth["finger_contact"]), int(truth["support_contact"]), int(truth["in_bin"]),
+                b.motion.joints[0], b.motion.joints[1], b.motion.joints[2], b.motion.joints[3],
+                q_true[0], q_true[1], q_true[2], q_true[3])
+
+    def _record(self, done_at, wall_s):
+        m = self.board.machine
+        placed_events = [e for e in self.events if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED]
+        faults = [e for e in self.events if e[2] == codes.K_FAULT]
+        if done_at is None:
+            fsm_outcome, fsm_fault = "incomplete", None
+        elif faults:
+            fsm_outcome, fsm_fault = "fault", codes.name(faults[-1][5])
+        elif placed_events:
+            fsm_outcome, fsm_fault = "placed", None
+        else:
+            fsm_outcome, fsm_fault = "incomplete", None
+        attempts = max([e[6] for e in self.events] or [0])
+        j_out, j_reason, j_details = self.judge.verdict()
+        fsm_placed = fsm_outcome == "placed"
+        judge_placed = j_out == "placed"
+        answer = "placed" if fsm_placed else (fsm_fault or fsm_outcome)
+        return {
+            "cycle": self.cycle,
+            "seed": self.seed,
+            "part": self.setup["part"],
+            "part_pose_mm": None if self.setup["part_pose"] is None else [round(v, 2) for v in self.setup["part_pose"]],
+            "fsm_outcome": fsm_outcome,
+            "fsm_fault": fsm_fault,
+            "fault_state": states.name(m.fault_state) if fsm_fault else None,
+            "attempts": attempts,
+            "judge_outcome": j_out,
+            "judge_reason": j_reason,
+            "judge": j_details,
+            "agree": fsm_placed == judge_placed,
+            "false_success": fsm_placed and not judge_placed,
+            "false_failure": (not fsm_placed) and judge_placed,
+            "expected": answer in self.scenario.expect,
+            "controller_restarts": self.lives - 1,
+            "sim_ms": self.plant.now_ms,
+            "wall_s": round(wall_s, 3),
+            "events": [event_dict(e) for e in self.events],
+        }
+
+
+def run_cycle(name, overrides=None, seed=0, cycle=0, plant_params=None, cfg_overrides=None,
+              record_trajectory=True):
+    sc = scenarios.get(name)
+    values = sc.resolve(overrides)
+    run = CycleRun(sc, values, seed, cycle, plant_params, cfg_overrides)
+    rec = run.run(record_trajectory)
+    return rec, run.trajectory, run

@@ -1,0 +1,109 @@
+# Ground truth the real bench cannot see: where the part is, what touches it, whether it is in
+# the bin. Used by tests and run reports to judge a pick, never by the state machine.
+import math
+
+import mujoco
+import numpy as np
+
+FINGER_GEOMS = ("pad_l", "face_r", "finger_l_plate", "finger_r_plate")
+SUPPORT_GEOMS = ("source_pad", "table")
+BIN_GEOMS = ("bin_floor", "bin_wall_px", "bin_wall_nx", "bin_wall_py", "bin_wall_ny")
+
+
+class Truth:
+    def __init__(self, model, data, bin_xy_m, bin_inner_half_m, bin_wall_top_m):
+        self.m = model
+        self.d = data
+        self.bin_xy = bin_xy_m
+        self.bin_half = bin_inner_half_m
+        self.bin_top = bin_wall_top_m
+        gid = lambda n: model.geom(n).id
+        self.finger_ids = {gid(n) for n in FINGER_GEOMS}
+        self.grip_ids = {gid("pad_l"), gid("face_r")}
+        self.support_ids = {gid(n) for n in SUPPORT_GEOMS}
+        self.bin_ids = {gid(n) for n in BIN_GEOMS}
+        self.has_part = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "part") >= 0
+        if self.has_part:
+            self.part_body = model.body("part").id
+            self.part_geom = model.geom("part").id
+            jnt = model.joint("part_free").id
+            self.part_qpos = model.jnt_qposadr[jnt]
+            self.part_qvel = model.jnt_dofadr[jnt]
+        self.q_adr = [model.jnt_qposadr[model.joint(n).id] for n in ("base_yaw", "shoulder", "elbow", "wrist")]
+        self.pad_adr = model.jnt_qposadr[model.joint("pad_slide").id]
+        self.jaw_tendon = model.tendon("jaw_opening").id
+        self.jaw_site = model.site("jaw_centre").id
+        self._force = np.zeros(6)
+
+    def jaw_opening_mm(self):
+        return float(self.d.ten_length[self.jaw_tendon]) * 1000.0
+
+    def pad_travel_mm(self):
+        return float(self.d.qpos[self.pad_adr]) * 1000.0
+
+    def joint_angles_deg(self):
+        return [math.degrees(self.d.qpos[a]) for a in self.q_adr]
+
+    def part_contacts(self):
+        # (touching fingers, grip force on the two pads in N, touching support, touching bin)
+        fingers = support = in_bin_touch = False
+        grip_n = 0.0
+        if not self.has_part:
+            return fingers, grip_n, support, in_bin_touch
+        d = self.d
+        pg = self.part_geom
+        for i in range(d.ncon):
+            c = d.contact[i]
+            g1, g2 = int(c.geom1), int(c.geom2)
+            if g1 == pg:
+                other = g2
+            elif g2 == pg:
+                other = g1
+            else:
+                continue
+            if other in self.finger_ids:
+                fingers = True
+                if other in self.grip_ids:
+                    mujoco.mj_contactForce(self.m, d, i, self._force)
+                    grip_n += abs(self._force[0])
+            elif other in self.support_ids:
+                support = True
+            elif other in self.bin_ids:
+                in_bin_touch = True
+        return fingers, grip_n, support, in_bin_touch
+
+    def read(self):
+        d = self.d
+        out = {
+            "time_s": float(d.time),
+            "joint_angles_deg": self.joint_angles_deg(),
+            "jaw_opening_mm": self.jaw_opening_mm(),
+            "pad_travel_mm": self.pad_travel_mm(),
+            # Real gap between the pad face (pushed back into its finger) and the right face.
+            "jaw_gap_mm": self.jaw_opening_mm() + self.pad_travel_mm(),
+            "jaw_centre_mm": (d.site_xpos[self.jaw_site] * 1000.0).tolist(),
+        }
+        if not self.has_part:
+            out.update(part_pos_mm=None, part_quat=None, part_speed_mps=0.0, finger_contact=False,
+                       grip_force_n=0.0, support_contact=False, bin_contact=False, in_bin=False,
+                       part_tilt_deg=0.0)
+            return out
+        pos = d.qpos[self.part_qpos:self.part_qpos + 3]
+        quat = d.qpos[self.part_qpos + 3:self.part_qpos + 7]
+        vel = d.qvel[self.part_qvel:self.part_qvel + 3]
+        zaxis_z = d.xmat[self.part_body][8]
+        fingers, grip_n, support, bin_touch = self.part_contacts()
+        inside = (abs(pos[0] - self.bin_xy[0]) < self.bin_half and abs(pos[1] - self.bin_xy[1]) < self.bin_half
+                  and pos[2] < self.bin_top)
+        out.update(
+            part_pos_mm=(pos * 1000.0).tolist(),
+            part_quat=quat.tolist(),  # w, x, y, z
+            part_speed_mps=float(np.linalg.norm(vel)),
+            finger_contact=fingers,
+            grip_force_n=grip_n,
+            support_contact=support,
+            bin_contact=bin_touch,
+            in_bin=bool(inside),
+            part_tilt_deg=math.degrees(math.acos(max(-1.0, min(1.0, zaxis_z)))),
+        )
+        return out

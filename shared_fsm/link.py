@@ -1,0 +1,366 @@
+# The surepick serial link: ONE frame format for the board (firmware) and the host.
+# Runs unchanged on MicroPython and CPython 3.11. docs/protocol.md is the prose version.
+#
+# A frame is one ASCII line that the REPL and terminals pass through untouched:
+#
+#   RS "SP1" <type> ( "," <field> )* "*" <CRC32 as 8 upper-case hex digits> LF
+#
+# RS (0x1E) never occurs in REPL text, so it marks a frame start and is the resync point;
+# "SP1" is the protocol magic + version; the CRC32 (binascii.crc32, the zip CRC) covers the
+# bytes between RS and "*". A trailing CR before LF is tolerated (the board's stdout turns LF
+# into CRLF). Fields are canonical decimal integers (no "+", no leading zeros, no "-0") or
+# tokens ([A-Za-z0-9_.-], 1..24 chars, never integer-looking), so every valid frame has
+# exactly one encoding and decode(encode(x)) == x, encode(decode(line)) == line.
+#
+# Board -> host types are upper-case letters, host -> board types lower-case: a side that
+# receives its own kind of frame (an echo) can ignore it instead of answering it forever.
+import binascii
+
+try:
+    from micropython import const
+except ImportError:
+    def const(x):
+        return x
+
+START = const(0x1E)
+MAGIC = b"SP1"
+PROTOCOL_VERSION = const(1)
+# Longest frame in bytes from RS up to the last CRC digit (CR/LF not counted).
+MAX_FRAME_LEN = const(256)
+MAX_TOKEN_LEN = const(24)
+MAX_PAYLOAD = const(8)  # payload fields in one REPLY
+
+# ---- frame types: board -> host (upper case) ----
+T_HELLO = const(0x48)      # H
+T_TELEMETRY = const(0x54)  # T
+T_EVENT = const(0x45)      # E
+T_FAULT = const(0x46)      # F
+T_REPLY = const(0x52)      # R
+T_LOG = const(0x4C)        # L
+# ---- frame types: host -> board (lower case) ----
+T_PING = const(0x70)        # p
+T_STATUS = const(0x73)      # s
+T_JOB = const(0x6A)         # j
+T_ABORT = const(0x61)       # a
+T_CLEAR_FAULT = const(0x63)  # c
+T_LOG_SINCE = const(0x6C)   # l
+T_CONFIG_GET = const(0x67)  # g
+T_CONFIG_SET = const(0x77)  # w
+T_CALIBRATE = const(0x6B)   # k
+# Reserved for hardware-in-the-loop frames: X Y Z (board -> host), x y z (host -> board).
+# Until defined they decode as E_UNKNOWN_TYPE.
+
+# ---- CALIBRATE targets ----
+CAL_POT = const(0)
+CAL_CURRENT = const(1)
+
+# ---- error codes: returned by decode() and carried in REPLY.code ----
+OK = const(0)
+E_NOT_FRAME = const(1)     # no RS at the start: REPL text or noise (never replied to)
+E_TOO_LONG = const(2)      # longer than MAX_FRAME_LEN
+E_SYNTAX = const(3)        # no "*" + 8 hex digits at the end, bad separators
+E_CRC = const(4)           # CRC mismatch
+E_VERSION = const(5)       # "SP<n>" with another protocol version
+E_UNKNOWN_TYPE = const(6)  # type letter not defined (or reserved)
+E_FIELD_COUNT = const(7)   # too few / too many fields for the type
+E_BAD_FIELD = const(8)     # not a canonical integer / not a valid token
+E_RANGE = const(9)         # integer outside the field's range
+E_DIRECTION = const(10)    # a valid frame of the other direction (an echo): ignore it
+# Application errors (board -> host REPLY only).
+E_BUSY = const(20)         # a job is running
+E_STATE = const(21)        # not allowed in the current state
+E_FAULTED = const(22)      # latched fault: CLEAR_FAULT first
+E_UNKNOWN_KEY = const(23)  # CONFIG_GET/SET key does not exist
+E_BAD_VALUE = const(24)    # CONFIG_SET value or JOB geometry rejected by the firmware
+E_UNSUPPORTED = const(25)  # request understood but not implemented on this board
+E_INTERNAL = const(26)     # the handler failed
+
+# ---- field kinds: (lowest, highest) integer value, or a token ----
+K_BIT = const(0)
+K_U8 = const(1)
+K_U16 = const(2)
+K_U30 = const(3)   # ticks_ms values and counters: one MicroPython small int on the RP2040
+K_S30 = const(4)
+K_I32 = const(5)
+K_RID = const(6)   # request id in a request: 1..65535 (0 = "no request" in a REPLY)
+K_POS = const(7)   # position, um: +-1 m
+K_MDEG = const(8)  # angle, millidegrees: +-180 deg
+K_WIDTH = const(9)  # part width, um: 1 um..100 mm
+K_TRIES = const(10)  # max attempts 1..9
+K_CAL = const(11)  # CAL_POT / CAL_CURRENT
+K_TOK = const(12)  # token (str)
+K_ANY = const(13)  # an K_I32 integer or a token
+
+KIND_LO = (0, 0, 0, 0, -(1 << 30), -(1 << 31), 1, -1000000, -180000, 1, 1, 0)
+KIND_HI = (1, 255, 65535, (1 << 30) - 1, (1 << 30) - 1, (1 << 31) - 1, 65535, 1000000, 180000,
+       100000, 9, 1)
+_TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+# byte -> 1 if allowed in a token: one index per byte instead of a search
+_TOKEN_MAP = bytes([1 if c in _TOKEN_BYTES else 0 for c in range(256)])
+
+# The 12 ints of one state-machine event record (EVENT frame, LOG frame, flash log).
+EVENT_FIELDS = ("seq", "t_ms", "kind", "from_state", "to_state", "reason", "attempt",
+                "pot_counts", "switch_pressed", "current_ma", "beam_broken", "present_mask")
+_EVENT_KINDS = (K_U30, K_U30, K_U8, K_U8, K_U8, K_U16, K_U8, K_U16, K_BIT, K_S30,
+                K_BIT, K_U8)
+
+# type -> (name, minimum field count, field kinds, field names). Every request starts with
+# its request id; a REPLY starts with the request id it answers.
+SCHEMA = {
+    T_HELLO: ("HELLO", 6,
+              (K_TOK, K_TOK, K_U8, K_U8, K_U30, K_U30),
+              ("board_id", "fw_version", "proto_version", "reset_cause", "boot_count",
+               "log_last_seq")),
+    T_TELEMETRY: ("TELEMETRY", 17,
+                  (K_U30, K_U8, K_U8, K_U8, K_U30, K_U30, K_U30, K_U16, K_S30,
+                   K_BIT, K_BIT, K_U8, K_U16, K_BIT, K_U30, K_U30, K_U30),
+                  ("t_ms", "state", "attempt", "fault", "cycles_ok", "cycles_failed",
+                   "faults_total", "pot_counts", "current_ma", "switch_pressed", "beam_broken",
+                   "present_mask", "rail_mv", "estop", "loop_period_us", "worst_step_us",
+                   "overruns")),
+    T_EVENT: ("EVENT", 12, _EVENT_KINDS, EVENT_FIELDS),
+    T_FAULT: ("FAULT", 6,
+              (K_U30, K_U8, K_U8, K_U8, K_U16, K_U30),
+              ("t_ms", "fault", "state", "attempt", "reason", "faults_total")),
+    T_REPLY: ("REPLY", 2,
+              (K_U16, K_U8) + (K_ANY,) * MAX_PAYLOAD,
+              ("req_id", "code") + ("payload",) * MAX_PAYLOAD),
+    T_LOG: ("LOG", 14,
+            (K_U30, K_U8) + (K_I32,) * 12,
+            ("log_seq", "rtype") + EVENT_FIELDS),
+    T_PING: ("PING", 1, (K_RID,), ("req_id",)),
+    T_STATUS: ("STATUS", 1, (K_RID,), ("req_id",)),
+    T_JOB: ("JOB", 10,
+            (K_RID, K_POS, K_POS, K_POS, K_MDEG, K_POS, K_POS, K_POS, K_MDEG,
+             K_WIDTH, K_TRIES),
+            ("req_id", "pick_x_um", "pick_y_um", "pick_z_um", "pick_pitch_mdeg",
+             "place_x_um", "place_y_um", "place_z_um", "place_pitch_mdeg", "width_um",
+             "max_attempts")),
+    T_ABORT: ("ABORT", 1, (K_RID,), ("req_id",)),
+    T_CLEAR_FAULT: ("CLEAR_FAULT", 1, (K_RID,), ("req_id",)),
+    T_LOG_SINCE: ("LOG_SINCE", 2, (K_RID, K_U30), ("req_id", "after_seq")),
+    T_CONFIG_GET: ("CONFIG_GET", 2, (K_RID, K_TOK), ("req_id", "key")),
+    T_CONFIG_SET: ("CONFIG_SET", 3, (K_RID, K_TOK, K_S30), ("req_id", "key", "value")),
+    T_CALIBRATE: ("CALIBRATE", 2, (K_RID, K_CAL), ("req_id", "target")),
+}
+
+ERROR_NAMES = {
+    OK: "OK", E_NOT_FRAME: "NOT_FRAME", E_TOO_LONG: "TOO_LONG", E_SYNTAX: "SYNTAX",
+    E_CRC: "CRC", E_VERSION: "VERSION", E_UNKNOWN_TYPE: "UNKNOWN_TYPE",
+    E_FIELD_COUNT: "FIELD_COUNT", E_BAD_FIELD: "BAD_FIELD", E_RANGE: "RANGE",
+    E_DIRECTION: "DIRECTION", E_BUSY: "BUSY", E_STATE: "STATE", E_FAULTED: "FAULTED",
+    E_UNKNOWN_KEY: "UNKNOWN_KEY", E_BAD_VALUE: "BAD_VALUE", E_UNSUPPORTED: "UNSUPPORTED",
+    E_INTERNAL: "INTERNAL",
+}
+
+
+def is_request(ftype):
+    # host -> board types are lower-case letters
+    return 0x61 <= ftype <= 0x7A
+
+
+def _int_of(p):
+    # Canonical decimal integer from bytes, or None. Hand-checked because int() on both
+    # interpreters also accepts spaces, "+" and "1_000" (non-canonical spellings).
+    n = len(p)
+    if n == 0 or n > 11:
+        return None
+    if p[0] == 0x2D:  # "-"
+        if n == 1 or p[1] == 0x30:  # "-" alone, "-0", "-07"
+            return None
+        if not p[1:].isdigit():
+            return None
+    elif not p.isdigit() or (n > 1 and p[0] == 0x30):
+        return None
+    return int(p)
+
+
+def _token_ok(p):
+    # p: bytes. 1..MAX_TOKEN_LEN token bytes and not integer-looking (so that the int/token
+    # choice of an K_ANY field survives a round trip).
+    n = len(p)
+    if n == 0 or n > MAX_TOKEN_LEN:
+        return False
+    for c in p:
+        if not _TOKEN_MAP[c]:
+            return False
+    if p[0] == 0x2D:
+        return not p[1:].isdigit()
+    return not p.isdigit()
+
+
+def _check_value(kind, v):
+    if kind == K_TOK or (kind == K_ANY and isinstance(v, str)):
+        if not isinstance(v, str):
+            return E_BAD_FIELD
+        try:
+            b = v.encode()
+        except Exception:  # not encodable: certainly not a token
+            return E_BAD_FIELD
+        return OK if len(b) == len(v) and _token_ok(b) else E_BAD_FIELD
+    if not isinstance(v, int):
+        return E_BAD_FIELD
+    if kind == K_ANY:
+        kind = K_I32
+    if v < KIND_LO[kind] or v > KIND_HI[kind]:
+        return E_RANGE
+    return OK
+
+
+def check(ftype, fields):
+    # Error code for encoding `fields` (a tuple/list) as a frame of type `ftype`.
+    s = SCHEMA.get(ftype)
+    if s is None:
+        return E_UNKNOWN_TYPE
+    kinds = s[2]
+    n = len(fields)
+    if n < s[1] or n > len(kinds):
+        return E_FIELD_COUNT
+    for i in range(n):
+        e = _check_value(kinds[i], fields[i])
+        if e:
+            return e
+    return OK
+
+
+def encode(ftype, fields):
+    # The frame (bytes, ending in LF) or None when `fields` do not validate (never raises:
+    # the board must not crash because one reading was out of range).
+    if check(ftype, fields) != OK:
+        return None
+    parts = ["SP1", chr(ftype)]
+    for v in fields:
+        parts.append(",")
+        parts.append(v if isinstance(v, str) else "%d" % v)
+    body = "".join(parts).encode()
+    crc = binascii.crc32(body) & 0xFFFFFFFF
+    if len(body) + 10 > MAX_FRAME_LEN:
+        return None
+    return b"\x1e" + body + ("*%08X\n" % crc).encode()
+
+
+def _frame_end(line):
+    # Length without a trailing LF and/or CR.
+    n = len(line)
+    if n and line[n - 1] == 0x0A:
+        n -= 1
+    if n and line[n - 1] == 0x0D:
+        n -= 1
+    return n
+
+
+def _checked_body(line, n):
+    # (error, body bytes between RS and "*") after the length, CRC and magic checks.
+    if n == 0 or line[0] != START:
+        return E_NOT_FRAME, None
+    if n > MAX_FRAME_LEN:
+        return E_TOO_LONG, None
+    if n < 14 or line[n - 9] != 0x2A:  # RS SP1 t * 8hex = 14 bytes at least
+        return E_SYNTAX, None
+    mv = memoryview(line)
+    body = bytes(mv[1:n - 9])
+    if ("%08X" % (binascii.crc32(body) & 0xFFFFFFFF)).encode() != bytes(mv[n - 8:n]):
+        return E_CRC, None
+    if body[0:3] != MAGIC:
+        return (E_VERSION if body[0:2] == b"SP" else E_SYNTAX), None
+    return OK, body
+
+
+def decode(line, requests=None):
+    # Validate one received line (bytes/bytearray/memoryview, LF/CRLF optional).
+    # Returns (error, ftype, fields): error == OK -> fields is a tuple of ints/strs in the
+    # schema's order; otherwise ftype may be 0 and fields is None. Never raises; all work
+    # is bounded by MAX_FRAME_LEN. requests=True/False: a CRC-valid frame of the other
+    # direction returns E_DIRECTION before its fields are parsed (the board skips echoes
+    # cheaply).
+    if not isinstance(line, (bytes, bytearray, memoryview)):
+        return E_NOT_FRAME, 0, None
+    n = _frame_end(line)
+    err, body = _checked_body(line, n)
+    if err:
+        return err, 0, None
+    ftype = body[3]
+    s = SCHEMA.get(ftype)
+    if s is None:
+        return E_UNKNOWN_TYPE, ftype, None
+    if requests is not None and is_request(ftype) != requests:
+        return E_DIRECTION, ftype, None
+    if len(body) == 4:
+        parts = ()
+    elif body[4] != 0x2C:  # ","
+        return E_SYNTAX, ftype, None
+    else:
+        parts = body[5:].split(b",")
+    kinds = s[2]
+    count = len(parts)
+    if count < s[1] or count > len(kinds):
+        return E_FIELD_COUNT, ftype, None
+    out = []
+    for i in range(count):
+        p = parts[i]
+        kind = kinds[i]
+        v = None
+        if kind != K_TOK:
+            v = _int_of(p)
+        if v is None:
+            if (kind == K_TOK or kind == K_ANY) and _token_ok(p):
+                out.append(p.decode())
+                continue
+            return E_BAD_FIELD, ftype, None
+        if kind == K_ANY:
+            kind = K_I32
+        if v < KIND_LO[kind] or v > KIND_HI[kind]:
+            return E_RANGE, ftype, None
+        out.append(v)
+    return OK, ftype, tuple(out)
+
+
+def request_id_of(line):
+    # The request id of a CRC-valid request whose fields failed validation, else 0: lets the
+    # board address its error reply. Never raises.
+    if not isinstance(line, (bytes, bytearray, memoryview)):
+        return 0
+    err, body = _checked_body(line, _frame_end(line))
+    if err or len(body) < 6 or body[4] != 0x2C or not is_request(body[3]):
+        return 0
+    end = body.find(b",", 5)
+    v = _int_of(body[5:] if end < 0 else body[5:end])
+    if v is None or v < 1 or v > 65535:
+        return 0
+    return v
+
+
+# ---- convenience encoders (all return bytes or None, like encode) ----
+
+def hello(board_id, fw_version, reset_cause, boot_count, log_last_seq):
+    return encode(T_HELLO, (board_id, fw_version, PROTOCOL_VERSION, reset_cause, boot_count,
+                            log_last_seq))
+
+
+def event(rec):
+    # rec: the 12-int state-machine event record
+    return encode(T_EVENT, rec)
+
+
+def log_record(log_seq, rtype, rec):
+    return encode(T_LOG, (log_seq, rtype) + tuple(rec))
+
+
+def reply(req_id, code, payload=()):
+    return encode(T_REPLY, (req_id, code) + tuple(payload))
+
+
+def request(ftype, req_id, args=()):
+    if not is_request(ftype):
+        return None
+    return encode(ftype, (req_id,) + tuple(args))
+
+
+def job(req_id, pick, place, width_um, max_attempts=None):
+    # pick, place: (x_um, y_um, z_um, pitch_mdeg); max_attempts None = board default
+    f = (req_id,) + tuple(pick) + tuple(place) + (width_um,)
+    if max_attempts is not None:
+        f = f + (max_attempts,)
+    if len(pick) != 4 or len(place) != 4:
+        return None
+    return encode(T_JOB, f)

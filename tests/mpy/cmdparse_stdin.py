@@ -1,0 +1,34 @@
+# The board's input path end to end under `micropython`: select.poll on stdin, one byte at a
+# time, at most 16 bytes per loop pass, never blocking. Prints one line per parsed request
+# ("REQ type req_id args...") or error ("ERR code req_id"), and "IDLE n" (loop passes that
+# found nothing to read: proof the loop kept running). A PING with req_id 65535 ends it.
+import time
+
+import mpy_path  # noqa: F401
+from shared_fsm import link
+from firmware import cmdparse
+
+src = cmdparse.StdinSource()
+reader = cmdparse.LineReader()
+idle = 0
+worst_us = 0
+start = time.ticks_ms()
+while time.ticks_diff(time.ticks_ms(), start) < 10000:
+    t0 = time.ticks_us()
+    r = reader.poll(src, 16)
+    if r == cmdparse.LINE_READY:
+        err, ftype, rid, args = cmdparse.parse_line(reader.line())
+        if err == link.OK:
+            print("REQ %s %d %s" % (link.SCHEMA[ftype][0], rid, " ".join([str(a) for a in args])))
+            if ftype == link.T_PING and rid == 65535:
+                break
+        elif cmdparse.needs_reply(err):
+            print("ERR %s %d" % (link.ERROR_NAMES[err], rid))
+    elif r == cmdparse.LINE_OVERLONG:
+        print("ERR TOO_LONG 0")
+    else:
+        idle += 1
+    worst_us = max(worst_us, time.ticks_diff(time.ticks_us(), t0))
+    time.sleep_ms(1)
+print("IDLE %d" % idle)
+print("LINES %d OVERLONG %d RESYNCS %d" % (reader.lines, reader.overlong, reader.resyncs))

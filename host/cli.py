@@ -8,6 +8,7 @@ import sys
 # (verb, module under surepick, one-line help). Keep alphabetical within a group.
 COMMANDS = [
     ("demo", "host.cmd_demo", "run the shared state machine against the scripted fake HAL and print its transitions"),
+    ("sim", "host.cmd_sim", "simulate pick-and-place on the MuJoCo plant: run, batch, scenarios"),
 ]
 
 EXIT_OK = 0
@@ -15,19 +16,21 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-def build_parser():
+def build_parser(verb=None):
+    # Only the chosen verb's module is imported (for its arguments): --help and light verbs
+    # stay fast, and one verb's missing dependency cannot break the others.
     parser = argparse.ArgumentParser(
         prog="surepick",
         description="Pick-and-place firmware, simulator and host tools for a hobby-servo gripper arm "
         "on an RP2040. Every verb has its own --help.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="store_true", help="print versions and exit")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for name, modname, text in COMMANDS:
         p = sub.add_parser(name, help=text, description=text)
         p.set_defaults(_module=modname)
-        _module(modname).add_arguments(p)
+        if name == verb:
+            _module(modname).add_arguments(p)
     return parser
 
 
@@ -35,8 +38,21 @@ def _module(modname):
     return importlib.import_module("surepick." + modname)
 
 
+def _verb_of(argv):
+    names = [c[0] for c in COMMANDS]
+    for a in argv:
+        if not a.startswith("-"):
+            return a if a in names else None
+    return None
+
+
 def main(argv=None):
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        parser = build_parser(_verb_of(argv))
+    except ImportError as e:
+        print("surepick %s is not available: %s" % (_verb_of(argv), e), file=sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     if args.version:
         from surepick import __version__

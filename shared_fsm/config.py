@@ -122,7 +122,7 @@ def state_bound_ms(cfg, state):
     if state in (DESCEND, LIFT, TRANSFER):
         return move
     if state == GRASP:
-        return cfg.grasp_dwell_ms
+        return move + cfg.grasp_dwell_ms  # the jaw's close, then the dwell
     if state == VERIFY:
         return cfg.verify_window_ms
     if state == PLACE:

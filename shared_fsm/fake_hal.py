@@ -145,6 +145,7 @@ class FakeHal:
         inp.estop = 1 if (o["estop_at_ms"] and t >= o["estop_at_ms"]) else 0
         inp.rail_mv = 5500
         inp.arrived_seq = self.arrived_seq
+        inp.jaw_done = 1  # the fake's jaw command takes effect at once
         self.last_now = now
 
     def actuate(self, now, out):

@@ -56,6 +56,7 @@ class Inputs:
         self.rail_mv = 0
         self.arrived_seq = 0     # sequence number of the last move the motion layer finished
         self.error_seq = 0       # sequence number of a move the motion layer could not plan
+        self.jaw_done = 0        # 1 when the jaw setpoint has reached the commanded opening
 
 
 class Outputs:
@@ -228,7 +229,12 @@ class Machine:
                 self._enter(GRASP, R_ARRIVED)
                 self.out.jaw_um = self.close_um
         elif st == GRASP:
-            if self._elapsed(self.entered) >= self.cfg.grasp_dwell_ms:
+            # The dwell counts from when the close has been carried out, not from the command:
+            # a closing jaw still moving reads like a part.
+            if self.phase == _P_MOVE:
+                if self.inp.jaw_done:
+                    self._phase(_P_SETTLE)
+            elif self._elapsed(self.phase_t) >= self.cfg.grasp_dwell_ms:
                 self._enter(VERIFY, R_DWELL_DONE)
                 self.mask_streak = 0
                 self.crush_streak = 0

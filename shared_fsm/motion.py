@@ -52,6 +52,7 @@ class Motion:
         self.last_tick = now
         inp.arrived_seq = self.arrived_seq
         inp.error_seq = self.error_seq
+        inp.jaw_done = 1 if self.jaw_um == out.jaw_um else 0
 
     def _slew_jaw(self, now, target):
         dt = ticks_diff(now, self.last_tick)

@@ -66,6 +66,7 @@ class CycleRun:
         self._pending = list(s["injections"])
         self._state_since = {}
         self._reboot_at = None
+        self.viewer = None
 
     def run(self, record_trajectory=True):
         s = self.setup
@@ -80,6 +81,10 @@ class CycleRun:
         t = 0
         done_at = None
         plant = self.plant
+        view = None
+        if getattr(self, "viewer", None):
+            import mujoco.viewer
+            view = mujoco.viewer.launch_passive(plant.m, plant.d)
         while t < CYCLE_LIMIT_MS:
             self._inject(t)
             if self._reboot_at is not None:
@@ -92,6 +97,11 @@ class CycleRun:
                 self.board.tick()
                 self._drain()
             t = plant.now_ms
+            if view is not None and t % 20 == 0:
+                view.sync()
+                lag = t / 1000.0 - (time.perf_counter() - t_start)
+                if lag > 0:
+                    time.sleep(lag)  # real time, so a person can watch
             if t % SAMPLE_MS == 0:
                 truth = plant.truth()
                 self.judge.sample(t, truth)
@@ -104,6 +114,8 @@ class CycleRun:
                 done_at = t
             if done_at is not None and t - done_at >= JUDGE_TAIL_MS:
                 break
+        if view is not None:
+            view.close()
         return self._record(done_at, time.perf_counter() - t_start)
 
     # ---- faults ----

@@ -29,6 +29,7 @@ class SimBoard:
         self.current_offset = 1000
         self.current_counts_per_a = current_counts_per_a
         self.pulses = [0] * servo_cal.N_SERVOS
+        self._last_setpoints = None
         self._write_pulses()
 
     def calibrate_current(self):
@@ -67,6 +68,10 @@ class SimBoard:
 
     def _write_pulses(self):
         mo = self.motion
+        key = (mo.joints[0], mo.joints[1], mo.joints[2], mo.joints[3], mo.jaw_um)
+        if key == self._last_setpoints:
+            return  # nothing moved: the servos keep the pulses they have
+        self._last_setpoints = key
         for i in range(4):
             self.pulses[i] = servo_cal.pulse_us(self.cals[i], servo_cal.joint_to_servo_mdeg(i, mo.joints[i]))
         self.pulses[4] = servo_cal.pulse_us(self.cals[4], servo_cal.joint_to_servo_mdeg(4, mo.jaw_um))

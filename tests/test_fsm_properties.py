@@ -88,6 +88,10 @@ class FsmRules(RuleBasedStateMachine):
     def arrive(self):
         self.m.inp.arrived_seq = self.m.out.move_seq
 
+    @rule(done=st.booleans())
+    def jaw_done(self, done):
+        self.m.inp.jaw_done = int(done)
+
     @rule(on=st.booleans())
     def estop(self, on):
         self.m.inp.estop = int(on)
@@ -135,6 +139,7 @@ class FsmRules(RuleBasedStateMachine):
             else:
                 self.empty_open_readings()
             self.arrive()
+            self.m.inp.jaw_done = 1
             self._step(20)
 
     # ---- one step and its per-step checks ----

@@ -7,6 +7,7 @@ import sys
 
 # (verb, module under surepick, one-line help). Keep alphabetical within a group.
 COMMANDS = [
+    ("board", "host.cmd_board", "run the firmware on a virtual Pico served on a pty or loopback TCP (for mpremote)"),
     ("demo", "host.cmd_demo", "run the shared state machine against the scripted fake HAL and print its transitions"),
     ("sim", "host.cmd_sim", "simulate pick-and-place on the MuJoCo plant: run, batch, scenarios"),
 ]

@@ -54,7 +54,7 @@ FIELDS = (
 
 class ConfigError(ValueError):
     def __init__(self, field, message):
-        ValueError.__init__(self, "config field '%s': %s" % (field, message))
+        super().__init__("config field '%s': %s" % (field, message))
         self.field = field
 
 

@@ -31,9 +31,15 @@ MIN_Z_MM = 0.0
 
 class Unreachable(ValueError):
     def __init__(self, code, detail):
-        ValueError.__init__(self, "pose unreachable (%s): %s" % (REASON_NAMES[code], detail))
+        # super(), not ValueError.__init__(self, ...): MicroPython has no unbound __init__ there
+        super().__init__("pose unreachable (%s): %s" % (REASON_NAMES[code], detail))
         self.code = code
         self.detail = detail
+
+
+def _where(x_mm, y_mm, z_mm, pitch_deg):
+    # Built only when a pose is refused: formatting floats allocates, and inverse() is hot.
+    return "x=%.1f y=%.1f z=%.1f pitch=%.1f" % (x_mm, y_mm, z_mm, pitch_deg)
 
 
 def inverse(x_mm, y_mm, z_mm, pitch_deg):
@@ -45,15 +51,14 @@ def inverse(x_mm, y_mm, z_mm, pitch_deg):
     zw = z_mm - WRIST_TO_JAW_MM * math.sin(p) - BASE_HEIGHT_MM
     d2 = rw * rw + zw * zw
     c = (d2 - UPPER_ARM_MM * UPPER_ARM_MM - FOREARM_MM * FOREARM_MM) / (2.0 * UPPER_ARM_MM * FOREARM_MM)
-    where = "x=%.1f y=%.1f z=%.1f pitch=%.1f" % (x_mm, y_mm, z_mm, pitch_deg)
     if r < MIN_RADIUS_MM:
-        raise Unreachable(TOO_CLOSE, where)
+        raise Unreachable(TOO_CLOSE, _where(x_mm, y_mm, z_mm, pitch_deg))
     if z_mm < MIN_Z_MM:
-        raise Unreachable(BELOW_TABLE, where)
+        raise Unreachable(BELOW_TABLE, _where(x_mm, y_mm, z_mm, pitch_deg))
     if c > 1.0:
-        raise Unreachable(TOO_FAR, where)
+        raise Unreachable(TOO_FAR, _where(x_mm, y_mm, z_mm, pitch_deg))
     if c < -1.0:
-        raise Unreachable(TOO_CLOSE, where)
+        raise Unreachable(TOO_CLOSE, _where(x_mm, y_mm, z_mm, pitch_deg))
     q2 = -math.acos(c)
     q1 = math.atan2(zw, rw) - math.atan2(FOREARM_MM * math.sin(q2), UPPER_ARM_MM + FOREARM_MM * math.cos(q2))
     q = [math.degrees(yaw), math.degrees(q1), math.degrees(q2), 0.0]
@@ -61,7 +66,8 @@ def inverse(x_mm, y_mm, z_mm, pitch_deg):
     for i in range(N_ARM_JOINTS):
         if q[i] < JOINT_MIN_DEG[i] - 1e-6 or q[i] > JOINT_MAX_DEG[i] + 1e-6:
             raise Unreachable(JOINT_LIMIT, "%s %.1f deg outside %.0f..%.0f at %s"
-                              % (JOINT_NAMES[i], q[i], JOINT_MIN_DEG[i], JOINT_MAX_DEG[i], where))
+                              % (JOINT_NAMES[i], q[i], JOINT_MIN_DEG[i], JOINT_MAX_DEG[i],
+                                 _where(x_mm, y_mm, z_mm, pitch_deg)))
     return q
 
 

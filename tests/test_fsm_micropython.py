@@ -74,3 +74,12 @@ def test_motion_tick_allocates_nothing_under_heap_lock(micropython_bin):
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith("OK ticks=")
     assert int(r.stdout.split("ticks=")[1].split()[0]) > 500
+
+
+def test_error_classes_work_under_micropython(micropython_bin):
+    r = subprocess.run([micropython_bin, str(REPO / "tests" / "mpy" / "run_error_classes.py"), str(REPO)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("ok 1 pose unreachable (too far)")
+    assert lines[1].startswith("ok grasp_dwell_ms config field 'grasp_dwell_ms'")

@@ -1,0 +1,125 @@
+# One hobby servo: setpoint (servo angle, mdeg) -> pulse width through the shared per-servo
+# calibration, with a last-line speed AND acceleration limit. The motion planner already plans
+# bounded profiles; this limit is what stops a snap anyway: the first command after boot, a
+# fault that freezes the setpoint, a config change, a bug upstream. Hobby servos have no speed
+# control and ring after a sudden stop, so the driver brakes before its target.
+#
+# Integer maths only, sized for the RP2040's 31-bit small ints (no heap in update()):
+#   position mdeg (0..180000), velocity mdeg/s, acceleration deg/s^2 (= mdeg/s per ms).
+from shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg
+
+try:
+    from micropython import const
+except ImportError:
+    def const(x):
+        return x
+
+_SQRT1000_X1000 = const(31623)   # sqrt(1000) * 1000: v = sqrt(2 a d) with a in deg/s^2
+
+
+def isqrt(n, guess=0):
+    # floor(sqrt(n)) by Newton's method; a guess near the answer (the last one) makes it 1-3 steps
+    if n <= 0:
+        return 0
+    x = guess if guess > 0 else n
+    x = (x + n // x) >> 1           # from here on x >= floor(sqrt(n)) and only falls
+    while True:
+        y = (x + n // x) >> 1
+        if y >= x:
+            return x
+        x = y
+
+
+class Servo:
+    def __init__(self, hal, index, cal, speed_dps, accel_dps2, start_mdeg):
+        self.hal = hal
+        self.index = index
+        self.cal = cal
+        self.vmax = speed_dps * 1000          # mdeg/s
+        self.accel = accel_dps2               # deg/s^2 == (mdeg/s) per ms
+        # Closer than this to the target, braking decides the speed (v^2 = 2 a d).
+        self.d_brake = speed_dps * speed_dps * 500 // accel_dps2
+        # Never snap: the driver starts where it is told the servo already is.
+        self.pos = clamp_servo_mdeg(start_mdeg)
+        self.vel = 0
+        self.rem = 0                          # sub-mdeg remainder of the position integration
+        self.last_target = self.pos
+        self.sq = 0                           # last isqrt, the next one's starting guess
+        self.pulse = pulse_us(cal, self.pos)
+        self.enabled = 1
+
+    def reset(self, mdeg):
+        # Re-anchor without moving (boot, after the pose is known); does not touch the PWM.
+        self.pos = clamp_servo_mdeg(mdeg)
+        self.vel = 0
+        self.rem = 0
+        self.last_target = self.pos
+        self.pulse = pulse_us(self.cal, self.pos)
+
+    def update(self, target, dt_ms):
+        # Advance one loop tick towards `target` (servo mdeg) and write the pulse.
+        if dt_ms <= 0:
+            return
+        target = clamp_servo_mdeg(target)
+        # The target's own speed: tracking a moving setpoint must not look like "brake now".
+        vt = (target - self.last_target) * 1000 // dt_ms
+        self.last_target = target
+        vmax = self.vmax
+        if vt > vmax:
+            vt = vmax
+        elif vt < -vmax:
+            vt = -vmax
+        d = target - self.pos
+        vdes = vt + self._closing_speed(d)
+        if vdes > vmax:
+            vdes = vmax
+        elif vdes < -vmax:
+            vdes = -vmax
+        dv = self.accel * dt_ms
+        v = self.vel
+        if vdes > v + dv:
+            v += dv
+        elif vdes < v - dv:
+            v -= dv
+        else:
+            v = vdes
+        step = v * dt_ms + self.rem
+        move = step // 1000
+        self.rem = step - move * 1000
+        pos = self.pos + move
+        if (d >= 0 and pos >= target) or (d <= 0 and pos <= target):
+            # Reached or crossed: sit on the target and move on with it, within the accel limit.
+            pos = target
+            self.rem = 0
+            if vt > self.vel + dv:
+                v = self.vel + dv
+            elif vt < self.vel - dv:
+                v = self.vel - dv
+            else:
+                v = vt
+        self.vel = v
+        self.pos = pos
+        self._write()
+
+    def _closing_speed(self, d):
+        # Signed speed that closes the gap d and can still stop on it: sqrt(2 a |d|), capped.
+        if d == 0:
+            return 0
+        ad = d if d > 0 else -d
+        if ad >= self.d_brake:
+            return self.vmax if d > 0 else -self.vmax
+        self.sq = isqrt(2 * self.accel * ad, self.sq)
+        vc = self.sq * _SQRT1000_X1000 // 1000
+        return vc if d > 0 else -vc
+
+    def _write(self):
+        p = pulse_us(self.cal, self.pos) if self.enabled else 0
+        if p != self.pulse:
+            self.pulse = p
+            self.hal.set_pulse_us(self.index, p)
+
+    def limp(self):
+        # PWM off. Only for an explicit request: a limp arm falls and a limp gripper may open.
+        self.enabled = 0
+        self.pulse = 0
+        self.hal.set_pulse_us(self.index, 0)

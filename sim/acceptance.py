@@ -5,14 +5,14 @@
 #   - every fault scenario: zero false successes over 50 seeds; the fault names the cause
 #   - the machine's belief agrees with the judge in >= 99.5% of all cycles
 # Also reported, not gated: the offset scenario with the part yawed up to +-20 degrees.
-#   .venv/bin/python bench/sim_acceptance.py [--scale 1.0] [--jobs 2]
-# tests/sim/test_sim_acceptance.py runs the same checks (slow tier).
+#   .venv/bin/python -m surepick.sim.acceptance [--scale 1.0] [--jobs 2]
+# tests/sim/test_sim_acceptance.py runs the same checks (slow tier) and asserts them.
 import argparse
 import json
 import sys
 import tempfile
 
-from surepick.sim import batch
+from . import batch
 
 # scenario -> fault codes that name its cause (what "the fault code names the cause" means here)
 CAUSES = {

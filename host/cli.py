@@ -8,7 +8,12 @@ import sys
 # (verb, module under surepick, one-line help). Keep alphabetical within a group.
 COMMANDS = [
     ("board", "host.cmd_board", "run the firmware on a virtual Pico served on a pty or loopback TCP (for mpremote)"),
+    ("calibrate", "host.cmd_calibrate", "calibrate the jaw pot (closed on nothing) or the current-sense zero on the running firmware"),
+    ("config", "host.cmd_config", "read or change one board setting over the link (persisted on the board)"),
     ("demo", "host.cmd_demo", "run the shared state machine against the scripted fake HAL and print its transitions"),
+    ("deploy", "host.cmd_deploy", "copy the firmware to a board over mpremote: compiled, hashed on the board, only changed files, atomic"),
+    ("log", "host.cmd_log", "export the monitor's SQLite record store as CSV/JSON, or summarise faults and success rate"),
+    ("monitor", "host.cmd_monitor", "live view of a running board; stores every log record once in SQLite, back-fills after resets"),
     ("sim", "host.cmd_sim", "simulate pick-and-place on the MuJoCo plant: run, batch, scenarios"),
 ]
 

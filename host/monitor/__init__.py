@@ -1,0 +1,1 @@
+# The monitor: session (connect/back-fill/reconnect), store (SQLite), model, views.

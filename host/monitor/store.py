@@ -1,0 +1,188 @@
+# The monitor's SQLite store. The board's flash log records (LOG frames) are the durable
+# truth: each is stored exactly once, keyed by (board_id, epoch, seq). `epoch` starts at 0 and
+# rises when a board's log restarts (flash wiped, or a different board with the same id): the
+# same seq then names a different record, and keeping both is the only way to lose nothing.
+# Telemetry samples and boots (HELLO frames) are kept beside them for the view and for stats.
+import sqlite3
+import time
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS boards (
+    board_id TEXT PRIMARY KEY, first_seen REAL, last_seen REAL, fw_version TEXT,
+    epoch INTEGER NOT NULL DEFAULT 0, port TEXT);
+CREATE TABLE IF NOT EXISTS boots (
+    board_id TEXT NOT NULL, epoch INTEGER NOT NULL, boot_count INTEGER NOT NULL,
+    fw_version TEXT, reset_cause INTEGER, log_last_seq INTEGER, seen_at REAL,
+    PRIMARY KEY (board_id, epoch, boot_count));
+CREATE TABLE IF NOT EXISTS records (
+    board_id TEXT NOT NULL, epoch INTEGER NOT NULL, seq INTEGER NOT NULL,
+    rtype INTEGER NOT NULL,
+    ev_seq INTEGER, t_ms INTEGER, kind INTEGER, from_state INTEGER, to_state INTEGER,
+    reason INTEGER, attempt INTEGER, pot_counts INTEGER, switch_pressed INTEGER,
+    current_ma INTEGER, beam_broken INTEGER, present_mask INTEGER,
+    received_at REAL NOT NULL,
+    PRIMARY KEY (board_id, epoch, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS telemetry (
+    board_id TEXT, received_at REAL, t_ms INTEGER, state INTEGER, attempt INTEGER,
+    fault INTEGER, cycles_ok INTEGER, cycles_failed INTEGER, faults_total INTEGER,
+    pot_counts INTEGER, current_ma INTEGER, switch_pressed INTEGER, beam_broken INTEGER,
+    present_mask INTEGER, rail_mv INTEGER, estop INTEGER, loop_period_us INTEGER,
+    worst_step_us INTEGER, overruns INTEGER);
+CREATE INDEX IF NOT EXISTS telemetry_time ON telemetry (board_id, received_at);
+CREATE TABLE IF NOT EXISTS link_sessions (
+    id INTEGER PRIMARY KEY, port TEXT, started_at REAL, ended_at REAL, frames INTEGER,
+    corrupt INTEGER, reconnects INTEGER, records_added INTEGER);
+"""
+
+RECORD_COLUMNS = ("ev_seq", "t_ms", "kind", "from_state", "to_state", "reason", "attempt",
+                  "pot_counts", "switch_pressed", "current_ma", "beam_broken", "present_mask")
+TELEMETRY_COLUMNS = ("t_ms", "state", "attempt", "fault", "cycles_ok", "cycles_failed",
+                     "faults_total", "pot_counts", "current_ma", "switch_pressed", "beam_broken",
+                     "present_mask", "rail_mv", "estop", "loop_period_us", "worst_step_us",
+                     "overruns")
+
+_INSERT_RECORD = ("INSERT OR IGNORE INTO records (board_id, epoch, seq, rtype, %s, received_at) "
+                  "VALUES (?, ?, ?, ?, %s, ?)" % (", ".join(RECORD_COLUMNS), ", ".join("?" * 12)))
+_INSERT_TELEMETRY = ("INSERT INTO telemetry (board_id, received_at, %s) VALUES (?, ?, %s)"
+                     % (", ".join(TELEMETRY_COLUMNS), ", ".join("?" * len(TELEMETRY_COLUMNS))))
+
+
+class StoreError(Exception):
+    """The database cannot be used (not SQLite, newer schema, not writable)."""
+
+
+class Store:
+    # One connection, used by one thread at a time (the session thread writes; readers such
+    # as `surepick log` open their own Store).
+    def __init__(self, path, readonly=False):
+        self.path = str(path)
+        try:
+            if readonly:
+                self.db = sqlite3.connect("file:%s?mode=ro" % self.path, uri=True, check_same_thread=False)
+            else:
+                self.db = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints
+                self.db.executescript(_SCHEMA)
+                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+                self.db.commit()
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.DatabaseError as e:
+            raise StoreError("%s is not a surepick monitor database: %s" % (self.path, e)) from None
+        if row is None or int(row[0]) > SCHEMA_VERSION:
+            raise StoreError("%s has schema %s; this surepick reads schema %d"
+                             % (self.path, row and row[0], SCHEMA_VERSION))
+        self._telemetry = []
+
+    def close(self):
+        self.flush()
+        self.db.close()
+
+    # ---- boards and epochs ----
+
+    def board(self, board_id):
+        # -> (epoch, fw_version, port) or None
+        return self.db.execute("SELECT epoch, fw_version, port FROM boards WHERE board_id=?",
+                               (board_id,)).fetchone()
+
+    def board_on_port(self, port):
+        # The board last seen on this port (an assumption until it says hello).
+        row = self.db.execute("SELECT board_id FROM boards WHERE port=? ORDER BY last_seen DESC "
+                              "LIMIT 1", (port,)).fetchone()
+        return row[0] if row else None
+
+    def touch_board(self, board_id, port=None, fw_version=None, now=None):
+        now = now or time.time()
+        self.db.execute("INSERT OR IGNORE INTO boards (board_id, first_seen, last_seen, epoch) "
+                        "VALUES (?, ?, ?, 0)", (board_id, now, now))
+        self.db.execute("UPDATE boards SET last_seen=?, port=COALESCE(?, port), "
+                        "fw_version=COALESCE(?, fw_version) WHERE board_id=?",
+                        (now, port, fw_version, board_id))
+        self.db.commit()
+        return self.board(board_id)[0]
+
+    def new_epoch(self, board_id):
+        self.db.execute("UPDATE boards SET epoch = epoch + 1 WHERE board_id=?", (board_id,))
+        self.db.commit()
+        return self.board(board_id)[0]
+
+    def add_boot(self, board_id, epoch, hello, now=None):
+        # hello: HELLO fields (board_id, fw_version, proto, reset_cause, boot_count, log_last_seq)
+        self.db.execute("INSERT OR IGNORE INTO boots VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (board_id, epoch, hello[4], hello[1], hello[3], hello[5], now or time.time()))
+        self.db.commit()
+
+    # ---- records ----
+
+    def last_seq(self, board_id, epoch):
+        row = self.db.execute("SELECT MAX(seq) FROM records WHERE board_id=? AND epoch=?",
+                              (board_id, epoch)).fetchone()
+        return row[0] or 0
+
+    def record(self, board_id, epoch, seq):
+        # -> (rtype, 12 ints) or None
+        row = self.db.execute("SELECT rtype, %s FROM records WHERE board_id=? AND epoch=? AND seq=?"
+                              % ", ".join(RECORD_COLUMNS), (board_id, epoch, seq)).fetchone()
+        return None if row is None else (row[0], tuple(row[1:]))
+
+    def add_records(self, board_id, epoch, recs, now=None):
+        # recs: iterable of (seq, rtype, 12 ints). -> how many were new (the rest were already
+        # stored: a record is stored exactly once).
+        now = now or time.time()
+        before = self.db.total_changes
+        self.db.executemany(_INSERT_RECORD, [(board_id, epoch, seq, rtype) + tuple(r) + (now,)
+                                             for seq, rtype, r in recs])
+        self.db.commit()
+        return self.db.total_changes - before
+
+    def count_records(self, board_id=None):
+        if board_id is None:
+            return self.db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+        return self.db.execute("SELECT COUNT(*) FROM records WHERE board_id=?", (board_id,)).fetchone()[0]
+
+    def recent_faults(self, board_id, epoch, limit=8):
+        # -> newest first: (seq, 12 ints) of rtype 2 (fault) records
+        rows = self.db.execute("SELECT seq, %s FROM records WHERE board_id=? AND epoch=? AND rtype=2 "
+                               "ORDER BY seq DESC LIMIT ?" % ", ".join(RECORD_COLUMNS),
+                               (board_id, epoch, limit)).fetchall()
+        return [(r[0], tuple(r[1:])) for r in rows]
+
+    # ---- telemetry (buffered: one transaction per batch) ----
+
+    def add_telemetry(self, board_id, fields, now=None):
+        self._telemetry.append((board_id, now or time.time()) + tuple(fields))
+        if len(self._telemetry) >= 256:
+            self.flush()
+
+    def flush(self):
+        if self._telemetry:
+            self.db.executemany(_INSERT_TELEMETRY, self._telemetry)
+            self.db.commit()
+            self._telemetry = []
+
+    # ---- link sessions ----
+
+    def start_session(self, port, now=None):
+        cur = self.db.execute("INSERT INTO link_sessions (port, started_at) VALUES (?, ?)",
+                              (port, now or time.time()))
+        self.db.commit()
+        return cur.lastrowid
+
+    def end_session(self, sid, frames, corrupt, reconnects, added, now=None):
+        self.flush()
+        self.db.execute("UPDATE link_sessions SET ended_at=?, frames=?, corrupt=?, reconnects=?, "
+                        "records_added=? WHERE id=?",
+                        (now or time.time(), frames, corrupt, reconnects, added, sid))
+        self.db.commit()
+
+
+def default_db_path():
+    import os
+
+    import platformdirs
+    d = platformdirs.user_data_dir("surepick", appauthor=False)
+    os.makedirs(d, exist_ok=True)
+    return os.path.join(d, "monitor.sqlite3")

@@ -9,6 +9,15 @@ if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; t
     echo "surepick needs Python 3.11 or newer; $PY is $("$PY" --version 2>&1)" >&2
     exit 1
 fi
+# tmux renders the monitor's live view in a real pseudo-terminal for its test.
+if ! command -v tmux >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "[setup] installing tmux (apt)"
+        apt-get update -qq && apt-get install -y -qq tmux >/dev/null
+    else
+        echo "[setup] tmux is missing and cannot be installed here: the live-view test will be skipped" >&2
+    fi
+fi
 if [ ! -x .venv/bin/python ]; then
     echo "[setup] creating .venv with $("$PY" --version 2>&1)"
     "$PY" -m venv .venv

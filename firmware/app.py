@@ -28,7 +28,7 @@ import telemetry
 from framewriter import FrameWriter
 from calibrate import Calibration
 from sensors import Pot, Current, Rail, Switch, EStop
-from servo import Servo
+from servo import Servo, drive as drive_servos
 from status_led import StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP
 
 FW_VERSION = "0.1.0"
@@ -277,13 +277,7 @@ class App:
     def _drive(self, dt):
         # Motion setpoints (joint units) -> servo angles -> slew/accel-limited pulses.
         mo = self.motion
-        sv = self.servos
-        j = mo.joints
-        sv[0].update(j[0] + 90000, dt)        # servo_cal.joint_to_servo_mdeg, inlined
-        sv[1].update(j[1], dt)
-        sv[2].update(j[2] + 180000, dt)
-        sv[3].update(j[3] + 180000, dt)
-        sv[4].update(mo.jaw_um * 4, dt)
+        drive_servos(self.servos, mo.joints, mo.jaw_um, dt)
 
     def busy(self):
         # Anything moving the arm on purpose: flash writes and new jobs wait.

@@ -3,7 +3,12 @@
 #   CAL_CURRENT  keep the gripper still, average the current sense: current_offset_counts
 #                (zero = the idle gripper, as the simulator's board calibrates it)
 # The result goes through the same validation as CONFIG_SET, is persisted, then replied.
-from shared_fsm import link
+try:
+    from ..shared_fsm import link                 # host: surepick.firmware (the simulator)
+    from ..shared_fsm.ticks import ticks_diff
+except ImportError:  # on the board: shared_fsm lives in /lib
+    from shared_fsm import link
+    from shared_fsm.ticks import ticks_diff
 
 try:
     from micropython import const
@@ -53,7 +58,6 @@ class Calibration:
             app.m.out.jaw_um = self.prev_jaw
 
     def step(self, app, now):
-        from shared_fsm.ticks import ticks_diff
         m = app.m
         if m.fault or m.inp.estop:
             self._fail(app, link.E_STATE, "fault")

@@ -6,7 +6,10 @@
 #
 # Integer maths only, sized for the RP2040's 31-bit small ints (no heap in update()):
 #   position mdeg (0..180000), velocity mdeg/s, acceleration deg/s^2 (= mdeg/s per ms).
-from shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg
+try:
+    from ..shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg   # host: surepick.firmware
+except ImportError:  # on the board: shared_fsm lives in /lib
+    from shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg
 
 try:
     from micropython import const
@@ -123,3 +126,14 @@ class Servo:
         self.enabled = 0
         self.pulse = 0
         self.hal.set_pulse_us(self.index, 0)
+
+
+def drive(servos, joints, jaw_um, dt_ms):
+    # The motion planner's setpoints (joint mdeg, jaw um) -> servo angles -> pulses, one loop
+    # tick. servo_cal.joint_to_servo_mdeg inlined (no tuple per call). The firmware's loop and
+    # the host simulator (sim/sim_board.py) both drive their servos through this.
+    servos[0].update(joints[0] + 90000, dt_ms)
+    servos[1].update(joints[1], dt_ms)
+    servos[2].update(joints[2] + 180000, dt_ms)
+    servos[3].update(joints[3] + 180000, dt_ms)
+    servos[4].update(jaw_um * 4, dt_ms)

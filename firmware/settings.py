@@ -9,9 +9,12 @@
 # loop_period_ms (one truth for the machine and the loop).
 import json
 
-import fsutil
-
-from shared_fsm.config import Config, ConfigError, FIELDS as MACHINE_FIELDS
+try:
+    from . import fsutil                          # host: surepick.firmware (the simulator)
+    from ..shared_fsm.config import Config, ConfigError, FIELDS as MACHINE_FIELDS
+except ImportError:  # on the board: firmware in the root, shared_fsm in /lib
+    import fsutil
+    from shared_fsm.config import Config, ConfigError, FIELDS as MACHINE_FIELDS
 
 PATH = "/config.json"
 VERSION = 1

@@ -9,11 +9,14 @@ import sys
 COMMANDS = [
     ("board", "host.cmd_board", "run the firmware on a virtual Pico served on a pty or loopback TCP (for mpremote)"),
     ("calibrate", "host.cmd_calibrate", "calibrate the jaw pot (closed on nothing) or the current-sense zero on the running firmware"),
+    ("compare", "host.cmd_compare", "compare two run records phase by phase (outcomes, states, dwell, retries, VERIFY readings, holding current, loop timing); exit 1 beyond tolerances"),
     ("config", "host.cmd_config", "read or change one board setting over the link (persisted on the board)"),
     ("demo", "host.cmd_demo", "run the shared state machine against the scripted fake HAL and print its transitions"),
     ("deploy", "host.cmd_deploy", "copy the firmware to a board over mpremote: compiled, hashed on the board, only changed files, atomic"),
+    ("fit", "host.cmd_fit", "fit the MuJoCo plant's parameters to a run record's sensor traces; writes PLANT.json for `sim run --plant`"),
     ("log", "host.cmd_log", "export the monitor's SQLite record store as CSV/JSON, or summarise faults and success rate"),
     ("monitor", "host.cmd_monitor", "live view of a running board; stores every log record once in SQLite, back-fills after resets"),
+    ("replay", "host.cmd_replay", "replay a run record's readings through the shared machine; mark where it decides differently"),
     ("sim", "host.cmd_sim", "simulate pick-and-place on the MuJoCo plant: run, batch, scenarios"),
 ]
 

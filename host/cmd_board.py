@@ -3,6 +3,11 @@
 #   surepick board --flash build/flash            -> socket://127.0.0.1:PORT
 #   surepick board --pty                          -> /dev/pts/N
 #   mpremote connect socket://127.0.0.1:PORT fs cp main.py :main.py + soft-reset
+#   surepick board --flash F --scenario nominal --seed 3      -> the arm is the MuJoCo plant,
+#                                                               in lockstep virtual time
+#   ... --scenario brownout_mid_lift                          -> the rail browns out in LIFT and
+#                                                               the controller restarts
+#   ... --power-cut-at-ms 5000 | --power-cut-random SEED      -> a power cut in virtual time
 import sys
 
 READY_PREFIX = "surepick-board: serving on "
@@ -22,9 +27,17 @@ def add_arguments(parser):
                              "(default: a new temporary directory, kept and printed)")
     parser.add_argument("--hal-dir", metavar="DIR",
                         help="override modules put first on the board's sys.path "
-                             "(default: tools/vboard/hal)")
-    parser.add_argument("--scenario", metavar="NAME", help="plant scenario for the simulated arm")
-    parser.add_argument("--seed", metavar="N", type=int, help="plant random seed")
+                             "(default: tools/vhal, the virtual board HAL)")
+    parser.add_argument("--scenario", metavar="NAME",
+                        help="attach the MuJoCo arm of this sim scenario (see `surepick sim "
+                             "scenarios`); without it the board has no plant (REPL only)")
+    parser.add_argument("--seed", metavar="N", type=int, help="plant random seed (default 0)")
+    cut = parser.add_mutually_exclusive_group()
+    cut.add_argument("--power-cut-at-ms", metavar="T", type=int,
+                     help="cut the controller's power at plant time T ms (virtual time); it "
+                          "boots again with its flash kept")
+    cut.add_argument("--power-cut-random", metavar="SEED", type=int,
+                     help="cut the power once at a moment drawn from SEED (printed)")
     parser.add_argument("--micropython", metavar="PATH",
                         help="the unix micropython binary (default: the venv's, then PATH)")
     parser.add_argument("--quiet", action="store_true", help="no supervisor notes on stderr")
@@ -39,7 +52,7 @@ def run(args):
     import threading
 
     from surepick.tools.vboard import DEFAULT_HAL_DIR, MicropythonNotFound, VirtualBoard
-    from surepick.tools.vboard.plant import make_plant_service
+    from surepick.tools.vboard.plant import make_plant_service, random_cut_ms, wire
 
     stop = threading.Event()
 
@@ -47,12 +60,14 @@ def run(args):
         stop.set()
 
     try:
+        plant = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms, args.power_cut_random)
         board = VirtualBoard(
             args.flash, pty=args.pty, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote, hal_dir=args.hal_dir or DEFAULT_HAL_DIR,
-            plant_service=make_plant_service(args.scenario, args.seed),
-            scenario=args.scenario, seed=args.seed, micropython=args.micropython,
-            log=None if args.quiet else _note, on_fail=lambda e: stop.set())
+            plant_service=plant, scenario=args.scenario, seed=args.seed,
+            micropython=args.micropython, log=None if args.quiet else _note,
+            on_fail=lambda e: stop.set())
+        wire(board, plant)
     except (MicropythonNotFound, ValueError, FileNotFoundError, OSError) as e:
         print("surepick board: %s" % e, file=sys.stderr)
         return 2
@@ -64,6 +79,10 @@ def run(args):
                   % board.flash_dir)
         else:
             _note("flash is %s" % board.flash_dir)
+        if plant is not None:
+            _note("plant: scenario %s, seed %d, lockstep virtual time" % (plant.scenario_name, plant.seed))
+            if args.power_cut_random is not None:
+                _note("power cut at %d ms of plant time" % random_cut_ms(args.power_cut_random))
         print(READY_PREFIX + board.address, flush=True)
         while not stop.wait(3600):
             pass

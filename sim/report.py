@@ -1,10 +1,12 @@
 # Writes what a run leaves behind: report.json (versions, seed, parameters, model hash, every
 # cycle's outcome, the judge's verdict and the event timeline), trajectory.csv and PNG plots of
-# the state timeline over the sensor traces.
+# the state timeline over the sensor traces, and, when the cycles carry their tick traces, the
+# run record (run.json, cycles.jsonl, events.csv, ticks.csv; host/runrecord.py) in the same place.
 import csv
 import json
 import os
 import platform
+import time
 
 from surepick.shared_fsm import states
 
@@ -45,10 +47,14 @@ def _histogram(items):
 
 def write_report(out_dir, meta, cycles, trajectories, plots=True):
     os.makedirs(out_dir, exist_ok=True)
+    traces = [(c.get("_ticks"), c.get("_events")) for c in cycles]
+    cycles = [{k: v for k, v in c.items() if not k.startswith("_")} for c in cycles]
     report = dict(meta)
     report["versions"] = versions()
     report["summary"] = summarise(cycles)
     report["cycles"] = cycles
+    if cycles and all(t is not None for t, _ in traces):
+        write_run_record(out_dir, report, cycles, traces)
     path = os.path.join(out_dir, "report.json")
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -60,6 +66,28 @@ def write_report(out_dir, meta, cycles, trajectories, plots=True):
             for k, rows in enumerate(trajectories[:MAX_PLOTS]):
                 plot_cycle(os.path.join(out_dir, "cycle_%03d.png" % k), rows, cycles[k])
     return path
+
+
+def write_run_record(out_dir, report, cycles, traces, kind="host-sim"):
+    from surepick.host import runrecord
+    from surepick.shared_fsm.config import Config
+    from .params import PlantParams
+    cfg = Config(report.get("config_overrides") or None).to_dict()
+    meta = {"kind": kind, "scenario": report["scenario"], "params": report.get("params", {}),
+            "seed": report["seed"], "versions": report["versions"], "model_hash": report.get("model_hash"),
+            "config": cfg, "loop_period_ms": cfg["loop_period_ms"],
+            "plant_params": PlantParams.from_dict(report.get("plant_params") or {}).to_dict(),
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "source": {"command": "surepick sim run", "engine": "sim.runner.CycleRun"}}
+    rows = []
+    for c in cycles:
+        rows.append({k: c[k] for k in ("cycle", "seed", "job", "board_cal", "initial_jaw_um", "restarts",
+                                       "fsm_outcome", "fsm_fault", "fault_state", "attempts", "judge_outcome",
+                                       "judge_reason", "sim_ms") if k in c})
+        rows[-1]["outcome"] = "placed" if c["fsm_outcome"] == "placed" else (c["fsm_fault"] or c["fsm_outcome"])
+    ticks = {c["cycle"]: t for c, (t, _) in zip(cycles, traces)}
+    events = {c["cycle"]: e for c, (_, e) in zip(cycles, traces)}
+    return runrecord.write(out_dir, meta, rows, events, ticks)
 
 
 def write_trajectory(path, trajectories):

@@ -1,6 +1,8 @@
 # Runs one pick-and-place cycle of a scenario on the MuJoCo plant: builds the scene, drives the
 # simulated board at the firmware's loop rate, injects the scenario's faults, samples ground
-# truth for the judge and the trajectory, and returns the cycle's record.
+# truth for the judge and the trajectory, and returns the cycle's record. With a trajectory it
+# also keeps the run record's tick trace (host/runrecord.py): what the machine read at every
+# step and what it commanded, captured around Machine.step itself.
 import time
 
 from surepick.shared_fsm import codes, kinematics, states
@@ -35,6 +37,10 @@ def check_pose(x_um, y_um, z_um, pitch_mdeg):
     kinematics.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
 
 
+_INPUT_NAMES = ("pot_counts", "switch_pressed", "current_ma", "beam_broken", "estop", "rail_mv",
+                "arrived_seq", "error_seq", "jaw_done")
+
+
 def event_dict(e):
     return {"seq": e[0], "t_ms": e[1], "kind": codes.KIND_NAMES[e[2]], "from": states.name(e[3]),
             "to": states.name(e[4]), "reason": codes.name(e[5]), "attempt": e[6],
@@ -55,7 +61,13 @@ class CycleRun:
                            part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
         self.cfg = Config(cfg_overrides)
         self.board = SimBoard(self.plant, self.cfg)
+        self.lives = 1
+        self.ticks = []          # run-record rows (host/runrecord.py TICK_COLUMNS minus cycle)
+        self._record_ticks = True
+        self._watch_steps()      # from the first step: the calibration's idle steps count too
         self.board.calibrate_current()
+        self.board_cal = {"current_offset_counts": int(self.board.current_offset)}
+        self.initial_jaw_um = int(self.board.machine.out.jaw_um)
         self.rest_joints = list(self.board.motion.joints)
         self.rest_jaw = self.board.motion.jaw_um
         self.judge = Judge(self.cfg.approach_height_um / 1000.0)
@@ -67,6 +79,8 @@ class CycleRun:
         self._state_since = {}
         self._reboot_at = None
         self.viewer = None
+        self.restarts = []       # controller restarts: when, and what the booting machine read
+        self.job = None
 
     def run(self, record_trajectory=True):
         s = self.setup
@@ -74,6 +88,11 @@ class CycleRun:
         pick = s["pick_mm"] or scenarios.pick_pose_mm(s["part"], width)
         place = scenarios.place_pose_mm(s["part"])
         job = Job(_um(pick), _um(place), int(width * 1000))
+        self.job = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": self.board.now,
+                    "part_width_um": job.part_width_um, "max_attempts": job.max_attempts}
+        self._record_ticks = record_trajectory
+        if not record_trajectory:
+            self.ticks = []
         err = self.board.machine.start_job(job, check_pose)
         if err:
             raise ValueError("the scenario's job was refused: error %d" % err)
@@ -142,23 +161,64 @@ class CycleRun:
     def _reboot(self):
         # A fresh controller: RAM lost, the interrupted-cycle marker found in flash, so it latches
         # INTERRUPTED and commands the stored rest pose (the pose at job start) instead of guessing.
+        # Its clock restarts on the plant's (as the virtual board's does).
         self._reboot_at = None
         self.lives += 1
         old = self.board
-        board = SimBoard(self.plant, self.cfg, start_ms=old.now)
+        board = SimBoard(self.plant, self.cfg, start_ms=self.plant.now_ms)
         board.motion.joints[:] = type(board.motion.joints)("i", self.rest_joints)
-        board.motion.jaw_um = old.motion.jaw_um          # the jaw command is kept: never open over the table
-        board.machine.out.jaw_um = old.motion.jaw_um
         board.current_offset = old.current_offset
         board.machine.events.next_seq = old.machine.events.next_seq
         self._seen = board.machine.events.last_seq()
         board.read_inputs()
         board.machine.now = board.now
+        # The jaw is commanded to where the pot says it is: never opened over the table, never
+        # squeezed harder (the firmware's rule, firmware/boot_recovery.py boot_jaw_um); with the
+        # pot unusable the old command is kept.
+        cfg = self.cfg
+        pot = board.machine.inp.pot_counts
+        jaw = old.motion.jaw_um
+        if cfg.pot_valid_min_counts <= pot <= cfg.pot_valid_max_counts:
+            jaw = max(0, (pot - cfg.pot_closed_counts) * 1000 // cfg.pot_counts_per_mm)
+        board.motion.jaw_um = jaw
+        board.machine.out.jaw_um = jaw
+        inp = board.machine.inp
+        self.restarts.append({"life": self.lives - 1, "t_ms": board.now, "jaw_um": int(board.machine.out.jaw_um),
+                              "next_seq": board.machine.events.next_seq, "latched": codes.name(codes.F_INTERRUPTED),
+                              "inputs": {k: int(getattr(inp, k)) for k in _INPUT_NAMES}})
         board.machine.latch_fault(codes.F_INTERRUPTED)
         self.board = board
+        self._watch_steps()
         self._drain()
 
-    # ---- records ----
+    # ---- the tick trace (run record) ----
+
+    def _watch_steps(self):
+        # Wrap this board's Machine.step: the inputs are captured at the moment step() reads
+        # them and the commands as it leaves them, whatever the board's tick does around it.
+        # The servo pulses a tick writes are known at the next step (or at the end).
+        m = self.board.machine
+        step = type(m).step
+        board = self.board
+
+        def watched(now):
+            if not self._record_ticks:
+                return step(m, now)
+            self._fill_pulses(board)
+            inp = m.inp
+            row = [self.lives - 1, now, inp.pot_counts, inp.switch_pressed, inp.current_ma, inp.beam_broken,
+                   inp.estop, inp.rail_mv, inp.arrived_seq, inp.error_seq, inp.jaw_done]
+            step(m, now)
+            o = m.out
+            row += [o.move_seq, o.move_kind, o.move_gentle, o.x_um, o.y_um, o.z_um, o.pitch_mdeg, o.jaw_um, o.hold,
+                    m.state, 0, 0, 0, 0, 0, -1]
+            self.ticks.append(row)
+        m.step = watched
+
+    def _fill_pulses(self, board):
+        if self.ticks and self.ticks[-1][-2] == 0 and self.ticks[-1][-6] == 0:
+            p = getattr(board, "pulses", None) or (0, 0, 0, 0, 0)
+            self.ticks[-1][-6:-1] = list(p[:5])
 
     def _drain(self):
         ev = self.board.machine.events
@@ -200,7 +260,7 @@ class CycleRun:
         fsm_placed = fsm_outcome == "placed"
         judge_placed = j_out == "placed"
         answer = "placed" if fsm_placed else (fsm_fault or fsm_outcome)
-        return {
+        rec = {
             "cycle": self.cycle,
             "seed": self.seed,
             "part": self.setup["part"],
@@ -220,7 +280,17 @@ class CycleRun:
             "sim_ms": self.plant.now_ms,
             "wall_s": round(wall_s, 3),
             "events": [event_dict(e) for e in self.events],
+            "job": self.job,
+            "board_cal": self.board_cal,
+            "initial_jaw_um": self.initial_jaw_um,
+            "restarts": self.restarts,
         }
+        if self._record_ticks:
+            self._fill_pulses(self.board)
+            # For the run record (sim/report.py takes them out again before report.json).
+            rec["_ticks"] = self.ticks
+            rec["_events"] = list(self.events)
+        return rec
 
 
 def run_cycle(name, overrides=None, seed=0, cycle=0, plant_params=None, cfg_overrides=None,

@@ -17,7 +17,9 @@ from .session import Session
 from .stream import FRIENDLY, ReplModeTracker
 
 _HERE = Path(__file__).resolve().parent
-DEFAULT_HAL_DIR = _HERE / "hal"
+# The virtual HAL (tools/vhal): lockstep with the plant when one is attached, free-running
+# (real clock, an empty gripper) without one, so deployed firmware boots either way.
+DEFAULT_HAL_DIR = _HERE.parent / "vhal"
 BOOT_SHIM = _HERE / "boot_shim.py"
 
 # machine.reset_cause() values of the rp2 port (ports/rp2/modmachine.c).
@@ -104,6 +106,10 @@ class VirtualBoard:
     def start(self):
         if self._thread is not None:
             return self
+        if self.plant_service is None and self.scenario is not None:
+            # A scenario means a plant: build it and let it reset us (brownout, power cut).
+            from .plant import make_plant_service, wire
+            wire(self, make_plant_service(self.scenario, self.seed))
         try:
             self.console = PtyConsole() if self._pty else TcpConsole(*self._listen, self._allow_remote)
             self.runtime = Runtime(self.hal_dir)

@@ -8,13 +8,20 @@
 #   and every sensor reading for the next tick. ticks_ms()/ticks_us() are the plant's clock, so a
 #   run is deterministic and independent of how fast this machine is.
 #
-# Exchange (little-endian, one message each way per tick):
-#   board -> plant  13 bytes  'S' u16 advance_ms, 5 x u16 pulse_us (0 = PWM off, 0xFFFF = never set)
+# Exchange (little-endian, one message each way per tick; tools/plant_service.py has the other end):
+#   board -> plant  14 bytes  'S' u16 advance_ms, 5 x u16 pulse_us (0 = PWM off, 0xFFFF = never set),
+#                             u8 the machine's state as the board last reported it (0xFF = none yet)
 #   plant -> board  12 bytes  'R' u32 now_ms, u16 pot, u16 current, u16 rail (read_u16 counts),
-#                             u8 pin levels: bit0 e-stop (GP13), bit1 switch (GP14), bit2 beam (GP15)
-# advance_ms 0 only reads. The address comes from vboard_settings.PLANT (written by the virtual
-# board); without a plant the board still runs: real-time clock, an empty gripper that follows
-# its pulse, rail 5.5 V, e-stop closed.
+#                             u8 flags: bit0 e-stop (GP13), bit1 switch (GP14), bit2 beam (GP15)
+#                             pin levels; bit7 HOLD: wait for a whole console line before going on
+# advance_ms 0 only reads. The machine's state comes from the EVENT frames the firmware writes to
+# the console through console_write() (their to_state field): the plant's scenario triggers
+# ("150 ms into LIFT") then fire at the same tick on every run. HOLD freezes virtual time until a
+# line (up to LF) has arrived on the console; it is kept here and handed out by
+# console_read_byte(), so the firmware reads it at that tick however the bytes were chunked.
+# The address comes from vboard_settings.PLANT (written by the virtual board); without a plant
+# the board still runs: real-time clock, an empty gripper that follows its pulse, rail 5.5 V,
+# e-stop closed.
 # Console I/O stays on the interpreter's real stdin/stdout (the REPL's pty).
 import select
 import struct
@@ -36,6 +43,9 @@ NAME = "vboard"
 _TICKS_MASK = const(0x3FFFFFFF)
 _TICKS_HALF = const(0x20000000)
 _UNSET = const(0xFFFF)
+_NO_STATE = const(0xFF)
+_HOLD = const(0x80)
+_LINE_MAX = const(260)     # a frame (256) + CR LF, with room to spare
 
 RESET_UNKNOWN = const(0)
 RESET_POWER_ON = const(1)
@@ -47,7 +57,7 @@ RESET_HARD = const(4)
 _plant = None if _vs is None else getattr(_vs, "PLANT", None)
 _sock = None
 _busy = False              # an exchange was interrupted half way (Ctrl-C): reconnect
-_tx = bytearray(13)
+_tx = bytearray(14)
 _rx = bytearray(12)
 _rxmv = memoryview(_rx)
 _now_ms = 0                # plant clock (lockstep) or real clock (no plant)
@@ -61,6 +71,10 @@ _wdt_ms = 0
 _wdt_fed = 0
 _keepalive = False
 _exchanges = 0
+_state = _NO_STATE         # the machine state from the last EVENT frame written
+_line = bytearray(_LINE_MAX)   # a console line held back by a HOLD, served first
+_line_n = 0
+_line_pos = 0
 _poll = None
 _stdin = None
 _stdout = None
@@ -141,7 +155,7 @@ def _exchange(advance_ms):
         _connect()
     _busy = True
     p = _pulses
-    struct.pack_into("<BH5H", _tx, 0, 0x53, advance_ms, p[0], p[1], p[2], p[3], p[4])
+    struct.pack_into("<BH5HB", _tx, 0, 0x53, advance_ms, p[0], p[1], p[2], p[3], p[4], _state)
     _sock.write(_tx)
     got = _sock.readinto(_rx)
     while got is not None and 0 < got < 12:     # a split reply: rare on loopback
@@ -162,8 +176,28 @@ def _exchange(advance_ms):
     _levels[2] = (bits >> 2) & 1
     _exchanges += 1
     _busy = False
+    if bits & _HOLD:
+        _hold_for_line()
     if _wdt_ms and not _keepalive and _now_ms - _wdt_fed > _wdt_ms:
         _bite()
+
+
+def _hold_for_line():
+    # Virtual time stands still (no exchange) until the console has delivered a whole line.
+    global _line_n, _line_pos
+    if _line_pos < _line_n:
+        return                 # a held line is still being read
+    _line_n = 0
+    _line_pos = 0
+    while _line_n < _LINE_MAX:
+        for _ in _poll.ipoll(50):
+            c = _stdin.read(1)
+            if c:
+                b = c[0] if not isinstance(c, str) else ord(c)
+                _line[_line_n] = b
+                _line_n += 1
+                if b == 10 or b == 3:          # LF ends it; Ctrl-C goes through at once
+                    return
 
 
 def _free_run(advance_ms):
@@ -267,6 +301,11 @@ def unique_id():
 # ---- console ----
 
 def console_read_byte():
+    global _line_pos
+    if _line_pos < _line_n:
+        b = _line[_line_pos]
+        _line_pos += 1
+        return b
     for _ in _poll.ipoll(0):
         c = _stdin.read(1)
         if c:
@@ -275,4 +314,22 @@ def console_read_byte():
 
 
 def console_write(data):
+    if len(data) > 12 and data[0] == 0x1E and data[4] == 0x45:    # RS "SP1" 'E': an EVENT
+        _note_event(data)
     _stdout.write(data)
+
+
+def _note_event(f):
+    # to_state is the 5th field: the digits between the 5th and 6th comma.
+    global _state
+    commas = 0
+    v = 0
+    for i in range(5, len(f)):
+        c = f[i]
+        if c == 0x2C:
+            commas += 1
+            if commas == 6:
+                _state = v
+                return
+        elif commas == 5:
+            v = v * 10 + c - 0x30

@@ -22,6 +22,8 @@ import time
 
 import machine
 
+from shared_fsm.ticks import ticks_add, ticks_diff  # noqa: F401  (part of the HAL's API)
+
 try:
     from micropython import const
 except ImportError:
@@ -31,7 +33,6 @@ except ImportError:
 NAME = "rp2040"
 SERVO_FREQ_HZ = const(50)
 _TICKS_MASK = const(0x3FFFFFFF)
-_TICKS_HALF = const(0x20000000)
 
 # Reset causes as reported in HELLO (stable numbers; machine's constants differ per port).
 RESET_UNKNOWN = const(0)
@@ -111,12 +112,7 @@ def cpu_us():
     return time.ticks_us() & _TICKS_MASK
 
 
-def ticks_add(t, delta):
-    return (t + delta) & _TICKS_MASK
-
-
-def ticks_diff(a, b):
-    return ((a - b + _TICKS_HALF) & _TICKS_MASK) - _TICKS_HALF
+# ticks_add / ticks_diff: the shared wrap-safe arithmetic (2**30 period), imported above.
 
 
 def wait_until_us(deadline_us):

@@ -28,6 +28,8 @@ import struct
 import sys
 import time
 
+from shared_fsm.ticks import ticks_add, ticks_diff  # noqa: F401  (part of the HAL's API)
+
 try:
     from micropython import const
 except ImportError:
@@ -41,7 +43,6 @@ except ImportError:
 
 NAME = "vboard"
 _TICKS_MASK = const(0x3FFFFFFF)
-_TICKS_HALF = const(0x20000000)
 _UNSET = const(0xFFFF)
 _NO_STATE = const(0xFF)
 _HOLD = const(0x80)
@@ -236,12 +237,7 @@ def cpu_us():
     return time.ticks_us() & _TICKS_MASK
 
 
-def ticks_add(t, delta):
-    return (t + delta) & _TICKS_MASK
-
-
-def ticks_diff(a, b):
-    return ((a - b + _TICKS_HALF) & _TICKS_MASK) - _TICKS_HALF
+# ticks_add / ticks_diff: the shared wrap-safe arithmetic (2**30 period), imported above.
 
 
 def wait_until_us(deadline_us):

@@ -23,6 +23,7 @@ from shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
 import boot_recovery as rec
 import cmdparse
 import flashlog
+import hil_hal
 import settings as settings_mod
 import telemetry
 from framewriter import FrameWriter
@@ -33,6 +34,9 @@ from status_led import StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as L
 
 FW_VERSION = "0.1.0"
 LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again for more
+_HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
+_HIL_LINES = 4                     # HIL: lines handled per tick at most
+_US_MASK = 0x3FFFFFFF
 
 # Boot record (flashlog R_BOOT): the 12 ints.
 _BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "pot_counts",
@@ -105,6 +109,8 @@ class App:
         self.boot_action = rec.ACT_NORMAL
         self.boot_grip = -1
         self._setpoint = [0, 0, 0, 0, 0]
+        self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
+        self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
 
     # ---- boot ----
 
@@ -223,6 +229,10 @@ class App:
             hal.wdt_start(self.settings.board["wdt_ms"])
             deadline = hal.ticks_us()
             while True:
+                if self.hil is not None and self.hil.mode == link.HIL_LOCKSTEP:
+                    self._lockstep_tick(period_us)
+                    deadline = hal.ticks_us()
+                    continue
                 start = hal.ticks_us()
                 c0 = hal.cpu_us()
                 self.tick(hal.ticks_ms())
@@ -237,6 +247,27 @@ class App:
         except KeyboardInterrupt:
             self.shutdown()
             raise
+
+    def _lockstep_tick(self, period_us):
+        # HIL lockstep: wait (at most one period, watchdog fed) for the next sensor frame, then
+        # step once at the frame's virtual time. No frame, no step: virtual time stands still.
+        hal = self.hal
+        hil = self.hil
+        start = hal.cpu_us()
+        while not hil.fresh and self.hil is hil:
+            r = self.reader.poll(self.console, _HIL_RX)
+            if r != cmdparse.LINE_NONE:
+                self._on_line(r)
+            if hal.ticks_diff(hal.cpu_us(), start) >= period_us:
+                break
+            if r == cmdparse.LINE_NONE:
+                hil_hal.wait_input(1)
+        hal.wdt_feed()
+        if self.hil is hil and hil.fresh:
+            c0 = hal.cpu_us()
+            self.tick(hil.t_ms)
+            self.stats.record((hil.t_ms * 1000) & _US_MASK, hal.ticks_diff(hal.cpu_us(), c0),
+                              self.flash_tick, hal.ticks_diff)
 
     def tick(self, now):
         # One loop period. Returns nothing; everything it does is visible in the app's state.
@@ -258,6 +289,8 @@ class App:
             self._unplannable()
         self._drive(dt)
         self.hal.wdt_feed()
+        if self.hil is not None:
+            self._send_act(now)
         self._link(now)
         if not self.busy():
             self._at_rest(now)
@@ -303,9 +336,18 @@ class App:
             self.hal.console_write(frame)
 
     def _link(self, now):
-        r = self.reader.poll(self.console, self.settings.board["link_rx_bytes"])
-        if r != cmdparse.LINE_NONE:
-            self._on_line(r)
+        if self.hil is None:
+            r = self.reader.poll(self.console, self.settings.board["link_rx_bytes"])
+            if r != cmdparse.LINE_NONE:
+                self._on_line(r)
+        else:
+            # HIL: a few whole lines per tick, so sensor frames never queue up behind the loop
+            # (real time uses the newest one).
+            for _ in range(_HIL_LINES):
+                r = self.reader.poll(self.console, _HIL_RX)
+                if r == cmdparse.LINE_NONE:
+                    break
+                self._on_line(r)
         if self.ev_sent != self.m.events.next_seq - 1:
             self._forward_events()
         hz = self.settings.board["telemetry_hz"]
@@ -386,7 +428,11 @@ class App:
 
     def _handle(self, ftype, rid, args):
         if ftype == link.T_PING:
-            self._reply(rid, link.OK)
+            self._reply(rid, link.OK, (self.board_id(), FW_VERSION))
+        elif ftype == link.T_HIL_SENSORS:
+            self._hil_sensors(rid, args)
+        elif ftype == link.T_HIL_MODE:
+            self._hil_mode(rid, args[0])
         elif ftype == link.T_STATUS:
             self._send(telemetry.frame(self))
             self._reply(rid, link.OK, self.status_payload())
@@ -420,8 +466,9 @@ class App:
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
         r = self.m.start_job(job, check_pose)
         if r == M_OK:
-            self._flash_begin()
-            rec.write_marker_at(self.root, (job.pick, job.place, job.part_width_um, job.max_attempts))
+            if self.hil is None:          # a simulated job must not leave a marker for boot recovery
+                self._flash_begin()
+                rec.write_marker_at(self.root, (job.pick, job.place, job.part_width_um, job.max_attempts))
             self.cycle_open = 1
             self.cycle_end = 0
             self._reply(rid, link.OK)
@@ -518,6 +565,9 @@ class App:
             sv.d_brake = speed * speed * 500 // accel
 
     def _calibrate(self, rid, target):
+        if self.hil is not None:          # it would persist a calibration of the simulated sensors
+            self._reply(rid, link.E_STATE, ("hil",))
+            return
         if self.busy():
             self._reply(rid, link.E_BUSY)
             return
@@ -539,6 +589,115 @@ class App:
             self._flash_begin()
             self.settings.save(self.root + settings_mod.PATH)
         self._reply(cal.rid, code, payload)
+
+    # ---- hardware in the loop (docs/protocol.md HIL_MODE, HIL_SENSORS, HIL_ACT) ----
+
+    def _drivers(self):
+        return (self.pot, self.current, self.rail, self.switch, self.beam, self.estop) + tuple(self.servos)
+
+    def _hil_mode(self, rid, mode):
+        if mode == link.HIL_OFF:
+            if self.hil is None:
+                self._reply(rid, link.E_STATE, ("not_hil",))
+                return
+            self._hil_leave()
+            self._reply(rid, link.OK, (mode,))
+            return
+        if self.hil is not None:              # switching lockstep <-> real time
+            self.hil.mode = mode
+            self.hil.got = 0
+            self._reply(rid, link.OK, (mode,))
+            return
+        if self.busy() or self.finisher is not None or self.cal is not None:
+            self._reply(rid, link.E_BUSY)
+            return
+        pins = self.settings.pins()
+        mo = self.motion
+        self._hil_saved = ([(sv.pos, sv.last_target, sv.pulse, sv.enabled) for sv in self.servos],
+                           array("i", mo.joints), mo.jaw_um, self.m.out.jaw_um)
+        h = hil_hal.HilPins(pins, mode, [sv.pulse for sv in self.servos])
+        hal = self.hal
+        # Until the first frame: the readings as they are now, e-stop closed, switch and beam idle.
+        h.adc[0] = hal.read_u16(pins.adc_pot)
+        h.adc[1] = hal.read_u16(pins.adc_current)
+        h.adc[2] = hal.read_u16(pins.adc_rail)
+        h.levels = link.HIL_PIN_SWITCH | link.HIL_PIN_BEAM
+        for d in self._drivers():
+            d.hal = h
+        self.hil = h
+        self._reply(rid, link.OK, (mode,))
+
+    def _hil_leave(self):
+        # Back to board_hal. The real PWM was never written under HIL, so the arm still stands
+        # where HIL began: servos, planner and jaw command are put back there (nothing moves).
+        m = self.m
+        if self.cal is not None:
+            self.cal.cancel(self)
+            self.cal = None
+        if m.busy():
+            m.abort()                     # latched ABORTED: a human clears it
+        saved, joints, jaw, jaw_cmd = self._hil_saved
+        for d in self._drivers():
+            d.hal = self.hal
+        for i in range(5):
+            sv = self.servos[i]
+            sv.pos, sv.last_target, sv.pulse, sv.enabled = saved[i]
+            sv.vel = 0
+            sv.rem = 0
+        mo = self.motion
+        mo.joints[:] = joints
+        mo.jaw_um = jaw
+        mo.active = 0
+        mo.seq = m.out.move_seq
+        m.out.jaw_um = jaw_cmd
+        self.pot.value = -1               # filters re-seed from the real sensors
+        self.current.filt = -1
+        self.hil = None
+        self._hil_saved = None
+        now = self.hal.ticks_ms()
+        self.last_ms = now
+        self.next_telemetry = now
+        self.last_commit = now
+        mo.last_tick = now
+
+    def _hil_sensors(self, rid, args):
+        h = self.hil
+        if h is None:
+            self._reply(rid, link.E_STATE, ("not_hil",))
+            return
+        if h.got == 0 and h.mode == link.HIL_LOCKSTEP:
+            # Virtual time starts here: the loop's own timers restart on the frame's clock.
+            t = args[0]
+            p = self.cfg.loop_period_ms
+            self.last_ms = ms_add(t, -p)
+            self.motion.last_tick = self.last_ms
+            self.next_telemetry = t
+            self.last_commit = t
+        h.sensor_id = rid
+        h.take(args)
+
+    def _send_act(self, now):
+        # HIL_ACT: the pulses this tick wrote, on the sensor frame it stepped on.
+        h = self.hil
+        h.fresh = 0
+        h.ticks += 1
+        p = h.pulses
+        w = self.fw
+        st = self.stats
+        w.begin(link.T_HIL_ACT)
+        w.add(h.sensor_id)
+        w.add(h.ticks & _US_MASK)
+        w.add(now)
+        w.add(p[0])
+        w.add(p[1])
+        w.add(p[2])
+        w.add(p[3])
+        w.add(p[4])
+        w.add(self.m.state)
+        w.add(self.m.fault)
+        w.add(st.last_step_us & _US_MASK)
+        w.add(st.mean_period_us() & _US_MASK)
+        self._send(w.finish())
 
     # ---- recovery finisher ----
 
@@ -566,18 +725,23 @@ class App:
         elif self.cycle_end and self.m.fault and self.cycle_open != 2:
             # A fault ended the cycle: the arm is frozen where it is; that is the pose the next
             # boot must command first. The marker stays until a human clears the fault.
-            self._flash_begin()
-            rec.write_rest_at(self.root, self.motion.joints, self.motion.jaw_um)
+            self._save_rest()
             self.cycle_open = 2
             self.cycle_end = 0
             self._flash_commit()
         elif ms_diff(now, self.last_commit) >= self.settings.board["log_commit_ms"]:
             self._flash_commit()
 
+    def _save_rest(self):
+        # The pose the next boot commands first: never the simulated arm's pose under HIL.
+        if self.hil is None:
+            self._flash_begin()
+            rec.write_rest_at(self.root, self.motion.joints, self.motion.jaw_um)
+
     def _end_cycle(self):
-        self._flash_begin()
-        rec.write_rest_at(self.root, self.motion.joints, self.motion.jaw_um)
-        rec.clear_marker_at(self.root)
+        self._save_rest()
+        if self.hil is None:
+            rec.clear_marker_at(self.root)
         self.cycle_open = 0
         self.cycle_end = 0
         self._flash_commit()
@@ -592,6 +756,8 @@ class App:
         except Exception:
             pass
         try:
+            if self.hil is not None:
+                self._hil_leave()       # the real arm never moved: its pose is the saved one
             if self.motion is not None:
                 self._forward_events()
                 rec.write_rest_at(self.root, self.motion.joints, self.motion.jaw_um)

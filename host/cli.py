@@ -14,6 +14,7 @@ COMMANDS = [
     ("demo", "host.cmd_demo", "run the shared state machine against the scripted fake HAL and print its transitions"),
     ("deploy", "host.cmd_deploy", "copy the firmware to a board over mpremote: compiled, hashed on the board, only changed files, atomic"),
     ("fit", "host.cmd_fit", "fit the MuJoCo plant's parameters to a run record's sensor traces; writes PLANT.json for `sim run --plant`"),
+    ("hil", "host.cmd_hil", "hardware in the loop: the board's firmware on the host's MuJoCo plant over the link (lockstep or real time), judged like sim runs"),
     ("job", "host.cmd_job", "start a pick-and-place job on a board over the link (and abort, clear, status)"),
     ("log", "host.cmd_log", "export the monitor's SQLite record store as CSV/JSON, or summarise faults and success rate"),
     ("monitor", "host.cmd_monitor", "live view of a running board; stores every log record once in SQLite, back-fills after resets"),

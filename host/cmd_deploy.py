@@ -8,7 +8,9 @@ mpy-cross that matches the board's .mpy format (or as source with --source). Fil
 on the board and only those that differ are copied; each is written under a temporary name
 and renamed, so an interrupted deploy never leaves a half file (run it again to finish).
 A manifest with versions and hashes is kept in /surepick-manifest.json. The board is then
-soft-reset and the firmware's hello frame awaited.
+soft-reset and the firmware's hello frame awaited. Compiled modules are cached (keyed by the
+source's hash and the mpy-cross version) in the user cache directory, or $SUREPICK_MPY_CACHE,
+so a warm deploy compiles nothing.
 
 Exit status: 0 deployed (or nothing to do), 1 the board or the link failed, 2 bad usage."""
 
@@ -26,6 +28,8 @@ def add_arguments(parser):
                         help="reset the board but do not wait for the firmware's hello")
     parser.add_argument("--hello-timeout", type=float, default=15.0, metavar="S",
                         help="seconds to wait for the hello frame after the reset (default 15)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="compile every module again instead of using the .mpy cache")
     parser.add_argument("--quiet", action="store_true", help="print only errors and the summary")
 
 
@@ -42,7 +46,7 @@ def run(args):
         if port != args.port:
             say("found a Pico on %s" % port)
         res = deploy(port, source=args.source, progress=say, wait_hello=not args.no_wait,
-                     hello_timeout=args.hello_timeout)
+                     hello_timeout=args.hello_timeout, cache=not args.no_cache)
     except (DeployError, LinkError) as e:
         print("surepick deploy: %s" % e, file=sys.stderr)
         return 1

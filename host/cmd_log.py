@@ -14,7 +14,10 @@ def add_arguments(parser):
                         description="Write every stored flash-log record (oldest first) to stdout "
                                     "or --out, with state, kind and reason names beside the numbers.")
     ex.add_argument("--db", required=True, metavar="FILE", help="the monitor's SQLite file")
-    ex.add_argument("--format", required=True, metavar="csv|json", help="csv or json")
+    ex.add_argument("--format", metavar="csv|json", help="csv or json (required unless --run)")
+    ex.add_argument("--run", metavar="DIR",
+                    help="write a run record instead (docs/run-record.md, kind board-recording): "
+                         "run.json, cycles.jsonl, events.csv and a header-only ticks.csv")
     ex.add_argument("--since", metavar="WHEN",
                     help="only records received since: an ISO date/time (2026-05-01 or "
                          "2026-05-01T10:00), an age (30m, 12h, 7d) or seq:N (log seq above N)")
@@ -101,6 +104,8 @@ def _named(row):
 def export(args):
     import csv
     import json
+    if getattr(args, "run", None):
+        return export_run(args)
     if args.format not in ("csv", "json"):
         return _fail("unknown format %r: use csv or json" % args.format)
     try:
@@ -126,6 +131,109 @@ def export(args):
             out.close()
     if args.out:
         print("wrote %d records to %s" % (len(rows), args.out), file=sys.stderr)
+    return 0
+
+
+def recording_cycles(rows):
+    # rows: one board's records, oldest first -> (cycles, {cycle: [12-int events]}, outside).
+    # A cycle opens on a transition out of IDLE and closes on a transition back to IDLE
+    # (outcome `placed` or the reason's name) or a fault (the fault's name). A boot while a
+    # cycle is open closes it as `incomplete`; the fault the next boot latches for it
+    # (INTERRUPTED, an IDLE -> IDLE fault) is then its outcome; if none of the cycle's records
+    # were committed, that fault makes a cycle of its own (records_lost). No job poses in the log.
+    from ..shared_fsm import codes, states
+    from .monitor.model import code_name
+    from .monitor.store import RECORD_COLUMNS
+    cycles, events, outside = [], {}, 0
+    cur = last = None
+    booted = False
+    for r in rows:
+        ev = tuple(r[c] for c in RECORD_COLUMNS)
+        rt = r["rtype"]
+        if rt == 3:
+            if cur is not None:
+                cur["outcome"] = "incomplete"
+                cur["restarts"] = cur.get("restarts", 0) + 1
+                last, cur = cur, None
+            booted = True
+            continue
+        if rt not in (1, 2, 4):
+            continue
+        if cur is None and rt == 1 and ev[3] == states.IDLE and ev[4] != states.IDLE:
+            cur = {"cycle": len(cycles), "job": {"pick_um": None, "place_um": None,
+                                                 "part_width_um": None, "max_attempts": None,
+                                                 "t_ms": ev[1]},
+                   "outcome": "incomplete", "board_id": r["board_id"], "first_seq": r["seq"]}
+            cycles.append(cur)
+            events[cur["cycle"]] = []
+            booted = False
+        if cur is None:
+            if rt == 2 and last is not None and last["outcome"] == "incomplete":
+                events[last["cycle"]].append(ev)
+                last["outcome"] = code_name(ev[5])
+            elif rt == 2 and booted and ev[3] == states.IDLE:
+                # latched at boot for a cycle none of whose records were committed (the power
+                # went while it ran): a cycle of its own with only that fault
+                c = {"cycle": len(cycles), "job": {"pick_um": None, "place_um": None,
+                                                   "part_width_um": None, "max_attempts": None,
+                                                   "t_ms": None},
+                     "outcome": code_name(ev[5]), "board_id": r["board_id"], "first_seq": r["seq"],
+                     "last_seq": r["seq"], "records_lost": True}
+                cycles.append(c)
+                events[c["cycle"]] = [ev]
+            else:
+                outside += 1
+            booted = False
+            continue
+        events[cur["cycle"]].append(ev)
+        cur["last_seq"] = r["seq"]
+        if rt == 2:
+            cur["outcome"] = code_name(ev[5])
+            last, cur = cur, None
+        elif rt == 1 and ev[4] == states.IDLE:
+            cur["outcome"] = "placed" if ev[5] == codes.R_PLACED else code_name(ev[5])
+            last, cur = cur, None
+    return cycles, events, outside
+
+
+def export_run(args):
+    import time
+
+    from .. import __version__
+    from ..shared_fsm.config import Config
+    from . import runrecord
+    try:
+        since = parse_since(args.since) if args.since else None
+        store = _open(args.db)
+    except ValueError as e:
+        return _fail(str(e))
+    rows = _rows(store, args.board, since)
+    boards = sorted({(r["board_id"], r["epoch"]) for r in rows})
+    if len(boards) > 1:
+        return _fail("the database holds %d boards/epochs (%s): pick one with --board"
+                     % (len(boards), ", ".join("%s#%d" % b for b in boards)))
+    cycles, events, outside = recording_cycles(rows)
+    fw = None
+    if boards:
+        b = store.board(boards[0][0])
+        fw = b[1] if b else None
+    cfg = Config()
+    meta = {
+        "kind": "board-recording", "scenario": None, "params": {}, "seed": None,
+        "versions": {"surepick": __version__, "firmware": fw},
+        "model_hash": None, "plant_params": None,
+        # The log does not carry the board's config: these are the defaults it boots with.
+        "config": cfg.to_dict(), "config_source": "defaults (not recorded by the board)",
+        "loop_period_ms": cfg.loop_period_ms,
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "source": {"tool": "surepick log export --run", "db": args.db,
+                   "board_id": boards[0][0] if boards else None,
+                   "epoch": boards[0][1] if boards else None, "records": len(rows),
+                   "events_outside_cycles": outside, "ticks": "none: the board does not record ticks"},
+    }
+    runrecord.write(args.run, meta, cycles, events, {})
+    print("wrote a run record of %d cycles (%d events) to %s; no ticks (load it with ticks=False)"
+          % (len(cycles), sum(len(v) for v in events.values()), args.run), file=sys.stderr)
     return 0
 
 

@@ -26,6 +26,10 @@ def add_arguments(p):
     r.add_argument("--plant", metavar="PLANT.json", help="plant parameters (e.g. from `surepick fit`)")
     r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     r.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer (needs a display)")
+    r.add_argument("--engine", choices=("sim", "vboard"), default="sim",
+                   help="sim: the shared machine on the host (default); vboard: the firmware itself on the "
+                   "virtual board against the same plant, written as a run record of kind virtual-board "
+                   "(host/vboard_run.py; needs the micropython binary)")
 
     b = sub.add_parser("batch", help="run many seeded cycles over worker processes",
                        description="Run COUNT seeds (S, S+1, ...) of a scenario, or of every scenario with "
@@ -102,6 +106,11 @@ def _scenarios(args):
 
 
 def _run(args, overrides, cfg, plant):
+    if getattr(args, "engine", "sim") == "vboard":
+        from surepick.host import vboard_run
+        if args.cycles < 1:
+            raise ValueError("--cycles must be at least 1")
+        return vboard_run.cli_run(args, overrides, cfg, plant)
     from surepick.sim import runner, scenarios, report
     sc = scenarios.get(args.scenario)
     values = sc.resolve(overrides)

@@ -75,15 +75,28 @@ def find_mpy_cross():
     return found
 
 
+_VERSIONS = {}
+
+
 def mpy_cross_version(exe):
     # -> (mpy major, mpy minor, banner): "MicroPython v1.29.0 ...; mpy-cross emitting mpy v6.3"
+    try:
+        st = os.stat(exe)
+        key = (exe, st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _VERSIONS:
+        return _VERSIONS[key]
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
     tail = out.rsplit("mpy v", 1)
     try:
         major, minor = tail[1].strip().split(".")[:2]
-        return int(major), int(minor), out.strip()
+        v = int(major), int(minor), out.strip()
     except (IndexError, ValueError):
         raise DeployError("cannot read the .mpy version from `mpy-cross --version`: %r" % out) from None
+    if key is not None:
+        _VERSIONS[key] = v
+    return v
 
 
 def _compile(exe, src, shown_name, workdir):
@@ -95,9 +108,68 @@ def _compile(exe, src, shown_name, workdir):
     return out.read_bytes()
 
 
-def build(dirs=None, source=False, mpy_cross=None):
-    # -> [Artifact], sorted by board path. Compiles to .mpy unless `source`.
+# ---- the .mpy cache: a warm deploy compiles nothing ----
+# One file per compiled module, named by the hash of everything the output depends on: the
+# source bytes, the name shown in tracebacks (-s) and the mpy-cross banner (its version and
+# .mpy format). Stale entries are harmless; `--no-cache` or deleting the folder clears it.
+
+def default_cache_dir():
+    env = os.environ.get("SUREPICK_MPY_CACHE")
+    if env:
+        return Path(env)
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("surepick", appauthor=False)) / "mpy"
+
+
+def _cache_key(source, shown_name, banner):
+    h = hashlib.sha256()
+    for part in (banner.encode(), b"\0", shown_name.encode(), b"\0", source):
+        h.update(part)
+    return h.hexdigest()
+
+
+class MpyCache:
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key):
+        try:
+            data = (self.folder / (key + ".mpy")).read_bytes()
+        except OSError:
+            return None
+        if data[:1] != b"M":        # not an .mpy (a damaged entry): compile again
+            return None
+        return data
+
+    def put(self, key, data):
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp = self.folder / ("%s.%d.tmp" % (key, os.getpid()))
+            tmp.write_bytes(data)
+            os.replace(tmp, self.folder / (key + ".mpy"))
+        except OSError:
+            pass                     # a read-only cache only costs time
+
+
+class BuildStats:
+    def __init__(self):
+        self.compiled = 0
+        self.cached = 0
+
+
+def build(dirs=None, source=False, mpy_cross=None, cache=True, cache_dir=None, stats=None):
+    # -> [Artifact], sorted by board path. Compiles to .mpy unless `source`; compiled modules
+    # come from the cache when their source, name and mpy-cross are unchanged (cache=False:
+    # always compile). `stats` (a BuildStats) counts compiled and cached modules.
     dirs = dirs or source_dirs()
+    stats = stats if stats is not None else BuildStats()
+    mc = None
+    banner = None
+    if not source and cache:
+        mc = MpyCache(cache_dir or default_cache_dir())
+        banner = mpy_cross_version(mpy_cross)[2]
     arts = []
     with tempfile.TemporaryDirectory(prefix="surepick-build-") as work:
         for name, board_dir in BOARD_DIRS:
@@ -109,9 +181,20 @@ def build(dirs=None, source=False, mpy_cross=None):
                 target = board_dir.rstrip("/") + "/"
                 if source or src.suffix != ".py" or src.name in SOURCE_ONLY:
                     arts.append(Artifact(target + src.name, src.read_bytes(), src))
+                    continue
+                shown = "%s/%s" % (name, src.name)
+                data = None
+                if mc is not None:
+                    key = _cache_key(src.read_bytes(), shown, banner)
+                    data = mc.get(key)
+                if data is None:
+                    data = _compile(mpy_cross, src, shown, work)
+                    stats.compiled += 1
+                    if mc is not None:
+                        mc.put(key, data)
                 else:
-                    data = _compile(mpy_cross, src, "%s/%s" % (name, src.name), work)
-                    arts.append(Artifact(target + src.stem + ".mpy", data, src))
+                    stats.cached += 1
+                arts.append(Artifact(target + src.stem + ".mpy", data, src))
     return sorted(arts, key=lambda a: a.board_path)
 
 
@@ -164,8 +247,9 @@ for d in %r:
         pass
 """
 
-# Rename each temp file over its target. Paths are made relative to "/" (we chdir there):
-# the unix port's VfsPosix (the virtual board) mishandles a rename whose target is absolute,
+# Rename each temp file over its target. Paths are made relative to "/" (we chdir there): a
+# bare unix-port VfsPosix with a root mishandles absolute renames (the virtual board's
+# boot_shim now wraps it, but an older virtual board or a plain unix micropython may not);
 # littlefs on a Pico does not care. FAT cannot rename over a file: remove it first there.
 _INSTALL = """
 import os
@@ -352,6 +436,9 @@ class Result:
         self.hello = None
         self.seconds = 0.0
         self.bytes_copied = 0
+        self.compiled = 0        # modules compiled by mpy-cross in this deploy
+        self.cached = 0          # modules taken from the .mpy cache
+        self.hello_seconds = 0.0 # from the soft reset to the firmware's hello
 
 
 def _blocks(size, block):
@@ -403,10 +490,10 @@ def _git_describe():
 
 
 def deploy(port, source=False, dirs=None, progress=None, wait_hello=True, hello_timeout=15.0,
-           connect_timeout=6):
+           connect_timeout=6, cache=True):
     # -> Result. Raises DeployError with a message for the user.
     try:
-        return _deploy(port, source, dirs, progress, wait_hello, hello_timeout, connect_timeout)
+        return _deploy(port, source, dirs, progress, wait_hello, hello_timeout, connect_timeout, cache)
     except DeployError:
         raise
     except Exception as e:
@@ -418,7 +505,7 @@ def deploy(port, source=False, dirs=None, progress=None, wait_hello=True, hello_
         raise
 
 
-def _deploy(port, source, dirs, progress, wait_hello, hello_timeout, connect_timeout):
+def _deploy(port, source, dirs, progress, wait_hello, hello_timeout, connect_timeout, cache=True):
     say = progress or (lambda msg: None)
     t0 = time.monotonic()
     res = Result()
@@ -447,9 +534,12 @@ def _deploy(port, source, dirs, progress, wait_hello, hello_timeout, connect_tim
                 raise DeployError("the board loads .mpy v%d but mpy-cross emits v%d (%s): install the "
                                   "mpy-cross that matches MicroPython %s, or deploy with --source"
                                   % (info.mpy_major, major, banner, info.version_text))
-        arts = build(dirs, source, exe)
-        say("built %d files (%s, %.1f KB)" % (len(arts), "source" if source else "mpy v%d.%d" % mpy,
-                                              sum(a.size for a in arts) / 1024))
+        bs = BuildStats()
+        arts = build(dirs, source, exe, cache=cache, stats=bs)
+        res.compiled, res.cached = bs.compiled, bs.cached
+        say("built %d files (%s, %.1f KB%s)" % (
+            len(arts), "source" if source else "mpy v%d.%d" % mpy, sum(a.size for a in arts) / 1024,
+            "" if source else "; %d compiled, %d from the cache" % (bs.compiled, bs.cached)))
         board_dirs = sorted({d for _, d in BOARD_DIRS})
         paths = [a.board_path for a in arts]
         hashes, listing = board.hashes(paths + [MANIFEST], board_dirs)
@@ -528,7 +618,9 @@ def _removed_text(removed):
 def _finish(board, res, wait_hello, hello_timeout, say, t0):
     # Entering the raw REPL stopped the firmware: always reset so it runs again.
     say("soft reset%s" % ("; waiting for the firmware's hello ..." if wait_hello else ""))
+    t_reset = time.monotonic()
     hello, text = board.reset_and_wait_hello(hello_timeout if wait_hello else 0.3)
+    res.hello_seconds = time.monotonic() - t_reset
     if hello is None and wait_hello:
         tail = text.decode(errors="replace").strip()[-1500:]
         raise DeployError("the firmware did not say hello within %.0f s after the reset; the "

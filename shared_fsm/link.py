@@ -37,6 +37,7 @@ T_EVENT = const(0x45)      # E
 T_FAULT = const(0x46)      # F
 T_REPLY = const(0x52)      # R
 T_LOG = const(0x4C)        # L
+T_HIL_ACT = const(0x58)    # X  hardware-in-the-loop actuation (one per HIL tick)
 # ---- frame types: host -> board (lower case) ----
 T_PING = const(0x70)        # p
 T_STATUS = const(0x73)      # s
@@ -47,8 +48,19 @@ T_LOG_SINCE = const(0x6C)   # l
 T_CONFIG_GET = const(0x67)  # g
 T_CONFIG_SET = const(0x77)  # w
 T_CALIBRATE = const(0x6B)   # k
-# Reserved for hardware-in-the-loop frames: X Y Z (board -> host), x y z (host -> board).
-# Until defined they decode as E_UNKNOWN_TYPE.
+T_HIL_MODE = const(0x78)    # x  enter/leave hardware-in-the-loop mode
+T_HIL_SENSORS = const(0x79)  # y  one tick of raw sensor readings from the host's plant
+# Still reserved for hardware-in-the-loop: Y Z (board -> host), z (host -> board); they decode
+# as E_UNKNOWN_TYPE.
+
+# ---- HIL_MODE modes ----
+HIL_OFF = const(0)        # normal I/O (board_hal reads, PWM); the servos hold where they were
+HIL_LOCKSTEP = const(1)   # the loop steps once per sensor frame, at the frame's time
+HIL_REALTIME = const(2)   # the loop runs on its own clock with the latest sensor frame
+# HIL_SENSORS pins bit mask: pin LEVELS as board_hal.read_pin returns them (pull-ups).
+HIL_PIN_ESTOP = const(1)
+HIL_PIN_SWITCH = const(2)
+HIL_PIN_BEAM = const(4)
 
 # ---- CALIBRATE targets ----
 CAL_POT = const(0)
@@ -88,12 +100,15 @@ K_MDEG = const(8)  # angle, millidegrees: +-180 deg
 K_WIDTH = const(9)  # part width, um: 1 um..100 mm
 K_TRIES = const(10)  # max attempts 1..9
 K_CAL = const(11)  # CAL_POT / CAL_CURRENT
-K_TOK = const(12)  # token (str)
-K_ANY = const(13)  # an K_I32 integer or a token
+K_HIL = const(12)  # HIL_MODE mode: HIL_OFF, HIL_LOCKSTEP, HIL_REALTIME
+K_PINS = const(13)  # HIL_SENSORS pin levels, HIL_PIN_* bits
+# Integer kinds stay below K_TOK: tests and fuzzers tell ints from tokens by that order.
+K_TOK = const(14)  # token (str)
+K_ANY = const(15)  # an K_I32 integer or a token
 
-KIND_LO = (0, 0, 0, 0, -(1 << 30), -(1 << 31), 1, -1000000, -180000, 1, 1, 0)
+KIND_LO = (0, 0, 0, 0, -(1 << 30), -(1 << 31), 1, -1000000, -180000, 1, 1, 0, 0, 0)
 KIND_HI = (1, 255, 65535, (1 << 30) - 1, (1 << 30) - 1, (1 << 31) - 1, 65535, 1000000, 180000,
-       100000, 9, 1)
+       100000, 9, 1, 2, 7)
 _TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 # byte -> 1 if allowed in a token: one index per byte instead of a search
 _TOKEN_MAP = bytes([1 if c in _TOKEN_BYTES else 0 for c in range(256)])
@@ -142,6 +157,17 @@ SCHEMA = {
     T_CONFIG_GET: ("CONFIG_GET", 2, (K_RID, K_TOK), ("req_id", "key")),
     T_CONFIG_SET: ("CONFIG_SET", 3, (K_RID, K_TOK, K_S30), ("req_id", "key", "value")),
     T_CALIBRATE: ("CALIBRATE", 2, (K_RID, K_CAL), ("req_id", "target")),
+    # Hardware in the loop. A HIL_SENSORS frame is answered by one HIL_ACT frame carrying its
+    # id (no REPLY) once the board has stepped on it; errors still get a REPLY with that id.
+    T_HIL_MODE: ("HIL_MODE", 2, (K_RID, K_HIL), ("req_id", "mode")),
+    T_HIL_SENSORS: ("HIL_SENSORS", 6,
+                    (K_RID, K_U30, K_U16, K_U16, K_U16, K_PINS),
+                    ("req_id", "t_ms", "pot_counts", "current_counts", "rail_counts", "pins")),
+    T_HIL_ACT: ("HIL_ACT", 12,
+                (K_U16, K_U30, K_U30, K_U16, K_U16, K_U16, K_U16, K_U16, K_U8, K_U8, K_U30,
+                 K_U30),
+                ("sensor_id", "tick", "t_ms", "pulse0_us", "pulse1_us", "pulse2_us", "pulse3_us",
+                 "pulse4_us", "state", "fault", "step_us", "period_us")),
 }
 
 ERROR_NAMES = {
@@ -354,6 +380,10 @@ def request(ftype, req_id, args=()):
     if not is_request(ftype):
         return None
     return encode(ftype, (req_id,) + tuple(args))
+
+
+def hil_sensors(req_id, t_ms, pot_counts, current_counts, rail_counts, pins):
+    return encode(T_HIL_SENSORS, (req_id, t_ms, pot_counts, current_counts, rail_counts, pins))
 
 
 def job(req_id, pick, place, width_um, max_attempts=None):

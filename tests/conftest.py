@@ -9,6 +9,11 @@ from hypothesis import settings
 REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 
+# Deploy's compiled-.mpy cache goes to a throwaway directory, never the user's ~/.cache.
+if "SUREPICK_MPY_CACHE" not in os.environ:
+    import tempfile
+    os.environ["SUREPICK_MPY_CACHE"] = tempfile.mkdtemp(prefix="surepick-mpy-cache-")
+
 # Hypothesis: the CI profile runs the full example counts; SUREPICK_QUICK=1 trims them for the
 # edit-test loop (scripts/test.sh --quick sets it).
 settings.register_profile("ci", deadline=None, print_blob=True)

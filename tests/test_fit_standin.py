@@ -1,12 +1,23 @@
-# The proof without hardware: a hardware stand-in (the plant with hidden perturbed parameters
-# chosen by seed) differs from the host sim; fit recovers the plant; then compare passes.
+# The proof without hardware: a hardware stand-in -- the firmware on the virtual board running
+# against the plant with hidden perturbed parameters chosen by seed (`fit --stand-in SEED`,
+# `sim run --engine vboard --plant hidden.json`) -- differs from the host sim; fit on the
+# stand-in's run recovers the plant; then compare between the fitted sim and the stand-in passes.
 import json
 import subprocess
 import sys
+import time
 
+import numpy as np
 import pytest
 
-from surepick.host import fit
+from surepick.host import fit, runrecord
+from surepick.tools.vboard.interp import find_micropython
+
+try:
+    find_micropython()
+    HAVE_MICROPYTHON = True
+except Exception:
+    HAVE_MICROPYTHON = False
 
 SUREPICK = [sys.executable, "-m", "surepick.host.cli"]
 SEED = 11
@@ -17,21 +28,28 @@ def _cli(args, timeout=600):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
 def test_stand_in_differs_then_fit_recovers_it_and_compare_passes(tmp_path):
+    t0 = time.perf_counter()
     hidden = tmp_path / "hidden.json"
     assert _cli(["fit", "--stand-in", str(SEED), "--out", str(hidden)]).returncode == 0
     host, stand, fitted = tmp_path / "host", tmp_path / "stand_in", tmp_path / "fitted"
-    for out, plant in ((host, None), (stand, hidden)):
-        args = ["sim", "run", "--scenario", "nominal", "--seed", str(SEED), "--cycles", "2", "--out", str(out), "--no-plots"]
-        r = _cli(args + (["--plant", str(plant)] if plant else []))
-        assert r.returncode == 0, r.stderr
+    base = ["sim", "run", "--scenario", "nominal", "--seed", str(SEED), "--cycles", "2", "--out"]
+    r = _cli(base + [str(host), "--no-plots"])
+    assert r.returncode == 0, r.stderr
+    r = _cli(base + [str(stand), "--engine", "vboard", "--plant", str(hidden)])       # the stand-in
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert runrecord.load(str(stand)).meta["kind"] == "virtual-board"
     r = _cli(["compare", str(host), str(stand), "--out", str(tmp_path / "c1")])
     assert r.returncode == 1
     for phase in ("VERIFY", "GRASP", "LIFT+TRANSFER", "CALIBRATION"):
         assert phase in r.stdout.split("FAIL:")[1]
     plant = tmp_path / "plant.json"
+    t1 = time.perf_counter()
     r = _cli(["fit", str(stand), "--out", str(plant)])
     assert r.returncode == 0, r.stderr
+    print("\n" + r.stdout)
+    t2 = time.perf_counter()
     got = fit.named_values(json.loads(plant.read_text()))
     want = fit.named_values(json.loads(hidden.read_text()))
     for name in ("gripper_speed_s_per_60deg", "pad_stiffness_n_per_m", "base_speed_s_per_60deg",
@@ -45,6 +63,23 @@ def test_stand_in_differs_then_fit_recovers_it_and_compare_passes(tmp_path):
     assert r.returncode == 0
     r = _cli(["compare", str(stand), str(fitted), "--out", str(tmp_path / "c2")])
     assert r.returncode == 0, r.stdout
+    print("runs + compare %.1f s, fit %.1f s, total %.1f s" % (t1 - t0, t2 - t1, time.perf_counter() - t0))
+
+
+@pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+def test_the_virtual_board_stand_in_is_the_host_sim_on_the_hidden_plant(tmp_path):
+    # The stand-in's run (firmware, virtual board) equals the host sim on the same hidden plant,
+    # tick for tick: what fit sees is the firmware's behaviour on that plant.
+    hidden = tmp_path / "hidden.json"
+    hidden.write_text(json.dumps(fit.stand_in_params(SEED)))
+    base = ["sim", "run", "--scenario", "nominal", "--seed", str(SEED), "--plant", str(hidden), "--out"]
+    for out, extra in (("vb", ["--engine", "vboard"]), ("sim", ["--no-plots"])):
+        r = _cli(base + [str(tmp_path / out)] + extra)
+        assert r.returncode == 0, r.stdout + r.stderr
+    a, b = runrecord.load(str(tmp_path / "sim")), runrecord.load(str(tmp_path / "vb"))
+    assert a.meta["plant_params"] == b.meta["plant_params"] and a.meta["model_hash"] == b.meta["model_hash"]
+    assert a.events == b.events
+    assert a.ticks.shape == b.ticks.shape and np.array_equal(a.ticks, b.ticks)
 
 
 def test_fit_refuses_a_scenario_with_injected_faults(tmp_path):

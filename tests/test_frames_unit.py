@@ -37,7 +37,7 @@ def test_as_dict_names_the_fields():
     assert d["type"] == "EVENT" and d["current_ma"] == 250 and d["present_mask"] == 5
     assert frames.as_dict(out[1]) == {"type": "REPLY", "req_id": 4, "code": 0,
                                       "payload": ["pot_closed_counts", 8000]}
-    assert frames.frame_name(link.T_LOG) == "LOG" and frames.frame_name(0x58) == "0x58"
+    assert frames.frame_name(link.T_LOG) == "LOG" and frames.frame_name(0x59) == "0x59"
 
 
 def test_garbage_is_counted_and_never_hides_the_next_frame():

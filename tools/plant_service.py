@@ -19,6 +19,10 @@
 # A brownout (scenario) or a scheduled power cut stops the world at that exchange: no reply, the
 # board's supervisor is told (on_controller_reset) and cuts the interpreter's power; the next
 # boot finds the servos limp for the time the controller was down.
+#
+# Recording (host/vboard_run.py, the virtual-board run record): after record(), every exchange
+# is kept as one tuple of ints, EXCHANGE_FIELDS: what the board sent and what it was answered.
+# It changes nothing in the exchange itself.
 import socket
 import struct
 import threading
@@ -37,6 +41,11 @@ assert REQUEST.size == 14 and REPLY.size == 12
 KEEP = 0xFFFF
 NO_STATE = 0xFF
 HOLD = 0x80
+# One recorded exchange: the connection it came on (1 = first boot, +1 per controller reset),
+# the request (advance, the five pulse fields as sent, KEEP included, the board's state byte)
+# and the reply (plant clock, pot, current, rail counts, flags as sent, HOLD included).
+EXCHANGE_FIELDS = ("conn", "advance_ms", "p0", "p1", "p2", "p3", "p4", "state", "now_ms", "pot",
+                   "current", "rail", "flags")
 
 
 def _u16(v):
@@ -87,6 +96,14 @@ class PlantService:
         self._thread = None
         self._stopping = False
         self._pulses = [KEEP] * N_SERVOS
+        self.exchange_log = None   # a list of EXCHANGE_FIELDS tuples once record() was called
+
+    def record(self):
+        # Keep every exchange from now on (self.exchange_log); returns the list.
+        with self.lock:
+            if self.exchange_log is None:
+                self.exchange_log = []
+            return self.exchange_log
 
     # ---- the hook the virtual board calls ----
 
@@ -257,8 +274,14 @@ class PlantService:
             flags |= ((1 if plant.read_pin(PIN_ESTOP) else 0)
                       | (2 if plant.read_pin(PIN_SWITCH) else 0)
                       | (4 if plant.read_pin(PIN_BEAM) else 0))
-            return REPLY.pack(0x52, plant.now_ms & 0xFFFFFFFF, _u16(plant.read_u16(ADC_POT)),
-                              _u16(plant.read_u16(ADC_CURRENT)), _u16(plant.read_u16(ADC_RAIL)), flags)
+            now = plant.now_ms & 0xFFFFFFFF
+            pot = _u16(plant.read_u16(ADC_POT))
+            cur = _u16(plant.read_u16(ADC_CURRENT))
+            rail = _u16(plant.read_u16(ADC_RAIL))
+            if self.exchange_log is not None:
+                self.exchange_log.append((self.connections, advance_ms) + tuple(pulses)
+                                         + (state, now, pot, cur, rail, flags))
+            return REPLY.pack(0x52, now, pot, cur, rail, flags)
 
     def _note_state(self, state):
         if isinstance(state, int):

@@ -67,6 +67,15 @@ class Model:
                 self.job_started = None
                 self._add_fault(ev)
 
+    def on_telemetry(self, d):
+        # A monitor that joins mid-cycle has not seen the job start: the state says it runs.
+        with self._lock:
+            self.telemetry = d
+            self.telemetry_at = time.time()
+            if d["state"] != states.IDLE and self.job_started is None and not d["fault"]:
+                self.job_started = time.time()
+                self.job_state = "running"
+
     def clear_faults(self):
         with self._lock:
             self.faults.clear()

@@ -5,7 +5,10 @@
 # nothing the board had committed to its flash log is ever missing from the store.
 #
 # One thread runs all of it (run(stop)); frame callbacks only record what happened, requests
-# are made from the loop, never from inside a callback.
+# are made from the loop, never from inside a callback. Other threads (a test, a view key
+# binding) send requests with call(), which hands them to the loop: the port has one client.
+import queue
+import threading
 import time
 
 from ...shared_fsm import link
@@ -39,6 +42,7 @@ class Session:
         self.reconnects = 0
         self.records_added = 0
         self._totals = {"frames": 0, "corrupt": 0, "echoed": 0, "text_bytes": 0, "timeouts": 0}
+        self._calls = queue.Queue()
         self._reset_link_state()
 
     def _reset_link_state(self):
@@ -120,11 +124,47 @@ class Session:
                     or (self._events_since_poll and now - self._last_poll >= self.log_poll_s)
                     or now - self._last_poll >= _IDLE_POLL_S):
                 self._backfill()
+            self._run_calls()
             self.client.pump(0.05)
             if now - last_flush >= _FLUSH_S:
                 self.store.flush()
                 last_flush = now
             self.model.update(link=self.link_stats())
+
+    # ---- requests from other threads ----
+
+    def call(self, ftype, args=(), timeout=_REQUEST_S, wait=None):
+        """Send one request over the monitor's own link (from any thread) -> link_client.Reply.
+        Raises RequestTimeout when the board does not answer within `timeout` s, Disconnected
+        when the link is not up within `wait` s (default: timeout)."""
+        done = threading.Event()
+        box = {}
+        self._calls.put((ftype, tuple(args), timeout, done, box))
+        if not done.wait((wait if wait is not None else timeout) + timeout + 1.0):
+            box.setdefault("error", Disconnected("%s: the link is not up" % self.port))
+            box["cancelled"] = True
+        if "error" in box:
+            raise box["error"]
+        return box["reply"]
+
+    def _run_calls(self):
+        while True:
+            try:
+                ftype, args, timeout, done, box = self._calls.get_nowait()
+            except queue.Empty:
+                return
+            if box.get("cancelled"):
+                continue
+            try:
+                box["reply"] = self.client.request(ftype, args, timeout)
+            except RequestTimeout as e:
+                box["error"] = e
+            except Disconnected as e:
+                box["error"] = e
+                done.set()
+                raise
+            finally:
+                done.set()
 
     # ---- who is it ----
 
@@ -141,9 +181,11 @@ class Session:
             return
         last_seq = st.payload[4] if st.ok and len(st.payload) > 4 and isinstance(st.payload[4], int) else None
         boots = st.payload[3] if st.ok and len(st.payload) > 3 else None
-        bid, assumed = None, False
+        bid, assumed, fw = None, False, None
         if r.payload and isinstance(r.payload[0], str):
             bid = r.payload[0]              # a firmware that names itself in PING replies
+            if len(r.payload) > 1 and isinstance(r.payload[1], str):
+                fw = r.payload[1]           # (board_id, fw_version)
         elif self.forced_id:
             bid = self.forced_id
         elif self.board_id:
@@ -157,7 +199,9 @@ class Session:
             return
         if assumed:
             self._note("assuming %s, the board last seen on %s, until it says hello" % (bid, self.port))
-        self._set_board(bid, None, last_seq, assumed)
+        self._set_board(bid, fw, last_seq, assumed)
+        if fw is not None:
+            self.model.update(fw_version=fw)
         if boots is not None:
             self.model.update(boot_count=boots)
 
@@ -241,7 +285,7 @@ class Session:
         t = f.ftype
         if t == link.T_TELEMETRY:
             d = as_dict(f)
-            self.model.update(telemetry=d, telemetry_at=time.time())
+            self.model.on_telemetry(d)
             if self.board_id is not None:
                 self.store.add_telemetry(self.board_id, f.fields)
             self.out("telemetry", d)

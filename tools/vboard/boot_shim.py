@@ -21,9 +21,69 @@ def _vb_hang():
             pass
 
 
+class _VbFlash:
+    # The flash as the root filesystem: os.VfsPosix(DIR) with one fix. VfsPosix builds both
+    # host paths of a rename in one shared buffer, so with a root the old path is replaced by
+    # the new one and os.rename('/a', '/b') fails (ENOENT) or renames the wrong file. Here
+    # rename resolves both paths to host paths itself and renames through a rootless VfsPosix;
+    # everything else goes straight to the rooted one.
+    def __init__(self, root):
+        self._root = root.rstrip("/")
+        self._v = _vb_os.VfsPosix(root)
+        self._host = _vb_os.VfsPosix()
+
+    def _host_path(self, p):
+        if not p.startswith("/"):
+            p = self._v.getcwd().rstrip("/") + "/" + p
+        parts = []
+        for part in p.split("/"):
+            if part == "..":
+                if parts:
+                    parts.pop()
+            elif part and part != ".":
+                parts.append(part)
+        return self._root + "/" + "/".join(parts)   # never above the flash root
+
+    def mount(self, readonly, mkfs):
+        self._v.mount(readonly, mkfs)
+
+    def umount(self):
+        self._v.umount()
+
+    def rename(self, old, new):
+        self._host.rename(self._host_path(old), self._host_path(new))
+
+    def open(self, p, mode):
+        return self._v.open(p, mode)
+
+    def ilistdir(self, p):
+        return self._v.ilistdir(p)
+
+    def stat(self, p):
+        return self._v.stat(p)
+
+    def statvfs(self, p):
+        return self._v.statvfs(p)
+
+    def chdir(self, p):
+        return self._v.chdir(p)
+
+    def getcwd(self):
+        return self._v.getcwd()
+
+    def mkdir(self, p):
+        return self._v.mkdir(p)
+
+    def remove(self, p):
+        return self._v.remove(p)
+
+    def rmdir(self, p):
+        return self._v.rmdir(p)
+
+
 def _vb_mount():
     _vb_os.umount("/")
-    _vb_os.mount(_vb_os.VfsPosix(_vb_os.getenv("VBOARD_FLASH")), "/")
+    _vb_os.mount(_VbFlash(_vb_os.getenv("VBOARD_FLASH")), "/")
     # Board-side runtime: generated settings, vboard_ctl and the override (HAL) modules.
     _vb_os.mount(_vb_os.VfsPosix(_vb_os.getenv("VBOARD_RUNTIME")), "/.vboard", readonly=True)
     _vb_os.chdir("/")
@@ -76,4 +136,4 @@ except KeyboardInterrupt as _vb_e:
 _vb_mark("repl")
 for _vb_k in ("VBOARD_RUN_MAIN", "VBOARD_SAFE"):
     _vb_os.unsetenv(_vb_k)
-del _vb_k, _vb_mark, _vb_hang, _vb_mount, _vb_run, _vb_boot, _vb_os, _vb_sys
+del _vb_k, _VbFlash, _vb_mark, _vb_hang, _vb_mount, _vb_run, _vb_boot, _vb_os, _vb_sys

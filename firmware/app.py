@@ -44,12 +44,8 @@ _BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "p
 
 
 def check_pose(x_um, y_um, z_um, pitch_mdeg):
-    # Raises ValueError when unreachable. Adapter: shared_fsm.kinematics.Unreachable calls
-    # ValueError.__init__, which MicroPython lacks, so there it surfaces as AttributeError.
-    try:
-        kinematics.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
-    except AttributeError:
-        raise ValueError("unreachable")
+    # Raises ValueError (kinematics.Unreachable) when the pose is out of reach.
+    kinematics.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
 
 
 class _ConsoleIn:
@@ -277,16 +273,19 @@ class App:
         self.last_ms = now
         self.read_inputs()
         m = self.m
+        was_idle = m.state == IDLE
         m.step(now)
+        if was_idle and m.state != IDLE and self.hil is None:
+            # The cycle's first record goes to flash while the arm is still at rest (the motion
+            # has not ticked yet): a power cut mid-cycle then leaves a log that says a job began.
+            self._forward_events()
+            self._flash_commit()
         if self.finisher is not None:
             if not self.finisher.step(now):
                 self._finish_done()
         if self.cal is not None:
             self.cal.step(self, now)
-        try:
-            self.motion.tick(now, m.out, m.inp)
-        except AttributeError:
-            self._unplannable()
+        self.motion.tick(now, m.out, m.inp)   # an unreachable move comes back as error_seq
         self._drive(dt)
         self.hal.wdt_feed()
         if self.hil is not None:
@@ -295,17 +294,6 @@ class App:
         if not self.busy():
             self._at_rest(now)
         self._led(now)
-
-    def _unplannable(self):
-        # Adapter for the same MicroPython issue inside Motion._plan (it catches ValueError
-        # only): report the move as unplannable, as Motion itself would, so the machine latches
-        # BAD_POSE on its next step instead of the loop dying. Nothing moved: the setpoint holds.
-        mo = self.motion
-        mo.active = 0
-        mo.error_seq = self.m.out.move_seq
-        mo.error_text = "unreachable"
-        self.m.inp.error_seq = mo.error_seq
-        self.m.inp.arrived_seq = mo.arrived_seq
 
     def _drive(self, dt):
         # Motion setpoints (joint units) -> servo angles -> slew/accel-limited pulses.

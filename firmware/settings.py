@@ -202,11 +202,9 @@ class Settings:
         elif key in _MACHINE_NAMES:
             try:
                 self.cfg.update({key: value})
-            except AttributeError:
-                # shared_fsm.config.ConfigError calls ValueError.__init__, which MicroPython
-                # lacks: constructing the error raises AttributeError. Config.update validates
-                # before it changes anything, so this still means "rejected, nothing changed".
-                raise SettingsError(key, "rejected by the machine's config")
+            except ValueError as e:
+                # Config.update validates before it changes anything: rejected, nothing changed.
+                raise SettingsError(key, str(e))
         else:
             raise SettingsError(key, "unknown")
 

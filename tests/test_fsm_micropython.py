@@ -83,3 +83,4 @@ def test_error_classes_work_under_micropython(micropython_bin):
     lines = r.stdout.splitlines()
     assert lines[0].startswith("ok 1 pose unreachable (too far)")
     assert lines[1].startswith("ok grasp_dwell_ms config field 'grasp_dwell_ms'")
+    assert lines[2] == "ok motion error_seq=1 pose unreachable (too fa"

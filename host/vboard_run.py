@@ -36,6 +36,7 @@ from surepick.firmware import settings as fw_settings
 from surepick.shared_fsm import codes, link, states
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job
+from surepick.sim.runner import machine_belief
 from surepick.tools.plant_service import EXCHANGE_FIELDS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,7 +47,6 @@ CAL_STILL_MS = 300
 CAL_SAMPLES = 32
 TAIL_MS = 1300             # keep running after the cycle ends (sim.runner.JUDGE_TAIL_MS)
 CYCLE_LIMIT_MS = 60000     # plant time; a cycle not over by then is `incomplete` (sim.runner's limit)
-SHARED_SKIP = {"fake_hal.py", "fake_scenarios.py", "trace_text.py", "__init__.py"}
 SOURCE_COMMAND = "surepick sim run --engine vboard"
 
 
@@ -68,16 +68,8 @@ def firmware_version():
 
 def deploy_source(flash):
     # What host/deploy.py installs, as source: the firmware in the root, shared_fsm in /lib.
-    flash = Path(flash)
-    flash.mkdir(parents=True, exist_ok=True)
-    for f in (REPO / "firmware").glob("*.py"):
-        if f.name != "__init__.py":
-            shutil.copy(f, flash / f.name)
-    lib = flash / "lib" / "shared_fsm"
-    lib.mkdir(parents=True, exist_ok=True)
-    for f in (REPO / "shared_fsm").glob("*.py"):
-        if f.name not in SHARED_SKIP:
-            shutil.copy(f, lib / f.name)
+    from .deploy import install_source
+    install_source(flash)
 
 
 # ---- the console ---------------------------------------------------------------------------------
@@ -438,22 +430,13 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
 
 def _cycle_record(bc, shadow, check):
     ev = bc.events
-    placed = [e for e in ev if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED]
-    faults = [e for e in ev if e[2] == codes.K_FAULT]
-    if bc.ended_at is None:
-        fsm_outcome, fsm_fault = "incomplete", None
-    elif faults:
-        fsm_outcome, fsm_fault = "fault", codes.name(faults[-1][5])
-    elif placed:
-        fsm_outcome, fsm_fault = "placed", None
-    else:
-        fsm_outcome, fsm_fault = "incomplete", None
+    fsm_outcome, fsm_fault, fault_state = machine_belief(ev, bc.ended_at is not None)
     j_out, j_reason, _ = bc.ps.verdict()
     return {
         "cycle": bc.cycle, "seed": bc.seed, "job": shadow["job"],
         "outcome": "placed" if fsm_outcome == "placed" else (fsm_fault or fsm_outcome),
         "fsm_outcome": fsm_outcome, "fsm_fault": fsm_fault,
-        "fault_state": (shadow["fault_state"] or states.name(faults[-1][3])) if fsm_fault else None,
+        "fault_state": (shadow["fault_state"] or fault_state) if fsm_fault else None,
         "attempts": max([e[6] for e in ev] or [0]),
         "judge_outcome": j_out, "judge_reason": j_reason,
         "sim_ms": bc.ps.now_ms, "wall_s": round(bc.wall_s, 3),

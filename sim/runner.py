@@ -33,6 +33,20 @@ def _um(pose_mm):
             int(round(pose_mm[2] * 1000)), int(round(pose_mm[3] * 1000)))
 
 
+def machine_belief(events, ended):
+    # What the machine itself said about a cycle, from its event records: ("placed", None, None),
+    # ("fault", fault name, state it faulted in) or ("incomplete", None, None). Every engine
+    # (sim, virtual board, HIL) judges the machine's belief with this one rule.
+    if not ended:
+        return "incomplete", None, None
+    faults = [e for e in events if e[2] == codes.K_FAULT]
+    if faults:
+        return "fault", codes.name(faults[-1][5]), states.name(faults[-1][3])
+    if any(e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED for e in events):
+        return "placed", None, None
+    return "incomplete", None, None
+
+
 def check_pose(x_um, y_um, z_um, pitch_mdeg):
     kinematics.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
 
@@ -245,16 +259,7 @@ class CycleRun:
 
     def _record(self, done_at, wall_s):
         m = self.board.machine
-        placed_events = [e for e in self.events if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED]
-        faults = [e for e in self.events if e[2] == codes.K_FAULT]
-        if done_at is None:
-            fsm_outcome, fsm_fault = "incomplete", None
-        elif faults:
-            fsm_outcome, fsm_fault = "fault", codes.name(faults[-1][5])
-        elif placed_events:
-            fsm_outcome, fsm_fault = "placed", None
-        else:
-            fsm_outcome, fsm_fault = "incomplete", None
+        fsm_outcome, fsm_fault, _ = machine_belief(self.events, done_at is not None)
         attempts = max([e[6] for e in self.events] or [0])
         j_out, j_reason, j_details = self.judge.verdict()
         fsm_placed = fsm_outcome == "placed"

@@ -2,10 +2,8 @@
 # run by the real unix `micropython` under tools/vboard with the virtual HAL (tools/vhal) in
 # lockstep with the MuJoCo plant (tools/plant_service.py). A JOB goes over the link; the board
 # must report PLACED and the plant's ground truth must show the part resting in the bin.
-import shutil
 import socket
 import time
-from pathlib import Path
 
 import pytest
 
@@ -15,23 +13,14 @@ vboard = pytest.importorskip("surepick.tools.vboard")
 from surepick.shared_fsm import link, states, codes  # noqa: E402
 from surepick.host.frames import FrameParser  # noqa: E402
 from surepick.tools.plant_service import PlantService  # noqa: E402
+from surepick.host.deploy import install_source  # noqa: E402
 
 VHAL = REPO / "tools" / "vhal"
-SHARED_SKIP = {"fake_hal.py", "fake_scenarios.py", "trace_text.py"}
 
 
 def deploy_source(flash):
     # What host/deploy.py installs, as source: firmware in the root, shared_fsm in /lib.
-    flash = Path(flash)
-    flash.mkdir(parents=True, exist_ok=True)
-    for f in (REPO / "firmware").glob("*.py"):
-        if f.name != "__init__.py":
-            shutil.copy(f, flash / f.name)
-    lib = flash / "lib" / "shared_fsm"
-    lib.mkdir(parents=True, exist_ok=True)
-    for f in (REPO / "shared_fsm").glob("*.py"):
-        if f.name not in SHARED_SKIP:
-            shutil.copy(f, lib / f.name)
+    install_source(flash)
 
 
 class Console:

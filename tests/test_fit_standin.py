@@ -52,12 +52,17 @@ def test_stand_in_differs_then_fit_recovers_it_and_compare_passes(tmp_path):
     t2 = time.perf_counter()
     got = fit.named_values(json.loads(plant.read_text()))
     want = fit.named_values(json.loads(hidden.read_text()))
-    for name in ("gripper_speed_s_per_60deg", "pad_stiffness_n_per_m", "base_speed_s_per_60deg",
-                 "shoulder_speed_s_per_60deg", "elbow_speed_s_per_60deg", "current_offset_counts"):
-        assert abs(got[name] - want[name]) <= 0.12 * abs(want[name]), (name, got[name], want[name])
-    # The pot zero at 0 mm is an extrapolation from readings at 20..45 mm: bounded by residual.
-    after = [l.split() for l in r.stdout.splitlines() if l.split()[:1] == ["pot_counts"] and len(l.split()) == 3][-1]
-    assert float(after[2]) < 40.0, after   # RMS pot residual after the fit, counts (noise floor ~13)
+    # Recovered within the 10%:
+    for name in ("gripper_speed_s_per_60deg", "base_speed_s_per_60deg", "shoulder_speed_s_per_60deg",
+                 "elbow_speed_s_per_60deg", "current_offset_counts"):
+        assert abs(got[name] - want[name]) <= 0.10 * abs(want[name]), (name, got[name], want[name])
+    # Not within 10% (measured: pad stiffness +10.5%, pot zero -28%: the zero at 0 mm is an
+    # extrapolation from readings at 20..45 mm), so they are held to the alternative, a
+    # stated bound on the residual of the signals they shape: pot and current RMS after the fit.
+    res = {l.split()[0]: l.split() for l in r.stdout.splitlines() if len(l.split()) == 3}
+    assert float(res["pot_counts"][2]) < 40.0, res     # counts; noise floor about 13, before: 584
+    assert float(res["current_ma"][2]) < 10.0, res     # mA; noise floor about 2, before: 54
+    assert abs(got["pad_stiffness_n_per_m"] - want["pad_stiffness_n_per_m"]) <= 0.25 * want["pad_stiffness_n_per_m"]
     r = _cli(["sim", "run", "--scenario", "nominal", "--seed", str(SEED), "--cycles", "2", "--out", str(fitted),
               "--no-plots", "--plant", str(plant)])
     assert r.returncode == 0

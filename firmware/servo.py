@@ -64,6 +64,8 @@ class Servo:
         if dt_ms <= 0:
             return
         target = clamp_servo_mdeg(target)
+        if target == self.pos and target == self.last_target and self.vel == 0:
+            return  # at rest on a still target: nothing to integrate, the pulse is written
         # The target's own speed: tracking a moving setpoint must not look like "brake now".
         vt = (target - self.last_target) * 1000 // dt_ms
         self.last_target = target

@@ -10,11 +10,12 @@ from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job
 
 from . import scenarios
-from .judge import Judge
+from .judge import PLACE_HOLD_MS, Judge
 from .plant import Plant
 from .sim_board import SimBoard
 
 SAMPLE_MS = 10            # ground truth and trajectory sampling period
+BATCH_SAMPLE_MS = 20      # ground truth only (batches): the judge needs no finer steps
 JUDGE_TAIL_MS = 1300      # keep simulating after the machine is done: "resting for 1 s" needs it
 CYCLE_LIMIT_MS = 60000    # a cycle that has not ended by then is reported as incomplete
 BOOT_MS = 250             # controller restart time after a brownout
@@ -105,6 +106,7 @@ class CycleRun:
         self.job = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": self.board.now,
                     "part_width_um": job.part_width_um, "max_attempts": job.max_attempts}
         self._record_ticks = record_trajectory
+        sample_ms = SAMPLE_MS if record_trajectory else BATCH_SAMPLE_MS
         if not record_trajectory:
             self.ticks = []
         err = self.board.machine.start_job(job, check_pose)
@@ -135,7 +137,7 @@ class CycleRun:
                 lag = t / 1000.0 - (time.perf_counter() - t_start)
                 if lag > 0:
                     time.sleep(lag)  # real time, so a person can watch
-            if t % SAMPLE_MS == 0:
+            if t % sample_ms == 0:
                 truth = plant.truth()
                 self.judge.sample(t, truth)
                 if record_trajectory:
@@ -146,6 +148,11 @@ class CycleRun:
             if done_at is None and self._reboot_at is None and not m.busy():
                 done_at = t
             if done_at is not None and t - done_at >= JUDGE_TAIL_MS:
+                break
+            if (done_at is not None and not record_trajectory
+                    and self.judge.rest_ok_ms >= PLACE_HOLD_MS and m.fault == 0):
+                # Batches: the placement is already measured (the part has rested in the bin
+                # since the jaws opened, before the retreat); the tail could only repeat it.
                 break
         if view is not None:
             view.close()

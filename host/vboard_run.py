@@ -74,8 +74,8 @@ def deploy_source(flash):
 
 # ---- the console ---------------------------------------------------------------------------------
 
-class _Console:
-    # A TCP client of the virtual board's console with the host's frame parser.
+class BoardConsole:
+    # A TCP client of the virtual board's console with the host's frame parser (also the tests').
     def __init__(self, address):
         from .frames import FrameParser
         host, port = address.replace("socket://", "").rsplit(":", 1)
@@ -115,6 +115,9 @@ class _Console:
             if pred(f):
                 return f
         return None
+
+    def send(self, frame):
+        self.sock.sendall(frame)
 
     def close(self):
         self.sock.close()
@@ -190,7 +193,7 @@ class BoardCycle:
         t0 = time.monotonic()
         deadline = t0 + self.timeout_s
         with board:
-            con = _Console(board.address)
+            con = BoardConsole(board.address)
             try:
                 if not _held_at(ps, cal_hold, 60):
                     raise VboardRunError("the board never reached the calibration tick (t=%d ms); console:\n%s"

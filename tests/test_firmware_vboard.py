@@ -2,7 +2,6 @@
 # run by the real unix `micropython` under tools/vboard with the virtual HAL (tools/vhal) in
 # lockstep with the MuJoCo plant (tools/plant_service.py). A JOB goes over the link; the board
 # must report PLACED and the plant's ground truth must show the part resting in the bin.
-import socket
 import time
 
 import pytest
@@ -11,9 +10,9 @@ from conftest import REPO
 
 vboard = pytest.importorskip("surepick.tools.vboard")
 from surepick.shared_fsm import link, states, codes  # noqa: E402
-from surepick.host.frames import FrameParser  # noqa: E402
 from surepick.tools.plant_service import PlantService  # noqa: E402
 from surepick.host.deploy import install_source  # noqa: E402
+from surepick.host.vboard_run import BoardConsole as Console  # noqa: E402,F401  (shared with other tests)
 
 VHAL = REPO / "tools" / "vhal"
 
@@ -21,43 +20,6 @@ VHAL = REPO / "tools" / "vhal"
 def deploy_source(flash):
     # What host/deploy.py installs, as source: firmware in the root, shared_fsm in /lib.
     install_source(flash)
-
-
-class Console:
-    # A TCP client of the virtual board's console with the host's frame parser.
-    def __init__(self, address):
-        host, port = address.replace("socket://", "").rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=5)
-        self.sock.settimeout(0.05)
-        self.text = bytearray()
-        self.parser = FrameParser(on_text=self.text.extend)
-        self.frames = []
-
-    def pump(self, seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            try:
-                data = self.sock.recv(65536)
-            except socket.timeout:
-                continue
-            if not data:
-                break
-            self.frames.extend(self.parser.feed(data))
-
-    def wait(self, pred, timeout):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for f in self.frames:
-                if pred(f):
-                    return f
-            self.pump(0.1)
-        return None
-
-    def send(self, frame):
-        self.sock.sendall(frame)
-
-    def close(self):
-        self.sock.close()
 
 
 def _is(ftype):

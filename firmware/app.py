@@ -273,13 +273,7 @@ class App:
         self.last_ms = now
         self.read_inputs()
         m = self.m
-        was_idle = m.state == IDLE
         m.step(now)
-        if was_idle and m.state != IDLE and self.hil is None:
-            # The cycle's first record goes to flash while the arm is still at rest (the motion
-            # has not ticked yet): a power cut mid-cycle then leaves a log that says a job began.
-            self._forward_events()
-            self._flash_commit()
         if self.finisher is not None:
             if not self.finisher.step(now):
                 self._finish_done()

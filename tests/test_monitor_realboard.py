@@ -10,7 +10,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -19,11 +18,10 @@ import pytest
 from surepick.firmware.flashlog import FlashLog
 from surepick.host import deploy as dp
 from surepick.host.cmd_board import READY_PREFIX
-from surepick.host.monitor.model import Model
-from surepick.host.monitor.session import Session
-from surepick.host.monitor.store import Store
 from surepick.shared_fsm import codes, link, states
 from surepick.tools.vboard.interp import find_micropython
+
+from test_monitor_fakeboard import Monitor, wait_until  # one threaded-session helper for both
 
 try:
     find_micropython()
@@ -87,23 +85,6 @@ class BoardProcess:
             self.log.close()
 
 
-class Monitor:
-    # A Session on its own thread, as `surepick monitor` runs it.
-    def __init__(self, port, db, **kw):
-        self.store = Store(db)
-        self.model = Model(port)
-        self.session = Session(port, self.store, self.model, log_poll_s=0.3, **kw)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.session.run, args=(self.stop,), daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(10)
-        assert not self.thread.is_alive()
-        self.store.close()
-
-
 def board_log(flash):
     # The firmware's own log (firmware/app.py: FlashLog(root + "/log"), default geometry).
     return [(seq, rtype, tuple(r)) for seq, rtype, r in FlashLog(str(flash / "log")).read_since(0)]
@@ -118,15 +99,6 @@ def stored(db):
     finally:
         con.close()
     return [(r[0], r[1], tuple(r[2:])) for r in rows]
-
-
-def wait_until(pred, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out after %.0f s waiting for %s" % (timeout, what))
 
 
 def job_args():

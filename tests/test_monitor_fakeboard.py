@@ -69,10 +69,18 @@ class Monitor:
     def __init__(self, port, db, **kw):
         self.store = Store(db)
         self.model = Model(port)
-        self.session = Session(port, self.store, self.model, log_poll_s=0.3, **kw)
+        self.said = []   # (monotonic s, kind, data) of everything but telemetry: failure evidence
+        self.session = Session(port, self.store, self.model, log_poll_s=0.3, out=self._out, **kw)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.session.run, args=(self.stop,), daemon=True)
         self.thread.start()
+
+    def _out(self, kind, data):
+        if kind != "telemetry":
+            self.said.append((round(time.monotonic(), 3), kind, data))
+
+    def story(self, last=60):
+        return "\n".join("%.3f %s %r" % x for x in self.said[-last:])
 
     def close(self):
         self.stop.set()

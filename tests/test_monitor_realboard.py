@@ -112,14 +112,6 @@ def is_placed(rec):
     return rtype == 1 and r[4] == states.IDLE and r[5] == codes.R_PLACED
 
 
-# KNOWN FAILURE, not fixed yet (issue 5 stays open for it): in about half of the full-suite CI
-# runs (not reproduced in 14 isolated runs) the board's flash log after the kill and restart holds
-# a different record under seq 1 than before it, so the monitor rightly files the new records as
-# a second epoch and the database no longer equals the board's log. Where the log gets rewritten
-# (the firmware's FlashLog boot scan on the virtual board's flash, or the kill racing the
-# interpreter) is still to be found. Non-strict xfail so a pass still shows as XPASS; every
-# assertion below is unchanged.
-@pytest.mark.xfail(strict=False, reason="flash log sometimes restarts after the kill on the virtual board")
 def test_monitor_backfills_every_committed_record_across_a_board_kill(tmp_path):
     t0 = time.monotonic()
     flash = tmp_path / "flash"
@@ -153,6 +145,7 @@ def test_monitor_backfills_every_committed_record_across_a_board_kill(tmp_path):
                    (states.IDLE,), 20, "the second job to run")
         time.sleep(0.3)
         running = mon.model.snapshot()["telemetry"]
+        t_kill = time.monotonic()
         board.kill()
         assert running["state"] != states.IDLE, running     # really mid-run
         assert (flash / "job.json").exists()                 # the interrupted cycle's marker
@@ -165,7 +158,10 @@ def test_monitor_backfills_every_committed_record_across_a_board_kill(tmp_path):
         def in_sync():
             a = board_log(flash)
             return len(a) > len(killed_log) and stored(db) == a
-        wait_until(in_sync, 30, "the db to match the board's log after the restart")
+        try:
+            wait_until(in_sync, 30, "the db to match the board's log after the restart")
+        except AssertionError as e:
+            raise AssertionError("%s\nkilled at %.3f; the monitor said:\n%s" % (e, t_kill, mon.story())) from None
         # at rest now: one more look that nothing new is pending on either side
         time.sleep(1.0)
         final = board_log(flash)

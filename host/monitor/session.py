@@ -179,7 +179,6 @@ class Session:
             self._need_identify = True
             self._next_identify = self.clock() + _IDENTIFY_RETRY_S
             return
-        last_seq = st.payload[4] if st.ok and len(st.payload) > 4 and isinstance(st.payload[4], int) else None
         boots = st.payload[3] if st.ok and len(st.payload) > 3 else None
         bid, assumed, fw = None, False, None
         if r.payload and isinstance(r.payload[0], str):
@@ -199,7 +198,7 @@ class Session:
             return
         if assumed:
             self._note("assuming %s, the board last seen on %s, until it says hello" % (bid, self.port))
-        self._set_board(bid, fw, last_seq, assumed)
+        self._set_board(bid, fw, assumed)
         if fw is not None:
             self.model.update(fw_version=fw)
         if boots is not None:
@@ -208,22 +207,20 @@ class Session:
     def _on_hello(self, hello):
         self._hello = None
         self._need_identify = False
-        self._set_board(hello[0], hello[1], hello[5], False)
+        self._set_board(hello[0], hello[1], False)
+        self._backfill()                 # settles the epoch the boot belongs to
         self.store.add_boot(self.board_id, self.epoch, hello)
         self.model.update(fw_version=hello[1], boot_count=hello[4])
         self.out("hello", hello)
 
-    def _set_board(self, bid, fw, log_last_seq, assumed):
+    def _set_board(self, bid, fw, assumed):
+        # No verdict on a log restart from the numbers in a HELLO or STATUS: a HELLO says where
+        # the log stood at boot and can be read after a back-fill already stored newer records.
+        # The back-fill decides from the board's log itself.
         if bid != self.board_id:
             self.model.clear_faults()
         self.board_id = bid
         self.epoch = self.store.touch_board(bid, self.port, fw)
-        stored = self.store.last_seq(bid, self.epoch)
-        if log_last_seq is not None and log_last_seq < stored:
-            # The board's log is behind ours: it was wiped (or this is another board).
-            self.epoch = self.store.new_epoch(bid)
-            self._note("%s's log restarted (its last seq %d < stored %d): keeping both, as epoch %d"
-                       % (bid, log_last_seq, stored, self.epoch))
         self.model.update(board_id=bid, board_id_assumed=assumed,
                           records_stored=self.store.count_records(bid),
                           last_seq=self.store.last_seq(bid, self.epoch))
@@ -254,12 +251,21 @@ class Session:
                 self._note("log back-fill refused: %s %s" % (r.code_name, list(r.payload)))
                 return
             recs = [(f.fields[0], f.fields[1], f.fields[2:]) for f in r.frames]
-            if check and recs:
+            if check:
                 check = False
-                if recs[0][0] == stored and self.store.record(bid, self.epoch, stored) != (recs[0][1], recs[0][2]):
+                # A board never loses its newest committed record: if the one stored last is
+                # missing from its log, or differs, the log restarted (wiped flash, another board
+                # under the same id). Keep both: the new records start a new epoch.
+                if not recs or recs[0][0] != stored:
+                    why = "has no record %d" % stored
+                elif self.store.record(bid, self.epoch, stored) != (recs[0][1], tuple(recs[0][2])):
+                    why = "holds a different record %d" % stored
+                else:
+                    why = None
+                if why is not None:
                     self.epoch = self.store.new_epoch(bid)
-                    self._note("%s's record %d differs from the stored one: the log restarted; "
-                               "storing it as epoch %d" % (bid, stored, self.epoch))
+                    self._note("%s's log %s: it restarted; keeping both, the new records as epoch %d"
+                               % (bid, why, self.epoch))
                     stored, after = 0, 0
                     continue
             new = [x for x in recs if x[0] > stored]

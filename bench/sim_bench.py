@@ -2,11 +2,13 @@
 #   1. bare mj_step rate on a nominal job's trajectory (time spent inside mj_step), as simulated
 #      seconds per wall second
 #   2. the same run through the whole loop: shared machine, motion planner, sensor models, servo
-#      models at 500 Hz -> ratio to 1 (target >= 0.8)
+#      models at 500 Hz -> ratio to 1 (target >= 0.8); per loop tick, the time inside mj_step and
+#      the time outside it (everything else, including the timing wrapper's own cost, shown)
 #   3. real-time factor of one whole nominal cycle (including ground-truth sampling)
 #   4. wall time of a mixed batch (every scenario, round robin) with --jobs 2 (target: 1,000
 #      cycles under 2 minutes); pass --batch N to choose N (0 skips it)
-#   .venv/bin/python bench/sim_bench.py [--batch 1000]
+#   5. with --breakdown: each phase of a loop tick timed on its own
+#   .venv/bin/python bench/sim_bench.py [--batch 1000] [--breakdown]
 import argparse
 import statistics
 import sys
@@ -20,10 +22,9 @@ from surepick.sim import batch, runner, scenarios
 SIM_MS = 4000
 
 
-def loop_vs_bare():
-    # One nominal job's first SIM_MS (approach, descend, grasp, verify, lift), run through the
-    # full 500 Hz loop. mj_step is timed inside the same run, so "bare" is the physics of the very
-    # same trajectory (contacts and all) and the ratio is free of scene differences.
+def nominal_job_board():
+    # A nominal cycle's board with its job started (the run record's tick row recorded, as in
+    # `sim run`).
     sc = scenarios.get("nominal")
     run = runner.CycleRun(sc, sc.resolve({}), 1, 0)
     b = run.board
@@ -31,6 +32,14 @@ def loop_vs_bare():
     from surepick.shared_fsm.machine import Job
     b.machine.start_job(Job(runner._um(scenarios.pick_pose_mm(s["part"], s["part_width_mm"])),
                             runner._um(scenarios.place_pose_mm(s["part"])), 25000), runner.check_pose)
+    return run, b
+
+
+def loop_vs_bare():
+    # One nominal job's first SIM_MS (approach, descend, grasp, verify, lift), run through the
+    # full 500 Hz loop. mj_step is timed inside the same run, so "bare" is the physics of the very
+    # same trajectory (contacts and all) and the ratio is free of scene differences.
+    _, b = nominal_job_board()
     real_step = mujoco.mj_step
     spent = [0.0]
     clock = time.perf_counter
@@ -49,7 +58,81 @@ def loop_vs_bare():
     finally:
         mujoco.mj_step = real_step
     sim_s = SIM_MS / 1000.0
-    return sim_s / spent[0], sim_s / total
+    return sim_s / spent[0], sim_s / total, spent[0] / ticks, (total - spent[0]) / ticks
+
+
+def wrapper_cost(n=20000):
+    # What timed_step adds outside the interval it measures (the call, the clock reads, the sum),
+    # per call: it lands on the loop side of the ratio. Measured around a no-op.
+    spent = [0.0]
+    clock = time.perf_counter
+
+    def noop(m, d, n=1):
+        pass
+
+    def timed(m, d, n=1):
+        t = clock()
+        noop(m, d, n)
+        spent[0] += clock() - t
+    best = None
+    for _ in range(5):
+        spent[0] = 0.0
+        t0 = clock()
+        for _ in range(n):
+            timed(None, None, 2)
+        with_wrapper = clock() - t0
+        t0 = clock()
+        for _ in range(n):
+            noop(None, None, 2)
+        bare = clock() - t0
+        cost = (with_wrapper - bare - spent[0]) / n
+        best = cost if best is None or cost < best else best
+    return best
+
+
+def breakdown():
+    # Where a tick's time goes: the same run, each phase of SimBoard.tick wrapped with a timer
+    # (the wrappers add their own small cost, so the parts add up to a little more than the
+    # plain loop). -> {phase: median us per tick}
+    from surepick.sim import sim_board
+    run, b = nominal_job_board()
+    m, plant, hal = b.machine, b.plant, b.hal
+    clock = time.perf_counter
+    cur = {}
+
+    def timed(name, fn):
+        def call(*a):
+            t = clock()
+            r = fn(*a)
+            cur[name] = cur.get(name, 0.0) + clock() - t
+            return r
+        return call
+    machine_step = type(m).step
+    real_step, real_drive = mujoco.mj_step, sim_board.drive
+    b.read_inputs = timed("firmware sensor drivers", b.read_inputs)
+    type(m).step = timed("machine step", machine_step)
+    run._watch_steps()                           # the run record's row, around the timed step
+    m.step = timed("machine step + run-record row", m.step)
+    b.motion.tick = timed("motion planner", b.motion.tick)
+    sim_board.drive = timed("firmware servo slews", real_drive)
+    plant.advance = timed("plant advance incl. mj_step", plant.advance)
+    hal._read_all = timed("plant sensor models (6 inputs)", hal._read_all)
+    mujoco.mj_step = timed("mj_step", real_step)
+    rows = {}
+    try:
+        for _ in range(SIM_MS // b.period):
+            cur.clear()
+            t = clock()
+            b.tick()
+            cur["whole tick"] = clock() - t
+            for k, v in cur.items():
+                rows.setdefault(k, []).append(v)
+    finally:
+        mujoco.mj_step, sim_board.drive, type(m).step = real_step, real_drive, machine_step
+    out = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
+    out["run-record row"] = out.pop("machine step + run-record row") - out["machine step"]
+    out["plant servo models and glue"] = out.pop("plant advance incl. mj_step") - out["mj_step"]
+    return out
 
 
 def cycle_rtf():
@@ -73,12 +156,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--batch", type=int, default=1000, help="cycles in the mixed batch (0 skips it)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time each phase of a loop tick (medians over ticks, then over 5 runs)")
     a = ap.parse_args()
-    bare, full, rtf = [], [], []
+    bare, full, rtf, phys_us, rest_us = [], [], [], [], []
     for _ in range(5):
-        b, f = loop_vs_bare()
+        b, f, p, r = loop_vs_bare()
         bare.append(b)
         full.append(f)
+        phys_us.append(p * 1e6)
+        rest_us.append(r * 1e6)
         rtf.append(cycle_rtf()[0])
     ratios = sorted(f / b for b, f in zip(bare, full))
     print("bare mj_step (same trajectory): %.1f x real time (median of 5: %s)"
@@ -86,7 +173,16 @@ def main():
     print("machine+sensors in the loop:    %.1f x real time (median of 5: %s)"
           % (statistics.median(full), ", ".join("%.1f" % v for v in full)))
     print("ratio (target >= 0.8):          %.2f (median of the 5 per-run ratios)" % ratios[2])
+    print("per 2 ms loop tick:             %.1f us in mj_step, %.1f us outside it (medians; the latter"
+          " includes ~%.2f us per mj_step call for the timing wrapper itself)"
+          % (statistics.median(phys_us), statistics.median(rest_us), wrapper_cost() * 1e6))
     print("one nominal cycle:              %.1f x real time (median of 5)" % statistics.median(rtf))
+    if a.breakdown:
+        runs = [breakdown() for _ in range(5)]
+        print("per tick, median us (each phase timed by a wrapper):")
+        for k in runs[0]:
+            v = statistics.median(r[k] for r in runs)
+            print("  %-32s %6.2f us" % (k, v))
     if a.batch:
         wall, s = mixed_batch(a.batch, a.jobs)
         print("mixed batch: %d cycles, --jobs %d: %.1f s wall (target < 120 s); false successes %d, agreement %s"

@@ -7,9 +7,9 @@
 # Integer maths only, sized for the RP2040's 31-bit small ints (no heap in update()):
 #   position mdeg (0..180000), velocity mdeg/s, acceleration deg/s^2 (= mdeg/s per ms).
 try:
-    from ..shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg   # host: surepick.firmware
+    from ..shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg, SERVO_RANGE_MDEG   # host: surepick.firmware
 except ImportError:  # on the board: shared_fsm lives in /lib
-    from shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg
+    from shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg, SERVO_RANGE_MDEG
 
 try:
     from micropython import const
@@ -60,12 +60,17 @@ class Servo:
         self.pulse = pulse_us(self.cal, self.pos)
 
     def update(self, target, dt_ms):
-        # Advance one loop tick towards `target` (servo mdeg) and write the pulse.
+        # Advance one loop tick towards `target` (servo mdeg) and write the pulse. Called for
+        # every servo every tick: the braking speed, the clamp and the pulse write are inlined.
         if dt_ms <= 0:
             return
-        target = clamp_servo_mdeg(target)
-        if target == self.pos and target == self.last_target and self.vel == 0:
+        pos = self.pos
+        if target == pos and target == self.last_target and self.vel == 0:
             return  # at rest on a still target: nothing to integrate, the pulse is written
+        if target < 0 or target > SERVO_RANGE_MDEG:
+            target = clamp_servo_mdeg(target)
+            if target == pos and target == self.last_target and self.vel == 0:
+                return
         # The target's own speed: tracking a moving setpoint must not look like "brake now".
         vt = (target - self.last_target) * 1000 // dt_ms
         self.last_target = target
@@ -74,51 +79,67 @@ class Servo:
             vt = vmax
         elif vt < -vmax:
             vt = -vmax
-        d = target - self.pos
-        vdes = vt + self._closing_speed(d)
+        dv = self.accel * dt_ms
+        v0 = self.vel
+        # Tracking: the target's own speed within the acceleration limit. The closing speed
+        # below only adds speed towards the target, so if this one already reaches or crosses
+        # it, so does the full one, and the result is the same: sit on the target, moving on
+        # with it (the usual case while following the planner; isqrt is then not needed).
+        if vt > v0 + dv:
+            vtrack = v0 + dv
+        elif vt < v0 - dv:
+            vtrack = v0 - dv
+        else:
+            vtrack = vt
+        d = target - pos
+        move = (vtrack * dt_ms + self.rem) // 1000
+        if (d >= 0 and pos + move >= target) or (d <= 0 and pos + move <= target):
+            self.rem = 0
+            self.vel = vtrack
+            self.pos = target
+            p = pulse_us(self.cal, target) if self.enabled else 0
+            if p != self.pulse:
+                self.pulse = p
+                self.hal.set_pulse_us(self.index, p)
+            return
+        # Plus the signed speed that closes the gap d and can still stop on it: sqrt(2 a |d|),
+        # capped at vmax (the last isqrt is the next one's starting guess).
+        if d > 0:
+            if d >= self.d_brake:
+                vdes = vt + vmax
+            else:
+                self.sq = isqrt(2 * self.accel * d, self.sq)
+                vdes = vt + self.sq * _SQRT1000_X1000 // 1000
+        elif d < 0:
+            if -d >= self.d_brake:
+                vdes = vt - vmax
+            else:
+                self.sq = isqrt(2 * self.accel * -d, self.sq)
+                vdes = vt - self.sq * _SQRT1000_X1000 // 1000
+        else:
+            vdes = vt
         if vdes > vmax:
             vdes = vmax
         elif vdes < -vmax:
             vdes = -vmax
-        dv = self.accel * dt_ms
-        v = self.vel
-        if vdes > v + dv:
-            v += dv
-        elif vdes < v - dv:
-            v -= dv
+        if vdes > v0 + dv:
+            v = v0 + dv
+        elif vdes < v0 - dv:
+            v = v0 - dv
         else:
             v = vdes
         step = v * dt_ms + self.rem
         move = step // 1000
         self.rem = step - move * 1000
-        pos = self.pos + move
+        pos += move
         if (d >= 0 and pos >= target) or (d <= 0 and pos <= target):
             # Reached or crossed: sit on the target and move on with it, within the accel limit.
             pos = target
             self.rem = 0
-            if vt > self.vel + dv:
-                v = self.vel + dv
-            elif vt < self.vel - dv:
-                v = self.vel - dv
-            else:
-                v = vt
+            v = vtrack
         self.vel = v
         self.pos = pos
-        self._write()
-
-    def _closing_speed(self, d):
-        # Signed speed that closes the gap d and can still stop on it: sqrt(2 a |d|), capped.
-        if d == 0:
-            return 0
-        ad = d if d > 0 else -d
-        if ad >= self.d_brake:
-            return self.vmax if d > 0 else -self.vmax
-        self.sq = isqrt(2 * self.accel * ad, self.sq)
-        vc = self.sq * _SQRT1000_X1000 // 1000
-        return vc if d > 0 else -vc
-
-    def _write(self):
-        p = pulse_us(self.cal, self.pos) if self.enabled else 0
+        p = pulse_us(self.cal, pos) if self.enabled else 0
         if p != self.pulse:
             self.pulse = p
             self.hal.set_pulse_us(self.index, p)

@@ -9,6 +9,7 @@ LIFT_TOLERANCE_MM = 5.0
 class Judge:
     def __init__(self, lift_height_mm):
         self.lift_height_mm = lift_height_mm
+        self.start = None        # where the part was at the first sample (mm)
         self.start_z = None
         self.max_rise = 0.0
         self.picked = False
@@ -26,6 +27,7 @@ class Judge:
         if pos is None:
             return
         if self.start_z is None:
+            self.start = [float(v) for v in pos]
             self.start_z = pos[2]
         rise = pos[2] - self.start_z
         if rise > self.max_rise:
@@ -59,7 +61,13 @@ class Judge:
         if self.rest_ok_ms >= PLACE_HOLD_MS and self.picked and lifted and self.dropped_at is None:
             return "placed", "in the bin, resting by itself for %d ms" % self.rest_ok_ms, d
         if not self.picked:
-            return "not_picked", "the part never left its support", d
+            moved = ((self.last["part_pos_mm"][0] - self.start[0]) ** 2
+                     + (self.last["part_pos_mm"][1] - self.start[1]) ** 2) ** 0.5
+            if moved < 5.0:
+                return "not_picked", "the part never left its support", d
+            # never lifted clear, yet not where it was: pushed, dragged or carried low
+            return "not_picked", ("the part never rose %.0f mm clear of a support (at most %.1f mm) but moved "
+                                  "%.0f mm across it" % (PICK_RISE_MM, self.max_rise, moved)), d
         if self.dropped_at is not None:
             return "dropped", "dropped at t=%d ms at %s mm" % (self.dropped_at[0], self.dropped_at[1]), d
         if not lifted:

@@ -210,6 +210,7 @@ class Plant:
         self._gripper_act = m.actuator("gripper").id
         self._pad_adr = m.jnt_qposadr[m.joint("pad_slide").id]
         self._act_length = d.actuator_length  # views into MjData, fetched once (hot path)
+        self._qpos = d.qpos
         self._trip_m = params.switch.trip_mm / 1000.0
         self._release_m = params.switch.release_mm / 1000.0
         self._part_body = m.body("part").id if self.part is not None else -1
@@ -258,26 +259,31 @@ class Plant:
     # ---- time ---------------------------------------------------------------------------
     def advance(self, ms):
         # Physics in chunks of <= 2 ms (the switch is sampled between chunks), cut at PWM frame
-        # boundaries (servo update) and at the end of a push. Kept lean: this is the hot path.
-        if ms < 1 or ms != int(ms):
-            raise ValueError("advance needs a whole number of ms >= 1, got %r" % (ms,))
+        # boundaries (servo update) and at the end of a push. Kept lean: this is the hot path
+        # (mujoco.mj_step is looked up per call, so a benchmark can time it).
+        if ms.__class__ is not int or ms < 1:
+            if ms < 1 or ms != int(ms):
+                raise ValueError("advance needs a whole number of ms >= 1, got %r" % (ms,))
+            ms = int(ms)
         m, d = self.m, self.d
         step = mujoco.mj_step
         switch = self.switch
         trip_m, release_m = self._trip_m, self._release_m
-        qpos = d.qpos
+        qpos = self._qpos
         pad = self._pad_adr
         now = self.now_ms
-        end = now + int(ms)
+        end = now + ms
+        nxt = self._next_event_ms
         while now < end:
-            if now >= self._next_event_ms:
+            if now >= nxt:
                 self.now_ms = now
                 self._event()
+                nxt = self._next_event_ms
             stop = now + _CHUNK_MS
             if stop > end:
                 stop = end
-            if stop > self._next_event_ms:
-                stop = self._next_event_ms
+            if stop > nxt:
+                stop = nxt
             step(m, d, stop - now)
             now = stop
             # Switch sampling, inlined (Microswitch.update) to keep the loop cheap.
@@ -317,6 +323,24 @@ class Plant:
             self._rail_now_mv = self.rail.mv(self.now_ms, self.servos.total_current_ma(self.d))
             self._rail_ms = self.now_ms
         return self._rail_now_mv
+
+    def read_inputs(self):
+        # Every input at once, as a 500 Hz HAL samples them every tick: (pot, current, rail)
+        # read_u16 counts and the (e-stop, switch, beam) pin levels, the very readings that
+        # read_u16(ADC_POT), read_u16(ADC_CURRENT), read_u16(ADC_RAIL), read_pin(PIN_ESTOP),
+        # read_pin(PIN_SWITCH), read_pin(PIN_BEAM) give (each channel has its own noise stream,
+        # so the order of the reads changes nothing). One pass over the servo forces serves
+        # the current and the rail.
+        now = self.now_ms
+        sv = self.servos
+        f = sv._force.tolist()
+        if self._rail_ms != now:
+            self._rail_now_mv = self.rail.mv(now, sv.total_current_ma_of(f))
+            self._rail_ms = now
+        return (self.pot.read_u16(self._act_length.item(GRIPPER) * _JAW_MM_PER_RAD),
+                self.current.read_u16(sv._idle[GRIPPER] + sv._k[GRIPPER] * abs(f[GRIPPER])),
+                self.rail_sense.read_u16(self._rail_now_mv),
+                self.estop, self.switch.level(now), self.beam.level())
 
     def read_u16(self, channel):
         if channel == ADC_POT or channel == 26:

@@ -3,6 +3,7 @@
 # truth for the judge and the trajectory, and returns the cycle's record. With a trajectory it
 # also keeps the run record's tick trace (host/runrecord.py): what the machine read at every
 # step and what it commanded, captured around Machine.step itself.
+import operator
 import time
 
 from surepick.shared_fsm import codes, kinematics, states
@@ -54,6 +55,15 @@ def check_pose(x_um, y_um, z_um, pitch_mdeg):
 
 _INPUT_NAMES = ("pot_counts", "switch_pressed", "current_ma", "beam_broken", "estop", "rail_mv",
                 "arrived_seq", "error_seq", "jaw_done")
+# The run record's tick row (host/runrecord.py TICK_COLUMNS): what step() read, what it commanded.
+_get_inputs = operator.attrgetter("pot_counts", "switch_pressed", "current_ma", "beam_broken", "estop",
+                                  "rail_mv", "arrived_seq", "error_seq", "jaw_done")
+_get_outputs = operator.attrgetter("move_seq", "move_kind", "move_gentle", "x_um", "y_um", "z_um",
+                                   "pitch_mdeg", "jaw_um", "hold")
+
+
+def _pulses_of(board):
+    return getattr(board, "pulses", None) or (0, 0, 0, 0, 0)
 
 
 def event_dict(e):
@@ -161,6 +171,8 @@ class CycleRun:
     # ---- faults ----
 
     def _inject(self, t):
+        if not self._pending:      # nothing left to fire (the state clock only serves triggers)
+            return
         m = self.board.machine
         if m.state not in self._state_since:
             self._state_since = {m.state: t}
@@ -217,29 +229,28 @@ class CycleRun:
     def _watch_steps(self):
         # Wrap this board's Machine.step: the inputs are captured at the moment step() reads
         # them and the commands as it leaves them, whatever the board's tick does around it.
-        # The servo pulses a tick writes are known at the next step (or at the end).
+        # The servo pulses a tick writes are known at the next step (or at the end). Runs every
+        # tick: the fields are fetched by C-level attrgetters and the row is built in one go.
         m = self.board.machine
         step = type(m).step
-        board = self.board
+        pulses = _pulses_of(self.board)   # the HAL's live list, changed in place
 
         def watched(now):
             if not self._record_ticks:
                 return step(m, now)
-            self._fill_pulses(board)
-            inp = m.inp
-            row = [self.lives - 1, now, inp.pot_counts, inp.switch_pressed, inp.current_ma, inp.beam_broken,
-                   inp.estop, inp.rail_mv, inp.arrived_seq, inp.error_seq, inp.jaw_done]
+            self._fill_pulses(pulses)
+            row_in = _get_inputs(m.inp)
             step(m, now)
-            o = m.out
-            row += [o.move_seq, o.move_kind, o.move_gentle, o.x_um, o.y_um, o.z_um, o.pitch_mdeg, o.jaw_um, o.hold,
-                    m.state, 0, 0, 0, 0, 0, -1]
-            self.ticks.append(row)
+            self.ticks.append([self.lives - 1, now, *row_in, *_get_outputs(m.out), m.state, 0, 0, 0, 0, 0, -1])
         m.step = watched
 
-    def _fill_pulses(self, board):
-        if self.ticks and self.ticks[-1][-2] == 0 and self.ticks[-1][-6] == 0:
-            p = getattr(board, "pulses", None) or (0, 0, 0, 0, 0)
-            self.ticks[-1][-6:-1] = list(p[:5])
+    def _fill_pulses(self, pulses):
+        # The previous row's pulses are what its tick wrote: known now (or at the end).
+        ticks = self.ticks
+        if ticks:
+            last = ticks[-1]
+            if last[-2] == 0 and last[-6] == 0:
+                last[-6:-1] = pulses[:5]
 
     def _drain(self):
         ev = self.board.machine.events
@@ -298,7 +309,7 @@ class CycleRun:
             "restarts": self.restarts,
         }
         if self._record_ticks:
-            self._fill_pulses(self.board)
+            self._fill_pulses(_pulses_of(self.board))
             # For the run record (sim/report.py takes them out again before report.json).
             rec["_ticks"] = self.ticks
             rec["_events"] = list(self.events)

@@ -1,6 +1,8 @@
 # What the board's pins and ADC channels read, computed from the physics (docs/conventions.md,
 # "Pins and readings"). Deterministic: every noise source is its own numpy Generator stream
 # spawned from the plant seed, so one channel's read count never shifts another's noise.
+import itertools
+
 import numpy as np
 
 _NOISE_BLOCK = 4096
@@ -18,20 +20,17 @@ def quantise_u16(value):
 
 class NoiseStream:
     # Gaussian samples (sigma set by the sensor) drawn in blocks and served as Python floats:
-    # a numpy call per read would cost more than the rest of the read.
+    # a numpy call per read would cost more than the rest of the read. normal() is the C-level
+    # __next__ of a chain over the blocks, so a read costs no Python frame; a block is drawn
+    # (with the sigma of that moment) only when the previous one is used up, as before.
     def __init__(self, seed_seq):
         self.rng = np.random.Generator(np.random.PCG64(seed_seq))
         self.sigma = 1.0
-        self._block = []
-        self._i = 0
+        self.normal = itertools.chain.from_iterable(self._blocks()).__next__
 
-    def normal(self):
-        i = self._i
-        if i >= _NOISE_BLOCK or not self._block:
-            self._block = (self.rng.standard_normal(_NOISE_BLOCK) * self.sigma).tolist()
-            i = 0
-        self._i = i + 1
-        return self._block[i]
+    def _blocks(self):
+        while True:
+            yield (self.rng.standard_normal(_NOISE_BLOCK) * self.sigma).tolist()
 
     def integers(self, low, high):
         return int(self.rng.integers(low, high))
@@ -53,13 +52,12 @@ class Pot:
         self.broken_rail = None  # None, or 0 / 1: a broken wire floats to a rail
         self._zero = p.closed_counts + p.offset_counts
         noise.sigma = p.noise_counts
+        self._normal = noise.normal
 
     def read_u16(self, jaw_mm):
         if self.broken_rail is not None:
             return 65535 if self.broken_rail else 0
-        p = self.p
-        v = self._zero + p.counts_per_mm * jaw_mm + self.noise.normal()
-        return quantise_u16(v)
+        return quantise_u16(self._zero + self.p.counts_per_mm * jaw_mm + self._normal())
 
 
 class CurrentSense:
@@ -71,10 +69,11 @@ class CurrentSense:
         self.offset_error_counts = 0.0
         self._counts_per_ma = 0.001 * p.counts_per_a
         noise.sigma = p.noise_counts
+        self._normal = noise.normal
 
     def read_u16(self, current_ma):
         v = (self.p.offset_counts + self.offset_error_counts + current_ma * self._counts_per_ma
-             + self.noise.normal())
+             + self._normal())
         return quantise_u16(v)
 
 
@@ -85,9 +84,10 @@ class RailSense:
         self.noise = noise
         self._counts_per_mv = 65535.0 / 3300.0 / p.divider
         noise.sigma = p.noise_counts
+        self._normal = noise.normal
 
     def read_u16(self, rail_mv):
-        return quantise_u16(rail_mv * self._counts_per_mv + self.noise.normal())
+        return quantise_u16(rail_mv * self._counts_per_mv + self._normal())
 
 
 class Microswitch:
@@ -137,21 +137,17 @@ class BreakBeam:
         self.emit = data.site_xpos[model.site("beam_emitter").id]
         self.recv = data.site_xpos[model.site("beam_receiver").id]
         self.groups = np.array([1, 1, 0, 0, 0, 0], dtype=np.uint8)
-        self.geomid = np.zeros(1, dtype=np.int32)
+        self._ray = mujoco.mj_ray
         self._vec = np.zeros(3)
         self.blocked = False  # fault hook: something stuck in front of the receiver
 
     def broken(self):
-        if self.blocked:
-            return True
-        np.subtract(self.recv, self.emit, out=self._vec)
-        # vec is not normalised: a hit before the receiver has 0 <= x < 1.
-        x = self.mj.mj_ray(self.m, self.d, self.emit, self._vec, self.groups, 1, -1, self.geomid)
-        return 0.0 <= x < 1.0
+        return self.level() == 0
 
     def level(self):
         if self.blocked:
             return 0
-        np.subtract(self.recv, self.emit, out=self._vec)
-        x = self.mj.mj_ray(self.m, self.d, self.emit, self._vec, self.groups, 1, -1, self.geomid)
+        np.subtract(self.recv, self.emit, self._vec)
+        # vec is not normalised: a hit before the receiver has 0 <= x < 1.
+        x = self._ray(self.m, self.d, self.emit, self._vec, self.groups, 1, -1, None)
         return 0 if 0.0 <= x < 1.0 else 1

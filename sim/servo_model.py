@@ -52,7 +52,8 @@ class ServoBank:
         self.frame_ms = int(params.servo_frame_ms)
         self.act_ids = [model.actuator(n).id for n in ("base", "shoulder", "elbow", "wrist", "gripper")]
         # Actuator i is servo i (arm.xml declares them in servo order); the fast paths rely on it.
-        assert self.act_ids == list(range(N_SERVOS)), self.act_ids
+        if self.act_ids != list(range(N_SERVOS)):
+            raise ValueError("arm model: actuators must be declared in servo order, got ids %r" % (self.act_ids,))
         # DOFs whose damping/armature belong to each servo (the gripper drives two finger slides).
         self.dofs = [[model.jnt_dofadr[model.joint(n).id]] for n in ("base_yaw", "shoulder", "elbow", "wrist")]
         self.dofs.append([model.jnt_dofadr[model.joint(n).id] for n in ("finger_l", "finger_r")])
@@ -70,7 +71,8 @@ class ServoBank:
             self.damping_full.append(s.stall_torque_nm_4v8 / no_load_rad_s)
         self._configure_model()
         self.pulses = [0] * N_SERVOS
-        self.target_rad = [None] * N_SERVOS
+        self.target_rad = [None] * N_SERVOS      # the last decoded target of each servo...
+        self._target_pulse = [None] * N_SERVOS   # ...and the pulse width it was decoded from
         self.powered = [False] * N_SERVOS       # electronics running and receiving pulses
         self.reset_until_ms = -1                 # servos limp until then after a brownout
         self.torque_scale = 1.0                  # rail / 4.8 V, as last applied
@@ -121,24 +123,26 @@ class ServoBank:
         scale = max(rail_mv, 0.0) / _TORQUE_REF_MV
         self.torque_scale = scale
         ctrl = data.ctrl
-        length = data.actuator_length
+        length = data.actuator_length.tolist()
         fr = self._forcerange
-        for i in range(N_SERVOS):
-            a = self.act_ids[i]
-            pulse = int(self.pulses[i])
+        for a in range(N_SERVOS):            # actuator a is servo a (asserted in __init__)
+            pulse = int(self.pulses[a])
             on = pulse > 0 and not in_reset
-            if on != self.powered[i]:
-                self._set_damping(i, 1.0 if on else self.p.limp_damping_fraction)
-                self.powered[i] = on
+            if on != self.powered[a]:
+                self._set_damping(a, 1.0 if on else self.p.limp_damping_fraction)
+                self.powered[a] = on
                 self._refresh_current_gains()
             if not on:
                 fr[a, 0] = 0.0
                 fr[a, 1] = 0.0
                 ctrl[a] = length[a]
                 continue
-            target = self.pulse_to_target_rad(i, pulse)
+            if pulse != self._target_pulse[a]:     # decoded once per new pulse width
+                self._target_pulse[a] = pulse
+                self.target_rad[a] = self.pulse_to_target_rad(a, pulse)
+            target = self.target_rad[a]
             err = target - length[a]
-            db = self.deadband_rad[i]
+            db = self.deadband_rad[a]
             # Inside the deadband the amplifier is off: hold where the shaft is this frame.
             if err > db:
                 ctrl[a] = target - db
@@ -146,7 +150,7 @@ class ServoBank:
                 ctrl[a] = target + db
             else:
                 ctrl[a] = length[a]
-            tau = self.stall_nm_4v8[i] * scale
+            tau = self.stall_nm_4v8[a] * scale
             fr[a, 0] = -tau
             fr[a, 1] = tau
 
@@ -174,7 +178,10 @@ class ServoBank:
         return self._idle[GRIPPER] + self._k[GRIPPER] * abs(self._force[GRIPPER])
 
     def total_current_ma(self, data):
-        f = self._force.tolist()
+        return self.total_current_ma_of(self._force.tolist())
+
+    def total_current_ma_of(self, f):
+        # f: actuator_force as a list (one tolist() serves several readings)
         k = self._k
         return (self._idle_total + k[0] * abs(f[0]) + k[1] * abs(f[1]) + k[2] * abs(f[2])
                 + k[3] * abs(f[3]) + k[4] * abs(f[4]))

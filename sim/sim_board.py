@@ -37,15 +37,29 @@ class PlantPins:
         self.levels = {PIN_ESTOP: 0, PIN_SWITCH: 1, PIN_BEAM: 1}
         self.pulses = [0] * servo_cal.N_SERVOS
         self.pwm_on = False
+        # What the drivers call (firmware/board_hal.py's names): read_u16(adc), read_pin(gpio),
+        # set_pulse_us(index, us), bound straight to the latched values (C-level, no Python
+        # frame per call: the drivers make 11 such calls a tick).
+        self.read_u16 = self.adc.__getitem__
+        self.read_pin = self.levels.__getitem__
+        self.set_pulse_us = self.pulses.__setitem__
+        # sim.plant.Plant reads every channel in one call; other plants (host/vboard_run.py's
+        # RecordedPlant) are read channel by channel.
+        self._read_all = getattr(plant, "read_inputs", None) or self._read_each
         self.sample()
 
-    def sample(self):
+    def _read_each(self):
         p = self.plant
-        self.adc[ADC_POT] = p.read_u16(ADC_POT)
-        self.adc[ADC_CURRENT] = p.read_u16(ADC_CURRENT)
-        self.adc[ADC_RAIL] = p.read_u16(ADC_RAIL)
-        for gpio in (PIN_ESTOP, PIN_SWITCH, PIN_BEAM):
-            self.levels[gpio] = 1 if p.read_pin(gpio) else 0
+        return (p.read_u16(ADC_POT), p.read_u16(ADC_CURRENT), p.read_u16(ADC_RAIL),
+                p.read_pin(PIN_ESTOP), p.read_pin(PIN_SWITCH), p.read_pin(PIN_BEAM))
+
+    def sample(self):
+        adc = self.adc
+        levels = self.levels
+        adc[ADC_POT], adc[ADC_CURRENT], adc[ADC_RAIL], estop, switch, beam = self._read_all()
+        levels[PIN_ESTOP] = 1 if estop else 0
+        levels[PIN_SWITCH] = 1 if switch else 0
+        levels[PIN_BEAM] = 1 if beam else 0
 
     def advance(self, ms):
         if self.pwm_on:
@@ -53,19 +67,9 @@ class PlantPins:
         self.plant.advance(ms)
         self.sample()
 
-    # ---- what the drivers call (firmware/board_hal.py's names) ----
-    def read_u16(self, adc):
-        return self.adc[adc]
-
-    def read_pin(self, gpio):
-        return self.levels[gpio]
-
     def pwm_start(self, pulses_us):
         self.pulses[:] = pulses_us
         self.pwm_on = True
-
-    def set_pulse_us(self, index, us):
-        self.pulses[index] = us
 
 
 class SimBoard:
@@ -141,8 +145,9 @@ class SimBoard:
         m.step(now)
         if self.cal is not None:
             self.cal.step(self, now)
-        self.motion.tick(now, m.out, m.inp)
-        drive(self.servos, self.motion.joints, self.motion.jaw_um, dt)
+        motion = self.motion
+        motion.tick(now, m.out, m.inp)
+        drive(self.servos, motion.joints, motion.jaw_um, dt)
         while self._requests:                 # the link phase: requests handled this tick
             self._requests.pop(0)(now)
         self._advance()

@@ -10,7 +10,6 @@ class Judge:
     def __init__(self, lift_height_mm):
         self.lift_height_mm = lift_height_mm
         self.start = None        # where the part was at the first sample (mm)
-        self.start_z = None
         self.max_rise = 0.0
         self.picked = False
         self.picked_ms = None
@@ -26,10 +25,9 @@ class Judge:
         pos = truth["part_pos_mm"]
         if pos is None:
             return
-        if self.start_z is None:
+        if self.start is None:
             self.start = [float(v) for v in pos]
-            self.start_z = pos[2]
-        rise = pos[2] - self.start_z
+        rise = pos[2] - self.start[2]
         if rise > self.max_rise:
             self.max_rise = rise
         if not self.picked and rise > PICK_RISE_MM and truth["finger_contact"] and not truth["support_contact"]:

@@ -329,18 +329,11 @@ class Plant:
         # read_u16 counts and the (e-stop, switch, beam) pin levels, the very readings that
         # read_u16(ADC_POT), read_u16(ADC_CURRENT), read_u16(ADC_RAIL), read_pin(PIN_ESTOP),
         # read_pin(PIN_SWITCH), read_pin(PIN_BEAM) give (each channel has its own noise stream,
-        # so the order of the reads changes nothing). One pass over the servo forces serves
-        # the current and the rail.
-        now = self.now_ms
-        sv = self.servos
-        f = sv._force.tolist()
-        if self._rail_ms != now:
-            self._rail_now_mv = self.rail.mv(now, sv.total_current_ma_of(f))
-            self._rail_ms = now
+        # so the order of the reads changes nothing), without the per-channel dispatch.
         return (self.pot.read_u16(self._act_length.item(GRIPPER) * _JAW_MM_PER_RAD),
-                self.current.read_u16(sv._idle[GRIPPER] + sv._k[GRIPPER] * abs(f[GRIPPER])),
-                self.rail_sense.read_u16(self._rail_now_mv),
-                self.estop, self.switch.level(now), self.beam.level())
+                self.current.read_u16(self.servos.gripper_current_ma(self.d)),
+                self.rail_sense.read_u16(self.rail_mv()),
+                self.estop, self.switch.level(self.now_ms), self.beam.level())
 
     def read_u16(self, channel):
         if channel == ADC_POT or channel == 26:

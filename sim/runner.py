@@ -56,8 +56,7 @@ def check_pose(x_um, y_um, z_um, pitch_mdeg):
 _INPUT_NAMES = ("pot_counts", "switch_pressed", "current_ma", "beam_broken", "estop", "rail_mv",
                 "arrived_seq", "error_seq", "jaw_done")
 # The run record's tick row (host/runrecord.py TICK_COLUMNS): what step() read, what it commanded.
-_get_inputs = operator.attrgetter("pot_counts", "switch_pressed", "current_ma", "beam_broken", "estop",
-                                  "rail_mv", "arrived_seq", "error_seq", "jaw_done")
+_get_inputs = operator.attrgetter(*_INPUT_NAMES)
 _get_outputs = operator.attrgetter("move_seq", "move_kind", "move_gentle", "x_um", "y_um", "z_um",
                                    "pitch_mdeg", "jaw_um", "hold")
 

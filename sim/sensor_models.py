@@ -22,7 +22,7 @@ class NoiseStream:
     # Gaussian samples (sigma set by the sensor) drawn in blocks and served as Python floats:
     # a numpy call per read would cost more than the rest of the read. normal() is the C-level
     # __next__ of a chain over the blocks, so a read costs no Python frame; a block is drawn
-    # (with the sigma of that moment) only when the previous one is used up, as before.
+    # (with the sigma of that moment) only when the previous one is used up.
     def __init__(self, seed_seq):
         self.rng = np.random.Generator(np.random.PCG64(seed_seq))
         self.sigma = 1.0
@@ -131,7 +131,6 @@ class BreakBeam:
     # right one. The fingers (geom group 3) and arm links (group 2) are not seen; parts, debris
     # and fixtures are. Pin level: pull-up, 0 = beam broken.
     def __init__(self, mujoco, model, data):
-        self.mj = mujoco
         self.m = model
         self.d = data
         self.emit = data.site_xpos[model.site("beam_emitter").id]

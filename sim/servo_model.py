@@ -175,13 +175,10 @@ class ServoBank:
         return [self._idle[i] + self._k[i] * abs(f[i]) for i in range(N_SERVOS)]
 
     def gripper_current_ma(self, data):
-        return self._idle[GRIPPER] + self._k[GRIPPER] * abs(self._force[GRIPPER])
+        return self._idle[GRIPPER] + self._k[GRIPPER] * abs(self._force.item(GRIPPER))
 
     def total_current_ma(self, data):
-        return self.total_current_ma_of(self._force.tolist())
-
-    def total_current_ma_of(self, f):
-        # f: actuator_force as a list (one tolist() serves several readings)
+        f = self._force.tolist()
         k = self._k
         return (self._idle_total + k[0] * abs(f[0]) + k[1] * abs(f[1]) + k[2] * abs(f[2])
                 + k[3] * abs(f[3]) + k[4] * abs(f[4]))

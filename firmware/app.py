@@ -516,7 +516,7 @@ class App:
             return
         try:
             self.settings.set(key, value)
-        except ValueError as e:
+        except ValueError:
             self._reply(rid, link.E_BAD_VALUE, (key,))
             return
         self.apply_settings()

@@ -3,7 +3,6 @@
 # (a host directory) file by file, against the hashes of what we built.
 import hashlib
 import json
-import os
 import shutil
 import signal
 import socket
@@ -17,14 +16,10 @@ import pytest
 
 from surepick.host import deploy as dp
 from surepick.tools.vboard import DEFAULT_HAL_DIR, VirtualBoard
-from surepick.tools.vboard.interp import find_micropython
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
-pytestmark = pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+from needs import NEEDS_MICROPYTHON
+
+pytestmark = NEEDS_MICROPYTHON
 
 SUREPICK = str(Path(sys.executable).parent / "surepick")
 HAVE_VBOARD_HAL = (Path(DEFAULT_HAL_DIR) / "board_hal.py").exists()

@@ -11,13 +11,9 @@ import numpy as np
 import pytest
 
 from surepick.host import fit, runrecord
-from surepick.tools.vboard.interp import find_micropython
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
+from needs import NEEDS_MICROPYTHON
+
 
 SUREPICK = [sys.executable, "-m", "surepick.host.cli"]
 SEED = 11
@@ -28,7 +24,7 @@ def _cli(args, timeout=600):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+@NEEDS_MICROPYTHON
 def test_stand_in_differs_then_fit_recovers_it_and_compare_passes(tmp_path):
     t0 = time.perf_counter()
     hidden = tmp_path / "hidden.json"
@@ -71,7 +67,7 @@ def test_stand_in_differs_then_fit_recovers_it_and_compare_passes(tmp_path):
     print("runs + compare %.1f s, fit %.1f s, total %.1f s" % (t1 - t0, t2 - t1, time.perf_counter() - t0))
 
 
-@pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+@NEEDS_MICROPYTHON
 def test_the_virtual_board_stand_in_is_the_host_sim_on_the_hidden_plant(tmp_path):
     # The stand-in's run (firmware, virtual board) equals the host sim on the same hidden plant,
     # tick for tick: what fit sees is the firmware's behaviour on that plant.

@@ -1,7 +1,6 @@
 # The shared machine under the real `micropython` binary: identical traces to CPython, no heap
 # allocation in step(), and every shared file compiles for the RP2040 (armv6m).
 import subprocess
-from pathlib import Path
 
 from conftest import REPO
 from surepick.shared_fsm import fake_scenarios, trace_text

@@ -10,14 +10,10 @@ from test_firmware_vboard import run_scenario
 from surepick.shared_fsm import codes, states
 from surepick.shared_fsm.config import Config
 from surepick.sim import runner, scenarios
-from surepick.tools.vboard.interp import find_micropython
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
-pytestmark = pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+from needs import NEEDS_MICROPYTHON
+
+pytestmark = NEEDS_MICROPYTHON
 
 PERIOD_MS = Config().loop_period_ms
 QUICK_SEEDS = range(1, 6)

@@ -8,14 +8,10 @@ import pytest
 
 from test_firmware_vboard import deploy_source
 from surepick.shared_fsm import link
-from surepick.tools.vboard.interp import find_micropython
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
-pytestmark = pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+from needs import NEEDS_MICROPYTHON
+
+pytestmark = NEEDS_MICROPYTHON
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 # real loopback socket, the firmware's own flash log in a directory). The board is killed
 # and restarted mid-run with its flash kept; the store must then hold every committed record
 # exactly once, compared against the board's own log read back from its flash.
-import os
 import shutil
 import signal
 import socket

@@ -19,16 +19,12 @@ from surepick.firmware.flashlog import FlashLog
 from surepick.host import deploy as dp
 from surepick.host.cmd_board import READY_PREFIX
 from surepick.shared_fsm import codes, link, states
-from surepick.tools.vboard.interp import find_micropython
+
+from needs import NEEDS_MICROPYTHON
 
 from test_monitor_fakeboard import Monitor, wait_until  # one threaded-session helper for both
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
-pytestmark = pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+pytestmark = NEEDS_MICROPYTHON
 
 SUREPICK = str(Path(sys.executable).parent / "surepick")
 SEED = 3

@@ -1,5 +1,4 @@
 # The run record written by `surepick sim run`, read back; bad directories are clear errors.
-import json
 import shutil
 import subprocess
 import sys

@@ -8,14 +8,10 @@ import pytest
 
 from surepick.host import compare, runrecord, vboard_run
 from surepick.sim import report, runner, scenarios
-from surepick.tools.vboard.interp import find_micropython
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
-pytestmark = pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+from needs import NEEDS_MICROPYTHON
+
+pytestmark = NEEDS_MICROPYTHON
 
 QUICK_SEEDS = (1, 2)
 SLOW_SEEDS = range(1, 21)

@@ -14,17 +14,13 @@ import pytest
 import serial
 
 from surepick.tools.vboard import CRASH, HARD, POWER_ON, SOFT, VirtualBoard
-from surepick.tools.vboard.interp import find_micropython
+
+from needs import NEEDS_MICROPYTHON
 
 BIN = Path(sys.executable).parent
 MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
-pytestmark = pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+pytestmark = NEEDS_MICROPYTHON
 
 LOOP_FOREVER = "import time\nn = 0\nwhile True:\n    n += 1\n    time.sleep_ms(5)\n"
 

@@ -4,21 +4,14 @@
 # scenario state triggers fire from the state the firmware reports; `surepick board` wires it.
 import subprocess
 import sys
-import time
 from pathlib import Path
-
-import pytest
 
 from test_firmware_vboard import Console, deploy_source, run_scenario
 from surepick.shared_fsm import codes, link, states
-from surepick.tools.vboard.interp import find_micropython
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
-pytestmark = pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+from needs import NEEDS_MICROPYTHON
+
+pytestmark = NEEDS_MICROPYTHON
 
 SUREPICK = str(Path(sys.executable).parent / "surepick")
 

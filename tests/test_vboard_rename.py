@@ -10,17 +10,13 @@ from pathlib import Path
 import pytest
 
 from surepick.tools.vboard import VirtualBoard
-from surepick.tools.vboard.interp import find_micropython
+
+from needs import NEEDS_MICROPYTHON
 
 BIN = Path(sys.executable).parent
 MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
-pytestmark = pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+pytestmark = NEEDS_MICROPYTHON
 
 
 def mpremote(board, *args, timeout=30):

@@ -13,14 +13,10 @@ import pytest
 
 from surepick.host import replay, runrecord, vboard_run
 from surepick.shared_fsm import codes, states
-from surepick.tools.vboard.interp import find_micropython
 
-try:
-    find_micropython()
-    HAVE_MICROPYTHON = True
-except Exception:
-    HAVE_MICROPYTHON = False
-pytestmark = pytest.mark.skipif(not HAVE_MICROPYTHON, reason="no micropython binary")
+from needs import NEEDS_MICROPYTHON
+
+pytestmark = NEEDS_MICROPYTHON
 
 SUREPICK = [sys.executable, "-m", "surepick.host.cli"]
 

@@ -2,7 +2,7 @@
 import sys
 sys.path.insert(0, sys.argv[1])
 from shared_fsm import kinematics
-from shared_fsm.config import Config, ConfigError
+from shared_fsm.config import Config
 try:
     kinematics.inverse(400, 0, 10, -90)
 except ValueError as e:

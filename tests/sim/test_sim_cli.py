@@ -8,8 +8,6 @@ import time
 
 import pytest
 
-from conftest import tool
-
 SUREPICK = [sys.executable, "-m", "surepick.host.cli"]
 
 

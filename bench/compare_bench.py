@@ -8,8 +8,13 @@ import shutil
 import tempfile
 import time
 
-from surepick.host import compare, compare_report, fit, runrecord
-from surepick.sim import report, runner, scenarios
+from surepick.records import compare
+from surepick.records import compare_report
+from surepick.records import fit
+from surepick.records import runrecord
+from surepick.records import report
+from surepick.engines import inproc as runner
+from surepick.sim import scenarios
 
 
 def record(path, n, k, plant):

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from surepick.host import deploy as dp
-from surepick.tools.vboard import DEFAULT_HAL_DIR, VirtualBoard
+from surepick.vboard import VirtualBoard
 
 
 def _timed(b, a, cache_dir, monkey):
@@ -45,7 +45,7 @@ def main():
             for kind in ("cold", "cold/cache"):
                 flash = tempfile.mkdtemp(prefix="surepick-bench-flash-")
                 try:
-                    with VirtualBoard(flash, hal_dir=DEFAULT_HAL_DIR if a.hello else None) as b:
+                    with VirtualBoard(flash) as b:
                         b.wait_repl(20)
                         s, res = _timed(b, a, cache, use_cache)
                         rows[kind].append(s)

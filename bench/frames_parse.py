@@ -8,7 +8,7 @@ import random
 import statistics
 import time
 
-from surepick.host import frames
+from surepick.host.link import frames
 from surepick.shared_fsm import link
 
 

@@ -57,10 +57,10 @@ def _replay(rows, Machine, Config, Job, fake_scenarios):
 
 def measure(root):
     sys.path.insert(0, root)
-    from shared_fsm import fake_scenarios
-    from shared_fsm.machine import Machine, Job
-    from shared_fsm.config import Config
-    from shared_fsm.fake_hal import FakeHal
+    from surepick.shared_fsm import fake_scenarios
+    from surepick.shared_fsm.machine import Machine, Job
+    from surepick.shared_fsm.config import Config
+    from surepick.shared_fsm.fake_hal import FakeHal
     rows = _record(fake_scenarios, Machine, Config, FakeHal, Job)
     rates = []
     for _ in range(REPEATS):
@@ -85,14 +85,14 @@ def main():
     total = 0
     with tempfile.TemporaryDirectory() as tmp:
         sizes = []
-        for name in sorted(os.listdir(os.path.join(root, "shared_fsm"))):
+        for name in sorted(os.listdir(os.path.join(root, "surepick", "shared_fsm"))):
             if not name.endswith(".py"):
                 continue
             dst = os.path.join(tmp, name[:-3] + ".mpy")
             subprocess.run([os.path.join(bindir, "mpy-cross"), "-march=armv6m", "-o", dst,
-                            os.path.join(root, "shared_fsm", name)], check=True)
+                            os.path.join(root, "surepick", "shared_fsm", name)], check=True)
             size = os.path.getsize(dst)
-            sizes.append((name, os.path.getsize(os.path.join(root, "shared_fsm", name)), size))
+            sizes.append((name, os.path.getsize(os.path.join(root, "surepick", "shared_fsm", name)), size))
             total += size
     print("mpy-cross -march=armv6m sizes (source -> .mpy bytes):")
     for name, src, size in sizes:

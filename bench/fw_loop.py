@@ -14,12 +14,12 @@ import gc
 import sys
 import time
 
-sys.path.insert(0, (__file__.rsplit("/", 1)[0] if "/" in __file__ else ".") + "/../tests/mpy")
-import fw_path  # noqa: E402,F401
-from shared_fsm import link, fake_scenarios  # noqa: E402
-from shared_fsm.config import Config  # noqa: E402
+_here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
+sys.path[:0] = [_here + "/..", _here + "/../tests/mpy"]    # the repo root: `surepick` as on the board
+from surepick.shared_fsm import link, fake_scenarios  # noqa: E402
+from surepick.shared_fsm.config import Config  # noqa: E402
 from fw_standin import StandInHal  # noqa: E402
-import app as app_mod  # noqa: E402
+from surepick.firmware import app as app_mod  # noqa: E402
 import micropython  # noqa: E402
 
 SCENARIO = "nominal"

@@ -14,8 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_firmware_vboard import deploy_source  # noqa: E402
-from surepick.host.hil import HilSession, percentile  # noqa: E402
-from surepick.tools.vboard import VirtualBoard  # noqa: E402
+from surepick.engines.hil import HilSession, percentile  # noqa: E402
+from surepick.vboard import VirtualBoard  # noqa: E402
 
 
 def lockstep(cycles):

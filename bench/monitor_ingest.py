@@ -13,7 +13,7 @@ import statistics
 import tempfile
 import time
 
-from surepick.host.frames import FrameParser
+from surepick.host.link.frames import FrameParser
 from surepick.host.monitor.model import Model
 from surepick.host.monitor.session import Session
 from surepick.host.monitor.store import Store

@@ -11,7 +11,8 @@ import time
 import mujoco
 import numpy as np
 
-from surepick.shared_fsm import kinematics, servo_cal
+from surepick.shared_fsm import kinematics
+from surepick.shared_fsm import servo_cal
 from surepick.sim.params import PlantParams
 from surepick.sim.plant import SOURCE_TOP_Z_MM, SOURCE_XY_MM, Plant
 

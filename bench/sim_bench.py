@@ -17,7 +17,9 @@ import time
 
 import mujoco
 
-from surepick.sim import batch, runner, scenarios
+from surepick.engines import batch
+from surepick.engines import inproc as runner
+from surepick.sim import scenarios
 
 SIM_MS = 4000
 
@@ -94,7 +96,7 @@ def breakdown():
     # Where a tick's time goes: the same run, each phase of SimBoard.tick wrapped with a timer
     # (the wrappers add their own small cost, so the parts add up to a little more than the
     # plain loop). -> {phase: median us per tick}
-    from surepick.sim import sim_board
+    from surepick.engines import sim_board
     run, b = nominal_job_board()
     m, plant, hal = b.machine, b.plant, b.hal
     clock = time.perf_counter

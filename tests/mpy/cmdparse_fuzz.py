@@ -4,11 +4,10 @@
 import sys
 import time
 
-import mpy_path  # noqa: F401
 from prng import Prng
 from link_vectors import fields_for
-from shared_fsm import link
-from firmware import cmdparse
+from surepick.shared_fsm import link
+from surepick.firmware import cmdparse
 
 REQUESTS = [t for t in sorted(link.SCHEMA.keys()) if link.is_request(t)]
 BOARD = [t for t in sorted(link.SCHEMA.keys()) if not link.is_request(t)]

@@ -4,9 +4,8 @@
 # found nothing to read: proof the loop kept running). A PING with req_id 65535 ends it.
 import time
 
-import mpy_path  # noqa: F401
-from shared_fsm import link
-from firmware import cmdparse
+from surepick.shared_fsm import link
+from surepick.firmware import cmdparse
 
 src = cmdparse.StdinSource()
 reader = cmdparse.LineReader()

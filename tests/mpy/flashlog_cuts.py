@@ -18,9 +18,8 @@
 import os
 import sys
 
-import mpy_path  # noqa: F401
 from prng import Prng
-from firmware import flashlog as fl
+from surepick.firmware import flashlog as fl
 
 N_SEGMENTS = 3
 SEG_RECORDS = 8   # tiny segments: rotation on almost every run

@@ -4,11 +4,10 @@
 #   micropython tests/mpy/fw_app_job.py SCENARIO FLASH_DIR [stop_after_ms]
 import sys
 
-import fw_path  # noqa: F401
-from shared_fsm import link, fake_scenarios, trace_text
-from shared_fsm.config import Config
+from surepick.shared_fsm import link, fake_scenarios, trace_text
+from surepick.shared_fsm.config import Config
 from fw_standin import StandInHal, StopRun
-import app as app_mod
+from surepick.firmware import app as app_mod
 
 scenario = sys.argv[1]
 flash = sys.argv[2]

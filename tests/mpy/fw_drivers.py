@@ -4,11 +4,10 @@
 # broken expectation and "RESULT name value" figures; exit code 1 on any failure.
 import sys
 
-import fw_path  # noqa: F401
 import micropython
-from shared_fsm.servo_cal import pulse_us, DEFAULT_CAL
-from servo import Servo, isqrt
-from sensors import Pot, Current, Rail, Switch, EStop, CURRENT_IDLE, CURRENT_HOLDING, CURRENT_STALL
+from surepick.shared_fsm.servo_cal import pulse_us, DEFAULT_CAL
+from surepick.firmware.servo import Servo, isqrt
+from surepick.firmware.sensors import Pot, Current, Rail, Switch, EStop, CURRENT_IDLE, CURRENT_HOLDING, CURRENT_STALL
 
 fails = 0
 

@@ -7,12 +7,11 @@
 import json
 import sys
 
-import fw_path  # noqa: F401
-from shared_fsm import link, fake_scenarios
-from shared_fsm.config import Config
+from surepick.shared_fsm import link, fake_scenarios
+from surepick.shared_fsm.config import Config
 from fw_standin import StandInHal
-import app as app_mod
-import settings as settings_mod
+from surepick.firmware import app as app_mod
+from surepick.firmware import settings as settings_mod
 
 FLASH = sys.argv[1]
 fails = 0

@@ -8,13 +8,12 @@
 import os
 import sys
 
-import fw_path  # noqa: F401
-from shared_fsm import link, fake_scenarios
-from shared_fsm.config import Config
-from framewriter import FrameWriter
+from surepick.shared_fsm import link, fake_scenarios
+from surepick.shared_fsm.config import Config
+from surepick.firmware.framewriter import FrameWriter
 from fw_standin import StandInHal
 
-import app as app_mod
+from surepick.firmware import app as app_mod
 
 FLASH = sys.argv[1]
 fails = 0

@@ -7,13 +7,12 @@
 import os
 import sys
 
-import fw_path  # noqa: F401
-from shared_fsm import link, servo_cal, kinematics
-from shared_fsm.config import Config
-from shared_fsm.codes import F_INTERRUPTED, K_NOTE, K_FAULT, R_PLACED
+from surepick.shared_fsm import link, servo_cal, kinematics
+from surepick.shared_fsm.config import Config
+from surepick.shared_fsm.codes import F_INTERRUPTED, K_NOTE, K_FAULT, R_PLACED
 from fw_standin import StandInHal, StopRun
-import boot_recovery as rec
-import app as app_mod
+from surepick.firmware import boot_recovery as rec
+from surepick.firmware import app as app_mod
 
 BASE = sys.argv[1]
 fails = 0

@@ -4,9 +4,9 @@
 # pin levels, and the gripper's command comes back from the PWM pulse the firmware wrote.
 import time
 
-from shared_fsm import servo_cal
-from shared_fsm.fake_hal import FakeHal
-from shared_fsm.machine import Inputs
+from surepick.shared_fsm import servo_cal
+from surepick.shared_fsm.fake_hal import FakeHal
+from surepick.shared_fsm.machine import Inputs
 
 _MASK = 0x3FFFFFFF
 _HALF = 0x20000000
@@ -182,7 +182,7 @@ class StandInHal:
 
     def frames(self):
         # Decoded board -> host frames written so far: [(ftype, fields)]
-        from shared_fsm import link
+        from surepick.shared_fsm import link
         out = []
         for line in bytes(self.console_out).split(b"\n"):
             if line:

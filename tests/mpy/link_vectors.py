@@ -78,8 +78,7 @@ def describe(link, ftype, fields):
 
 
 def main():
-    import mpy_path  # noqa: F401  (repo root on sys.path)
-    from shared_fsm import link
+    from surepick.shared_fsm import link
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 300
     for ftype, fields in vectors(link, seed, count):

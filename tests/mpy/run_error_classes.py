@@ -1,8 +1,8 @@
 # The shared error classes must construct under MicroPython (no unbound ValueError.__init__ there).
 import sys
 sys.path.insert(0, sys.argv[1])
-from shared_fsm import kinematics
-from shared_fsm.config import Config
+from surepick.shared_fsm import kinematics
+from surepick.shared_fsm.config import Config
 try:
     kinematics.inverse(400, 0, 10, -90)
 except ValueError as e:
@@ -12,8 +12,8 @@ try:
 except ValueError as e:
     print("ok", e.field, e)
 # An unreachable move planned on the board comes back as error_seq, not an exception.
-from shared_fsm.motion import Motion
-from shared_fsm.machine import Inputs, Outputs
+from surepick.shared_fsm.motion import Motion
+from surepick.shared_fsm.machine import Inputs, Outputs
 mo = Motion(Config(), [0, 45000, -60000, -75000], 20000)
 out = Outputs()
 inp = Inputs()

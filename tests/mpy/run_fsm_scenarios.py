@@ -9,11 +9,11 @@ root = sys.argv[1]
 sys.path.insert(0, root)
 heaplock = len(sys.argv) > 2 and sys.argv[2] == "heaplock"
 
-from shared_fsm import fake_scenarios, trace_text  # noqa: E402
+from surepick.shared_fsm import fake_scenarios, trace_text  # noqa: E402
 
 if heaplock:
     import micropython
-    from shared_fsm.machine import Machine
+    from surepick.shared_fsm.machine import Machine
 
     _plain_step = Machine.step
 

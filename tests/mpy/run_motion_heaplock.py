@@ -4,10 +4,10 @@ import sys
 
 sys.path.insert(0, sys.argv[1])
 import micropython  # noqa: E402
-from shared_fsm.config import Config  # noqa: E402
-from shared_fsm.machine import Inputs, Outputs, MOVE_LINE, MOVE_FREE  # noqa: E402
-from shared_fsm.motion import Motion  # noqa: E402
-from shared_fsm import kinematics  # noqa: E402
+from surepick.shared_fsm.config import Config  # noqa: E402
+from surepick.shared_fsm.machine import Inputs, Outputs, MOVE_LINE, MOVE_FREE  # noqa: E402
+from surepick.shared_fsm.motion import Motion  # noqa: E402
+from surepick.shared_fsm import kinematics  # noqa: E402
 
 q = [0, 0, 0, 0]
 kinematics.inverse_mdeg(160000, -60000, 12500, -90000, q)

@@ -4,7 +4,8 @@
 # (Named test_plant_* so it sits with the tests it serves; it holds no tests itself.)
 import math
 
-from surepick.shared_fsm import kinematics, servo_cal
+from surepick.shared_fsm import kinematics
+from surepick.shared_fsm import servo_cal
 from surepick.sim import plant as plant_mod
 
 CONTROL_MS = 2  # the firmware's loop period

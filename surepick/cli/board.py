@@ -1,0 +1,98 @@
+# `surepick board`: run the firmware on a virtual Pico (the real unix `micropython` binary)
+# and serve its REPL where mpremote can reach it:
+#   surepick board --flash build/flash            -> socket://127.0.0.1:PORT
+#   surepick board --pty                          -> /dev/pts/N
+#   mpremote connect socket://127.0.0.1:PORT fs cp main.py :main.py + soft-reset
+#   surepick board --flash F --scenario nominal --seed 3      -> the arm is the MuJoCo plant,
+#                                                               in lockstep virtual time
+#   ... --scenario brownout_mid_lift                          -> the rail browns out in LIFT and
+#                                                               the controller restarts
+#   ... --power-cut-at-ms 5000 | --power-cut-random SEED      -> a power cut in virtual time
+import sys
+
+READY_PREFIX = "surepick-board: serving on "
+
+
+def add_arguments(parser):
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--pty", action="store_true",
+                       help="serve on a new pseudo-terminal (prints its /dev/pts/N path)")
+    where.add_argument("--listen", metavar="HOST:PORT", nargs="?", const="127.0.0.1:0",
+                       help="serve on TCP (the default, at 127.0.0.1:0: a free loopback port); "
+                            "connect with socket://HOST:PORT")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="allow a non-loopback --listen address (the REPL has no password)")
+    parser.add_argument("--flash", metavar="DIR",
+                        help="host directory used as the board's flash filesystem "
+                             "(default: a new temporary directory, kept and printed)")
+    parser.add_argument("--scenario", metavar="NAME",
+                        help="attach the MuJoCo arm of this sim scenario (see `surepick sim "
+                             "scenarios`); without it the board has no plant (REPL only)")
+    parser.add_argument("--seed", metavar="N", type=int, help="plant random seed (default 0)")
+    cut = parser.add_mutually_exclusive_group()
+    cut.add_argument("--power-cut-at-ms", metavar="T", type=int,
+                     help="cut the controller's power at plant time T ms (virtual time); it "
+                          "boots again with its flash kept")
+    cut.add_argument("--power-cut-random", metavar="SEED", type=int,
+                     help="cut the power once at a moment drawn from SEED (printed)")
+    parser.add_argument("--micropython", metavar="PATH",
+                        help="the unix micropython binary (default: the venv's, then PATH)")
+    parser.add_argument("--quiet", action="store_true", help="no supervisor notes on stderr")
+
+
+def _note(msg):
+    print("surepick-board: " + msg, file=sys.stderr, flush=True)
+
+
+def run(args):
+    import signal
+    import threading
+
+    from surepick.vboard import MicropythonNotFound, VirtualBoard
+    from surepick.engines.vboard_plant import make_plant_service, random_cut_ms, wire
+
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    try:
+        plant = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms, args.power_cut_random)
+        board = VirtualBoard(
+            args.flash, pty=args.pty, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
+            allow_remote=args.allow_remote,
+            plant_service=plant, scenario=args.scenario, seed=args.seed,
+            micropython=args.micropython, log=None if args.quiet else _note,
+            on_fail=lambda e: stop.set())
+        wire(board, plant)
+    except (MicropythonNotFound, ValueError, FileNotFoundError, OSError) as e:
+        print("surepick board: %s" % e, file=sys.stderr)
+        return 2
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        board.start()
+        if board.flash_is_temporary:
+            _note("flash is a new temporary directory %s (kept; reuse it with --flash)"
+                  % board.flash_dir)
+        else:
+            _note("flash is %s" % board.flash_dir)
+        if plant is not None:
+            _note("plant: scenario %s, seed %d, lockstep virtual time" % (plant.scenario_name, plant.seed))
+            if args.power_cut_random is not None:
+                _note("power cut at %d ms of plant time" % random_cut_ms(args.power_cut_random))
+        print(READY_PREFIX + board.address, flush=True)
+        while not stop.wait(3600):
+            pass
+    except OSError as e:
+        print("surepick board: %s" % e, file=sys.stderr)
+        return 1
+    finally:
+        board.close()
+        for s, h in old.items():
+            signal.signal(s, h)
+    if board.error is not None:
+        print("surepick board: %s" % board.error, file=sys.stderr)
+        return 1
+    if not args.quiet:
+        _note("stopped")
+    return 0

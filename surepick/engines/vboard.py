@@ -1,0 +1,516 @@
+# A scenario's cycles run by the FIRMWARE on the virtual board (tools/vboard: the unix
+# `micropython` with the virtual HAL, in lockstep with the MuJoCo plant of tools/plant_service.py)
+# and written as a run record of kind `virtual-board` (host/runrecord.py, docs/run-record.md):
+# the same directory `surepick sim run` writes, so replay, compare and fit read both alike.
+#
+# Each cycle is one fresh board (a new flash with the firmware deployed, a new plant for the
+# scenario, seed and cycle, as sim.runner builds one per cycle) driven as the host simulator
+# drives its board: CALIBRATE current read in the tick at sim_board.CAL_AT_MS, then the
+# scenario's JOB read in the tick where that calibration ends (JOB_AT_MS), which is when
+# sim.runner gives its job; both travel over the console while virtual time holds, so the run
+# depends on the scenario and seed only, and matches the host simulator tick for tick.
+#
+# Where each file comes from:
+#   events.csv    the firmware's EVENT frames, as they came over the console
+#   cycles.jsonl  the outcome from those frames, the judge from the plant service (sim/judge.py)
+#   ticks.csv     the firmware does not stream its machine's per-tick inputs, but the plant service
+#                 records every exchange (the raw ADC counts and pin levels the board was sent, the
+#                 pulses it wrote back). A shadow board -- sim.sim_board.SimBoard, i.e. the
+#                 firmware's own drivers (firmware/sensors.py, servo.py, calibrate.py), the shared
+#                 machine and motion planner -- is run on those recorded readings instead of a
+#                 plant. Its Machine.inp at each step is the firmware's (same driver code on the
+#                 same counts), and so are its commands and state. The pulses column is the
+#                 firmware's own, as the plant received them. The reconstruction is checked, not
+#                 assumed: the shadow's pulses must equal the firmware's at every tick and its
+#                 events the firmware's EVENT frames; run.json source.reconstruction says so, and
+#                 a mismatch is reported (ReconstructionError unless allow_mismatch).
+import os
+import re
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+from surepick.firmware import settings as fw_settings
+from surepick.shared_fsm import codes
+from surepick.shared_fsm import link
+from surepick.shared_fsm import states
+from surepick.shared_fsm.config import Config
+from surepick.shared_fsm.machine import Job
+from surepick.engines.inproc import machine_belief
+from surepick.engines.plant_service import EXCHANGE_FIELDS
+
+REPO = Path(__file__).resolve().parent.parent
+# The current calibration (firmware/calibrate.py) started in the tick at CAL_AT_MS waits 300 ms
+# still, then averages 32 samples, one per tick: it ends, and the JOB is read, in the tick at
+# 100 + 300 + 32 * 2 = 464 ms. sim.runner starts its job right after the same tick.
+CAL_STILL_MS = 300
+CAL_SAMPLES = 32
+TAIL_MS = 1300             # keep running after the cycle ends (sim.runner.JUDGE_TAIL_MS)
+CYCLE_LIMIT_MS = 60000     # plant time; a cycle not over by then is `incomplete` (sim.runner's limit)
+SOURCE_COMMAND = "surepick sim run --engine vboard"
+
+
+class VboardRunError(RuntimeError):
+    # The board did not do what the run needs (no boot, a refused request, a dead link).
+    pass
+
+
+class ReconstructionError(VboardRunError):
+    # The shadow board did not reproduce the firmware's pulses or events from the recorded
+    # readings: ticks.csv would not be the firmware's.
+    pass
+
+
+def firmware_version():
+    from surepick.firmware.app import FW_VERSION
+    return FW_VERSION
+
+
+def deploy_source(flash):
+    # What host/deploy.py installs, as source (firmware/manifest.py).
+    from surepick.host.deploy import install_source
+    install_source(flash)
+
+
+# ---- the console ---------------------------------------------------------------------------------
+
+class BoardConsole:
+    # A TCP client of the virtual board's console with the host's frame parser (also the tests').
+    def __init__(self, address):
+        from surepick.host.link.frames import FrameParser
+        host, port = address.replace("socket://", "").rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=5)
+        self.sock.settimeout(0.05)
+        self.text = bytearray()
+        self.parser = FrameParser(on_text=self._text)
+        self.frames = []
+
+    def _text(self, b):
+        self.text.extend(b)
+        del self.text[:-4000]
+
+    def pump(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            if not data:
+                return False
+            self.frames.extend(self.parser.feed(data))
+        return True
+
+    def wait(self, pred, timeout):
+        end = time.monotonic() + timeout
+        seen = 0
+        while time.monotonic() < end:
+            for f in self.frames[seen:]:
+                if pred(f):
+                    return f
+            seen = len(self.frames)
+            if not self.pump(0.05):
+                break
+        for f in self.frames[seen:]:
+            if pred(f):
+                return f
+        return None
+
+    def send(self, frame):
+        self.sock.sendall(frame)
+
+    def close(self):
+        self.sock.close()
+
+    def tail(self):
+        return bytes(self.text[-1500:]).decode("utf-8", "replace")
+
+
+def _held_at(ps, t_ms, timeout):
+    # Virtual time stands at t_ms waiting for a console line (not at an earlier hold).
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if ps.holding.is_set() and ps.now_ms >= t_ms:
+            return True
+        ps.wait_holding(0.05)
+        time.sleep(0.001)
+    return False
+
+
+def _reply_to(rid):
+    return lambda f: f.ftype == link.T_REPLY and f.fields[0] == rid
+
+
+def _cycle_end(f):
+    # Back in IDLE after a job (PLACED), or any fault.
+    return f.ftype == link.T_EVENT and (f.fields[2] == codes.K_FAULT
+                                        or (f.fields[4] == states.IDLE and f.fields[3] != states.IDLE))
+
+
+# ---- one cycle on the board ---------------------------------------------------------------------
+
+class BoardCycle:
+    """What one cycle on the virtual board left: the plant service (with its exchange log and
+    judge), the frames, the flash directory, the job as sent, wall seconds."""
+
+    def __init__(self, scenario, values, seed, cycle, plant_params=None, flash=None, timeout_s=180):
+        self.scenario = scenario
+        self.values = values
+        self.seed = int(seed)
+        self.cycle = int(cycle)
+        self.plant_params = plant_params
+        self.flash = flash
+        self.timeout_s = timeout_s
+        self.frames = []
+        self.ended_at = None
+        self.flash_rest = None     # a fresh flash: the firmware's servos start at its home pose
+
+    def run(self):
+        from surepick.engines.sim_board import CAL_AT_MS
+        from surepick.engines.plant_service import PlantService
+        from surepick.vboard import VirtualBoard
+        from surepick.engines.vboard_plant import wire
+        deploy_source(self.flash)
+        ps = PlantService(self.scenario, self.seed, self.values, self.plant_params, self.cycle)
+        self.ps = ps
+        self.log = ps.record()
+        period = Config().loop_period_ms
+        job_at = CAL_AT_MS + CAL_STILL_MS + CAL_SAMPLES * period
+        pick, place, width = ps.job_um()
+        self.job = (pick, place, width)
+        cal_line = link.request(link.T_CALIBRATE, 1, (link.CAL_CURRENT,))
+        job_line = link.job(2, pick, place, width)
+        # The firmware reads at most link_rx_bytes of a request per tick: a line held at t is
+        # whole, and handled, ceil(len / link_rx_bytes) - 1 ticks later. Held so that each is
+        # handled in the tick sim_board handles it in.
+        rx = fw_settings.Settings().board["link_rx_bytes"]
+        cal_hold = CAL_AT_MS - ((len(cal_line) + rx - 1) // rx - 1) * period
+        job_hold = job_at - ((len(job_line) + rx - 1) // rx - 1) * period
+        ps.hold_for_line_at(cal_hold)
+        ps.hold_for_line_at(job_hold)
+        self.requests = (("calibrate", CAL_AT_MS), ("job", job_at))   # (what, the tick that handles it)
+        board = wire(VirtualBoard(self.flash, plant_service=ps, scenario=self.scenario, seed=self.seed), ps)
+        t0 = time.monotonic()
+        deadline = t0 + self.timeout_s
+        with board:
+            con = BoardConsole(board.address)
+            try:
+                if not _held_at(ps, cal_hold, 60):
+                    raise VboardRunError("the board never reached the calibration tick (t=%d ms); console:\n%s"
+                                         % (cal_hold, con.tail()))
+                con.sock.sendall(cal_line)
+                if not _held_at(ps, job_hold, 30):
+                    raise VboardRunError("the board never reached the job tick (t=%d ms); console:\n%s"
+                                         % (job_hold, con.tail()))
+                con.sock.sendall(job_line)
+                r = con.wait(_reply_to(1), 30)
+                if r is None or r.fields[1] != link.OK:
+                    raise VboardRunError("CALIBRATE current was refused: %r; console:\n%s" % (r, con.tail()))
+                r = con.wait(_reply_to(2), 30)
+                if r is None or r.fields[1] != link.OK:
+                    raise VboardRunError("the scenario's JOB was refused: %r (read in the tick at %d ms, where the "
+                                         "calibration should have ended); console:\n%s" % (r, job_at, con.tail()))
+                end = None
+                while end is None and ps.now_ms < CYCLE_LIMIT_MS and time.monotonic() < deadline:
+                    end = con.wait(_cycle_end, 1.0)
+                if end is not None:
+                    # sim.runner's end: the machine is idle after the step that ended the cycle,
+                    # then JUDGE_TAIL_MS more. Virtual time stops there (a hold nobody answers),
+                    # so the run is as long as the host simulator's and the judge sees the same.
+                    self.ended_at = end.fields[1]
+                    until = end.fields[1] + period + TAIL_MS
+                    ps.hold_for_line_at(until)
+                    if not _held_at(ps, until, 60):
+                        raise VboardRunError("the board did not reach the end of the cycle's tail (t=%d ms)" % until)
+                else:
+                    until = CYCLE_LIMIT_MS
+                    while ps.now_ms < until and time.monotonic() < deadline:
+                        con.pump(0.02)
+                con.pump(0.1)
+                self.boots = board.boot_count
+            finally:
+                con.close()
+        self.wall_s = time.monotonic() - t0
+        self.frames = con.frames
+        self.events = [tuple(f.fields) for f in con.frames if f.ftype == link.T_EVENT]
+        return self
+
+
+# ---- the shadow board: the firmware's machine inputs from the recorded raw readings -------------
+
+_I = {n: i for i, n in enumerate(EXCHANGE_FIELDS)}     # one recorded exchange (tools/plant_service.py)
+
+
+class _EndOfRecord(Exception):
+    pass
+
+
+class RecordedPlant:
+    # Stands where sim.plant.Plant stands for SimBoard's PlantPins, serving the readings the
+    # firmware was sent, exchange by exchange; it checks that what the shadow writes is what the
+    # firmware wrote. rest: (q0..q3 mdeg, jaw um) where the firmware's servos start.
+    def __init__(self, log, rest):
+        from surepick.sim.plant import ADC_CURRENT, ADC_POT, ADC_RAIL, PIN_BEAM, PIN_ESTOP, PIN_SWITCH
+        self.log = log
+        self.k = 0
+        self.rest = list(rest)
+        self._adc = {ADC_POT: _I["pot"], ADC_CURRENT: _I["current"], ADC_RAIL: _I["rail"]}
+        self._pin = {PIN_ESTOP: 1, PIN_SWITCH: 2, PIN_BEAM: 4}
+        self._written = None
+        self.on_exchange = None       # callable(exchange row) after each advance
+        self.mismatches = []          # (t_ms, what, shadow, firmware)
+
+    @property
+    def now_ms(self):
+        return self.log[self.k][_I["now_ms"]]
+
+    def joint_angles_mdeg(self):
+        return list(self.rest)
+
+    def read_u16(self, adc):
+        return self.log[self.k][self._adc[adc]]
+
+    def read_pin(self, gpio):
+        return 1 if self.log[self.k][_I["flags"]] & self._pin[gpio] else 0
+
+    def set_pulses(self, pulses):
+        self._written = [int(p) for p in pulses]
+
+    def advance(self, ms):
+        if self.k + 1 >= len(self.log):
+            raise _EndOfRecord()
+        self.k += 1
+        ex = self.log[self.k]
+        fw = [ex[_I["p0"] + i] for i in range(5)]
+        if ex[_I["advance_ms"]] != ms:
+            self.mismatches.append((ex[_I["now_ms"]], "advance_ms", ms, ex[_I["advance_ms"]]))
+        if self._written is not None and fw != self._written:
+            self.mismatches.append((ex[_I["now_ms"]] - ex[_I["advance_ms"]], "pulses", self._written, fw))
+        self._written = None
+        if self.on_exchange is not None:
+            self.on_exchange(ex)
+
+
+def reconstruct(bc, cfg):
+    """Run the shadow board on bc's recorded exchanges. -> dict with ticks (rows without the
+    cycle column), events (12-int tuples), job (cycles.jsonl job), board_cal, initial_jaw_um,
+    fault_state, and the check: pulse/event mismatches and the state-byte agreement."""
+    from surepick.engines.inproc import check_pose
+    from surepick.engines.sim_board import SimBoard
+    log = [e for e in bc.log if e[_I["conn"]] == bc.log[0][_I["conn"]]]
+    if len(log) < len(bc.log):
+        raise ReconstructionError("cycle %d: the controller restarted mid-cycle (%d connections to the plant); "
+                                  "the virtual-board run record does not reconstruct restarts yet"
+                                  % (bc.cycle, len({e[0] for e in bc.log})))
+    rest_q, rest_jaw = _firmware_rest(bc.flash_rest)
+    plant = RecordedPlant(log, tuple(rest_q) + (rest_jaw,))
+    rows = []
+    pending = []      # the row of the step whose pulses the next exchange carries
+
+    def on_exchange(ex):
+        if pending:
+            r = pending.pop()
+            r[-6:-1] = [ex[_I["p0"] + i] for i in range(5)]
+            # The state byte this exchange carried: the firmware's state as its EVENT frames said.
+            r.append(ex[_I["state"]])
+    plant.on_exchange = on_exchange
+    board = SimBoard(plant, cfg)
+    m = board.machine
+    step = type(m).step
+
+    def watched(now):
+        inp = m.inp
+        row = [0, now, inp.pot_counts, inp.switch_pressed, inp.current_ma, inp.beam_broken,
+               inp.estop, inp.rail_mv, inp.arrived_seq, inp.error_seq, inp.jaw_done]
+        step(m, now)
+        o = m.out
+        row += [o.move_seq, o.move_kind, o.move_gentle, o.x_um, o.y_um, o.z_um, o.pitch_mdeg, o.jaw_um,
+                o.hold, m.state, -1, -1, -1, -1, -1, -1]
+        rows.append(row)
+        del pending[:]
+        pending.append(row)
+    m.step = watched
+    out = {"job": None, "board_cal": None, "initial_jaw_um": int(m.out.jaw_um)}
+    pick, place, width = bc.job
+    job = Job(pick, place, width)
+
+    def start_job(now):
+        err = m.start_job(job, check_pose)
+        if err:
+            raise ReconstructionError("the shadow machine refused the job the firmware took (error %d)" % err)
+        out["job"] = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": board.now + board.period,
+                      "part_width_um": job.part_width_um, "max_attempts": job.max_attempts}
+    handlers = {"calibrate": board._start_calibration, "job": start_job}
+    todo = list((t, what) for what, t in bc.requests)
+    events = []
+    ev = m.events
+    seen = [ev.last_seq()]
+
+    def drain():
+        # as sim.runner drains the ring: every event, whatever the ring's size
+        while seen[0] < ev.last_seq():
+            seen[0] += 1
+            e = ev.get(seen[0])
+            if e is not None:
+                events.append(tuple(e))
+    try:
+        while True:
+            while todo and board.now == todo[0][0]:
+                board._requests.append(handlers[todo.pop(0)[1]])
+            try:
+                board.tick()
+            finally:
+                drain()
+            if out["board_cal"] is None and board.cal is None and "calibrate" not in [w for _, w in todo]:
+                out["board_cal"] = {"current_offset_counts": int(board.current_offset)}
+    except _EndOfRecord:
+        pass
+    filled = [r for r in rows if len(r) == 28]          # steps whose pulses reached the plant
+    # The state byte of the exchange that ended a tick is the state the firmware's EVENT frames
+    # had said by then; it must be the shadow's state after that step (0xFF: none said yet).
+    state_lag = sum(1 for r in filled if r[27] != 0xFF and r[27] != r[20])
+    rows = [r[:-1] for r in filled]
+    out["ticks"] = rows
+    out["events"] = events
+    out["fault_state"] = states.name(m.fault_state) if m.fault else None
+    out["mismatches"] = plant.mismatches[:20]
+    out["pulse_mismatches"] = sum(1 for x in plant.mismatches if x[1] == "pulses")
+    out["state_byte_mismatches"] = state_lag
+    return out
+
+
+def _firmware_rest(rest):
+    # Where the firmware's servos start on a fresh flash: its home pose.
+    if rest is not None:
+        return rest
+    from surepick.firmware import boot_recovery
+    return list(boot_recovery.HOME_JOINTS_MDEG), boot_recovery.HOME_JAW_UM
+
+
+def _event_key(e):
+    return tuple(e[1:12])     # sequence numbers aside: the firmware's log numbers its own
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, allow_mismatch=False,
+              timeout_s=180):
+    """One cycle on a fresh virtual board. -> (cycle record dict for cycles.jsonl, events,
+    tick rows, BoardCycle)."""
+    tmp = None
+    if workdir is None:
+        tmp = workdir = tempfile.mkdtemp(prefix="surepick-vbrun-")
+    flash = Path(workdir) / ("flash_%03d" % cycle)
+    if flash.exists():
+        shutil.rmtree(flash)
+    try:
+        bc = BoardCycle(scenario, values, seed, cycle, plant_params, flash, timeout_s)
+        bc.run()
+        cfg = Config()
+        shadow = reconstruct(bc, cfg)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    fw_events = [_event_key(e) for e in bc.events]
+    sh_events = [_event_key(e) for e in shadow["events"]]
+    events_equal = sh_events == fw_events
+    check = {"pulse_mismatches": shadow["pulse_mismatches"], "events_equal": events_equal,
+             "state_byte_mismatches": shadow["state_byte_mismatches"],
+             "ticks": len(shadow["ticks"]), "exchanges": len(bc.log)}
+    if not allow_mismatch and (shadow["pulse_mismatches"] or not events_equal):
+        raise ReconstructionError(
+            "cycle %d: the shadow board did not reproduce the firmware (pulse mismatches %d, events equal %s); "
+            "first: %r; firmware events %r, shadow %r" % (cycle, shadow["pulse_mismatches"], events_equal,
+                                                          shadow["mismatches"][:3], fw_events, sh_events))
+    rec = _cycle_record(bc, shadow, check)
+    return rec, list(bc.events), shadow["ticks"], bc
+
+
+def _cycle_record(bc, shadow, check):
+    ev = bc.events
+    fsm_outcome, fsm_fault, fault_state = machine_belief(ev, bc.ended_at is not None)
+    j_out, j_reason, _ = bc.ps.verdict()
+    return {
+        "cycle": bc.cycle, "seed": bc.seed, "job": shadow["job"],
+        "outcome": "placed" if fsm_outcome == "placed" else (fsm_fault or fsm_outcome),
+        "fsm_outcome": fsm_outcome, "fsm_fault": fsm_fault,
+        "fault_state": (shadow["fault_state"] or fault_state) if fsm_fault else None,
+        "attempts": max([e[6] for e in ev] or [0]),
+        "judge_outcome": j_out, "judge_reason": j_reason,
+        "sim_ms": bc.ps.now_ms, "wall_s": round(bc.wall_s, 3),
+        "initial_jaw_um": shadow["initial_jaw_um"], "board_cal": shadow["board_cal"], "restarts": [],
+        "reconstruction": check,
+    }
+
+
+def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, out=None, workdir=None,
+        allow_mismatch=False, log=None):
+    """Run `cycles` cycles of a scenario on the virtual board and write the run record to `out`
+    (when given). -> (run.json meta, cycle records)."""
+    from surepick.records import runrecord
+    from surepick.sim import scenarios
+    from surepick.sim.params import PlantParams
+    from surepick.records.report import versions
+    sc = scenarios.get(scenario)
+    values = sc.resolve(overrides)
+    if plant_params is not None:
+        plant_params = PlantParams.from_dict(plant_params).to_dict()
+    log = log or (lambda s: None)
+    recs, events, ticks = [], {}, {}
+    model_hash = None
+    for k in range(cycles):
+        rec, ev, rows, bc = run_cycle(sc.name, values, seed, k, plant_params, workdir, allow_mismatch)
+        model_hash = model_hash or bc.ps.plant.model_hash()
+        recs.append(rec)
+        events[k] = ev
+        ticks[k] = rows
+        log("cycle %d: firmware %s%s, judge %s (%s), attempts %d, %.1f s virtual in %.1f s, %d ticks reconstructed"
+            % (k, rec["fsm_outcome"], (" " + rec["fsm_fault"]) if rec["fsm_fault"] else "", rec["judge_outcome"],
+               rec["judge_reason"], rec["attempts"], rec["sim_ms"] / 1000.0, rec["wall_s"], len(rows)))
+    cfg = Config().to_dict()
+    v = versions()
+    v["firmware"] = firmware_version()
+    meta = {"kind": "virtual-board", "scenario": sc.name, "params": values, "seed": int(seed), "versions": v,
+            "model_hash": model_hash, "config": cfg, "loop_period_ms": cfg["loop_period_ms"],
+            "plant_params": PlantParams.from_dict(plant_params or {}).to_dict(),
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "source": {"command": SOURCE_COMMAND, "engine": "firmware on tools/vboard (unix micropython, "
+                       "tools/vhal) in lockstep with tools/plant_service.py",
+                       "ticks": "inputs, commands and state reconstructed by a shadow SimBoard (the firmware's "
+                       "drivers) from the raw readings the plant sent; pulses are the firmware's own",
+                       "reconstruction": {"pulse_mismatches": sum(r["reconstruction"]["pulse_mismatches"] for r in recs),
+                                          "events_equal": all(r["reconstruction"]["events_equal"] for r in recs)}}}
+    if out is not None:
+        runrecord.write(str(out), meta, recs, events, ticks)
+    return meta, recs
+
+
+# ---- `surepick sim run --engine vboard` -------------------------------------------------------
+
+def cli_run(args, overrides, cfg, plant):
+    # Called by host/cmd_sim.py. -> exit code (0 every cycle verified placed, 1 otherwise, 2 usage).
+    import sys
+    if cfg:
+        print("surepick sim run --engine vboard: --config is not supported yet (the firmware reads its "
+              "config from /config.json on its flash)", file=sys.stderr)
+        return 2
+    if getattr(args, "viewer", False):
+        print("surepick sim run --engine vboard: --viewer needs --engine sim", file=sys.stderr)
+        return 2
+    try:
+        from surepick.vboard.interp import find_micropython
+        find_micropython()
+    except Exception as e:
+        print("surepick sim run --engine vboard: no micropython binary: %s" % e, file=sys.stderr)
+        return 2
+    try:
+        _, recs = run(args.scenario, args.seed, args.cycles, overrides, plant, args.out, log=print)
+    except VboardRunError as e:
+        print("surepick sim run --engine vboard: %s" % e, file=sys.stderr)
+        return 1
+    ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
+    print("run record: %s  (kind virtual-board; verified placed %d/%d)" % (os.path.join(args.out, "run.json"),
+                                                                          ok, len(recs)))
+    return 0 if ok == len(recs) else 1

@@ -1,0 +1,752 @@
+# The firmware's main program: boot (settings, drivers, recovery), then a fixed-rate loop that
+# reads the inputs into the shared machine, steps it, ticks the motion planner, drives the
+# servos, feeds the watchdog and services the link, and never blocks.
+#
+# The HAL is handed in (main.py passes board_hal; the virtual board mounts its own board_hal;
+# tests pass a stand-in), so nothing here imports `machine` or `time`.
+#
+# Per tick, in order: inputs -> machine.step (or the recovery finisher) -> motion.tick ->
+# servos -> watchdog -> link (at most link_rx_bytes request bytes, link_events_per_tick EVENT
+# frames, one TELEMETRY frame when due) -> at-rest housekeeping (at most one flash write).
+# Steady-state ticks allocate nothing; frames are built only when something is sent.
+from array import array
+
+from ..shared_fsm import link, servo_cal, kinematics
+from ..shared_fsm.codes import (K_TRANSITION, K_FAULT, K_NOTE, R_PLACED, F_INTERRUPTED, F_ABORTED,
+                              F_ESTOP)
+from ..shared_fsm.machine import (Machine, Job, OK as M_OK, E_BUSY as M_BUSY,
+                                E_FAULTED as M_FAULTED, E_ESTOP_ACTIVE as M_ESTOP)
+from ..shared_fsm.motion import Motion
+from ..shared_fsm.states import IDLE
+from ..shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
+
+from . import boot_recovery as rec
+from . import cmdparse
+from . import flashlog
+from .hal import hil as hil_hal
+from . import settings as settings_mod
+from . import telemetry
+from .framewriter import FrameWriter
+from .calibrate import Calibration
+from .sensors import Pot, Current, Rail, Switch, EStop
+from .servo import Servo, drive as drive_servos
+from .status_led import StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP
+
+FW_VERSION = "0.1.0"
+LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again for more
+_HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
+_HIL_LINES = 4                     # HIL: lines handled per tick at most
+_US_MASK = 0x3FFFFFFF
+
+# Boot record (flashlog R_BOOT): the 12 ints.
+_BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "pot_counts",
+                "switch_pressed", "beam_broken", "marker", "rest_stored", "settings_error")
+
+
+def check_pose(x_um, y_um, z_um, pitch_mdeg):
+    # Raises ValueError (kinematics.Unreachable) when the pose is out of reach.
+    kinematics.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
+
+
+class _ConsoleIn:
+    # The LineReader's byte source. A raw Ctrl-C byte (where the port does not turn it into
+    # KeyboardInterrupt itself) still stops the program, so mpremote can always take over.
+    def __init__(self, hal):
+        self._read = hal.console_read_byte
+
+    def read_byte(self):
+        b = self._read()
+        if b == 3:
+            raise KeyboardInterrupt
+        return b
+
+
+class App:
+    def __init__(self, hal, root=""):
+        self.hal = hal
+        self.root = root
+        self.settings = settings_mod.load(root + settings_mod.PATH)
+        s = self.settings
+        self.cfg = s.cfg
+        b = s.board
+        pins = s.pins()
+        hal.setup(pins)
+        self.pot = Pot(hal, pins.adc_pot, b["pot_filter_shift"])
+        self.current = Current(hal, pins.adc_current, b["current_offset_counts"], b["current_counts_per_a"],
+                               b["current_filter_shift"], b["current_holding_ma"], b["current_stall_ma"])
+        self.rail = Rail(hal, pins.adc_rail, b["rail_divider_milli"])
+        self.switch = Switch(hal, pins.switch)
+        self.beam = Switch(hal, pins.beam)
+        self.estop = EStop(hal, pins.estop, b["estop_reset_reads"])
+        self.led = StatusLed(hal)
+        self.m = Machine(self.cfg)
+        self.log = flashlog.FlashLog(root + "/log")
+        self.reader = cmdparse.LineReader()
+        self.console = _ConsoleIn(hal)
+        self.fw = FrameWriter()
+        self.rec = array("i", [0] * 12)   # one event record, copied out of the ring
+        self.stats = telemetry.LoopStats(self.cfg.loop_period_ms * 1000)
+        self.servos = None
+        self.motion = None
+        self.finisher = None
+        self.cal = None
+        self.now_ms = hal.ticks_ms()
+        self.last_ms = self.now_ms
+        self.ev_sent = 0
+        self.ev_lost = 0
+        self.tx_bytes = 0
+        self.rx_lines = 0
+        self.next_telemetry = self.now_ms
+        self.last_commit = self.now_ms
+        self.cycle_open = 0       # the marker is on flash: a cycle (or a finish) is running
+        self.cycle_end = 0        # the cycle ended: write rest + clear marker when at rest
+        self.flash_tick = 0
+        self.reset_cause = 0
+        self.boot_action = rec.ACT_NORMAL
+        self.boot_grip = -1
+        self._setpoint = [0, 0, 0, 0, 0]
+        self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
+        self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
+
+    # ---- boot ----
+
+    def read_inputs(self):
+        inp = self.m.inp
+        inp.pot_counts = self.pot.read()
+        inp.current_ma = self.current.read_ma()
+        inp.rail_mv = self.rail.read_mv()
+        inp.switch_pressed = self.switch.read()
+        inp.beam_broken = self.beam.read()
+        inp.estop = self.estop.read()
+
+    def boot(self):
+        hal = self.hal
+        cfg = self.cfg
+        self.reset_cause = hal.reset_cause()
+        # 1. Look before moving: inputs only, no PWM yet (the servos hold or sag as they are).
+        period = cfg.loop_period_ms
+        n = self.settings.board["boot_sense_ms"] // period + 1
+        sw = 0
+        beam = 0
+        for _ in range(n):
+            self.read_inputs()
+            sw = sw + 1 if self.m.inp.switch_pressed else 0       # a level counts once steady
+            beam = beam + 1 if self.m.inp.beam_broken else 0
+            hal.sleep_ms(period)
+        inp = self.m.inp
+        steady = cfg.debounce_reads
+        switch = 1 if sw >= steady else 0
+        beam_on = 1 if beam >= steady else 0
+        # 2. What happened last time, and where the arm stood at rest.
+        marker = rec.read_marker_at(self.root)
+        rest_q, rest_jaw, rest_stored = rec.read_rest_at(self.root)
+        pot_is_ok = rec.pot_ok(inp.pot_counts, cfg)
+        jaw_now = rec.jaw_um_of(inp.pot_counts, cfg) if pot_is_ok else -1
+        if marker is not None:
+            job = marker.get("job")
+            width = job[2] if job is not None else 25000
+            self.boot_grip = rec.assess_grip(jaw_now, switch, beam_on, width, cfg)
+        self.boot_action = rec.decide(marker, self.boot_grip, self.settings.board["recover_finish"])
+        jaw0 = rec.boot_jaw_um(marker, jaw_now, rest_jaw, pot_is_ok)
+        if self.boot_action == rec.ACT_FINISH:
+            hold = jaw_now - cfg.hold_squeeze_um        # firm the grip before anything moves
+            jaw0 = hold if hold > 0 else 0
+        # 3. Servos start exactly at the stored rest pose (arm) and the chosen jaw: no snap.
+        self._start_servos(rest_q, jaw0 if jaw0 >= 0 else rest_jaw, jaw0 < 0)
+        self.m.out.jaw_um = self.motion.jaw_um
+        self.now_ms = hal.ticks_ms()
+        self.last_ms = self.now_ms
+        self.m.now = self.now_ms
+        # 4. Log the boot, then act on the decision.
+        self.log.count(flashlog.C_BOOTS)
+        self._log_boot(marker, rest_stored, switch, beam_on)
+        if self.boot_action == rec.ACT_FINISH:
+            q = [v / 1000.0 for v in rest_q]
+            x, y, z, _ = kinematics.forward(q)
+            self.finisher = rec.Finisher(self.m, marker["job"], (int(x * 1000), int(y * 1000), int(z * 1000)),
+                                         self.settings.board["recover_safe_z_um"])
+            self.m.events.put(self.m, K_NOTE, IDLE, IDLE, F_INTERRUPTED)
+            self.log.count(flashlog.C_FAULTS)
+            self.finisher.start(self.now_ms)
+            self.cycle_open = 1
+        elif self.boot_action == rec.ACT_FAULT:
+            self.m.latch_fault(F_INTERRUPTED)
+            self.log.count(flashlog.C_CYCLES_FAILED)
+            self.cycle_open = 1      # the marker stays until the fault is cleared
+        self.flash_tick = 1
+        self.log.commit()
+        self.last_commit = self.now_ms
+        self._send(link.hello(self.board_id(), FW_VERSION, self.reset_cause,
+                              self.log.counters[flashlog.C_BOOTS], self.log.last_seq))
+
+    def board_id(self):
+        uid = self.hal.unique_id()
+        return ("pico-" + uid)[:link.MAX_TOKEN_LEN]
+
+    def _start_servos(self, rest_q, jaw_um, jaw_unknown):
+        s = self.settings
+        pulses = [0, 0, 0, 0, 0]
+        servos = []
+        for i in range(5):
+            target = servo_cal.joint_to_servo_mdeg(i, rest_q[i] if i < 4 else jaw_um)
+            speed, accel = s.servo_limits(i)
+            sv = Servo(self.hal, i, s.servo_cal(i), speed, accel, target)
+            if i == 4 and jaw_unknown:
+                sv.enabled = 0       # pot broken after an interruption: do not guess the jaw
+                sv.pulse = 0
+            pulses[i] = sv.pulse
+            servos.append(sv)
+        self.servos = servos
+        self.hal.pwm_start(pulses)
+        self.motion = Motion(self.cfg, rest_q, jaw_um)
+
+    def _log_boot(self, marker, rest_stored, switch, beam_on):
+        r = [0] * 12
+        r[1] = self.now_ms
+        r[2] = self.reset_cause
+        r[3] = self.log.counters[flashlog.C_BOOTS]
+        r[4] = self.boot_action
+        r[5] = self.boot_grip
+        r[6] = self.m.inp.pot_counts
+        r[7] = switch
+        r[8] = beam_on
+        r[9] = 0 if marker is None else (1 if marker.get("job") is not None else 2)
+        r[10] = 1 if rest_stored else 0
+        r[11] = 1 if self.settings.load_error else 0
+        self.log.append(flashlog.R_BOOT, r)
+
+    # ---- the loop ----
+
+    def run(self):
+        hal = self.hal
+        try:
+            self.boot()
+            period_us = self.cfg.loop_period_ms * 1000
+            hal.wdt_start(self.settings.board["wdt_ms"])
+            deadline = hal.ticks_us()
+            while True:
+                if self.hil is not None and self.hil.mode == link.HIL_LOCKSTEP:
+                    self._lockstep_tick(period_us)
+                    deadline = hal.ticks_us()
+                    continue
+                start = hal.ticks_us()
+                c0 = hal.cpu_us()
+                self.tick(hal.ticks_ms())
+                self.stats.record(start, hal.ticks_diff(hal.cpu_us(), c0), self.flash_tick, hal.ticks_diff)
+                deadline = hal.ticks_add(deadline, period_us)
+                if hal.ticks_diff(hal.ticks_us(), deadline) >= 0:
+                    # Behind (a flash write at rest, a slow frame): skip ahead, never burst.
+                    self.stats.late += 1
+                    deadline = hal.ticks_us()
+                else:
+                    hal.wait_until_us(deadline)
+        except KeyboardInterrupt:
+            self.shutdown()
+            raise
+
+    def _lockstep_tick(self, period_us):
+        # HIL lockstep: wait (at most one period, watchdog fed) for the next sensor frame, then
+        # step once at the frame's virtual time. No frame, no step: virtual time stands still.
+        hal = self.hal
+        hil = self.hil
+        start = hal.cpu_us()
+        while not hil.fresh and self.hil is hil:
+            r = self.reader.poll(self.console, _HIL_RX)
+            if r != cmdparse.LINE_NONE:
+                self._on_line(r)
+            if hal.ticks_diff(hal.cpu_us(), start) >= period_us:
+                break
+            if r == cmdparse.LINE_NONE:
+                hil_hal.wait_input(1)
+        hal.wdt_feed()
+        if self.hil is hil and hil.fresh:
+            c0 = hal.cpu_us()
+            self.tick(hil.t_ms)
+            self.stats.record((hil.t_ms * 1000) & _US_MASK, hal.ticks_diff(hal.cpu_us(), c0),
+                              self.flash_tick, hal.ticks_diff)
+
+    def tick(self, now):
+        # One loop period. Returns nothing; everything it does is visible in the app's state.
+        self.flash_tick = 0
+        self.now_ms = now
+        dt = ms_diff(now, self.last_ms)
+        self.last_ms = now
+        self.read_inputs()
+        m = self.m
+        m.step(now)
+        if self.finisher is not None:
+            if not self.finisher.step(now):
+                self._finish_done()
+        if self.cal is not None:
+            self.cal.step(self, now)
+        self.motion.tick(now, m.out, m.inp)   # an unreachable move comes back as error_seq
+        self._drive(dt)
+        self.hal.wdt_feed()
+        if self.hil is not None:
+            self._send_act(now)
+        self._link(now)
+        if not self.busy():
+            self._at_rest(now)
+        self._led(now)
+
+    def _drive(self, dt):
+        # Motion setpoints (joint units) -> servo angles -> slew/accel-limited pulses.
+        mo = self.motion
+        drive_servos(self.servos, mo.joints, mo.jaw_um, dt)
+
+    def busy(self):
+        # Anything moving the arm on purpose: flash writes and new jobs wait.
+        return self.m.busy() or self.finisher is not None or self.cal is not None or self.motion.active
+
+    def _led(self, now):
+        m = self.m
+        if m.fault == F_ESTOP or m.inp.estop:
+            mode = LED_ESTOP
+        elif m.fault:
+            mode = LED_FAULT
+        elif self.busy():
+            mode = LED_BUSY
+        else:
+            mode = LED_IDLE
+        self.led.update(now, mode)
+
+    # ---- link ----
+
+    def _send(self, frame):
+        if frame is not None:
+            self.tx_bytes += len(frame)
+            self.hal.console_write(frame)
+
+    def _link(self, now):
+        if self.hil is None:
+            r = self.reader.poll(self.console, self.settings.board["link_rx_bytes"])
+            if r != cmdparse.LINE_NONE:
+                self._on_line(r)
+        else:
+            # HIL: a few whole lines per tick, so sensor frames never queue up behind the loop
+            # (real time uses the newest one).
+            for _ in range(_HIL_LINES):
+                r = self.reader.poll(self.console, _HIL_RX)
+                if r == cmdparse.LINE_NONE:
+                    break
+                self._on_line(r)
+        if self.ev_sent != self.m.events.next_seq - 1:
+            self._forward_events()
+        hz = self.settings.board["telemetry_hz"]
+        if hz and ms_diff(now, self.next_telemetry) >= 0:
+            self.next_telemetry = ms_add(now, 1000 // hz)
+            self._send(telemetry.frame(self))
+
+    def _forward_events(self):
+        # New machine events: EVENT frame (+ FAULT frame), RAM log ring, persisted counters.
+        ev = self.m.events
+        last = ev.next_seq - 1
+        if self.ev_sent < ev.oldest_seq() - 1:
+            self.ev_lost += ev.oldest_seq() - 1 - self.ev_sent
+            self.ev_sent = ev.oldest_seq() - 1
+        n = self.settings.board["link_events_per_tick"]
+        while self.ev_sent < last and n > 0:
+            self.ev_sent += 1
+            n -= 1
+            self._forward_event(ev, self.ev_sent)
+
+    def _forward_event(self, ev, seq):
+        e = self.rec
+        w = self.fw
+        w.begin(link.T_EVENT)
+        for i in range(12):
+            v = ev.field(seq, i)
+            e[i] = v
+            w.add(v)
+        self._send(w.finish())
+        kind = e[2]
+        log = self.log
+        if kind == K_FAULT:
+            log.append(flashlog.R_FAULT, e)
+            log.count(flashlog.C_FAULTS)
+            if e[3] != IDLE:
+                log.count(flashlog.C_CYCLES_FAILED)
+            if self.cycle_open:
+                self.cycle_end = 1
+            # FAULT: t_ms, fault, state it happened in, attempt, reason, faults_total
+            w.begin(link.T_FAULT)
+            w.add(e[1])
+            w.add(e[5])
+            w.add(e[3])
+            w.add(e[6] & 255)
+            w.add(e[5])
+            w.add(log.counters[flashlog.C_FAULTS])
+            self._send(w.finish())
+        elif kind == K_TRANSITION:
+            log.append(flashlog.R_TRANSITION, e)
+            if e[4] == IDLE and e[5] == R_PLACED:
+                log.count(flashlog.C_CYCLES_OK)
+                self.cycle_end = 1
+        else:
+            log.append(flashlog.R_NOTE, e)
+            if e[5] == R_PLACED:               # the recovery finisher's place
+                log.count(flashlog.C_CYCLES_OK)
+
+    def _on_line(self, r):
+        if r == cmdparse.LINE_OVERLONG:
+            self._send(cmdparse.error_reply(0, link.E_TOO_LONG))
+            return
+        self.rx_lines += 1
+        err, ftype, rid, args = cmdparse.parse_line(self.reader.line())
+        if err != link.OK:
+            if cmdparse.needs_reply(err):
+                self._send(cmdparse.error_reply(rid, err))
+            return
+        try:
+            self._handle(ftype, rid, args)
+        except Exception as e:  # a handler bug must not stop the loop; KeyboardInterrupt passes
+            self._reply(rid, link.E_INTERNAL, (type(e).__name__[:link.MAX_TOKEN_LEN],))
+
+    def _reply(self, rid, code, payload=()):
+        f = link.reply(rid, code, payload)
+        if f is None:                 # a payload the link cannot carry: say so, not silence
+            f = link.reply(rid, code)
+        self._send(f)
+
+    def _handle(self, ftype, rid, args):
+        if ftype == link.T_PING:
+            self._reply(rid, link.OK, (self.board_id(), FW_VERSION))
+        elif ftype == link.T_HIL_SENSORS:
+            self._hil_sensors(rid, args)
+        elif ftype == link.T_HIL_MODE:
+            self._hil_mode(rid, args[0])
+        elif ftype == link.T_STATUS:
+            self._send(telemetry.frame(self))
+            self._reply(rid, link.OK, self.status_payload())
+        elif ftype == link.T_JOB:
+            self._job(rid, args)
+        elif ftype == link.T_ABORT:
+            self._abort(rid)
+        elif ftype == link.T_CLEAR_FAULT:
+            self._clear_fault(rid)
+        elif ftype == link.T_LOG_SINCE:
+            self._log_since(rid, args[0])
+        elif ftype == link.T_CONFIG_GET:
+            self._config_get(rid, args[0])
+        elif ftype == link.T_CONFIG_SET:
+            self._config_set(rid, args[0], args[1])
+        elif ftype == link.T_CALIBRATE:
+            self._calibrate(rid, args[0])
+        else:
+            self._reply(rid, link.E_UNSUPPORTED)
+
+    def status_payload(self):
+        m = self.m
+        return (m.state, m.fault, 1 if self.busy() else 0, self.log.counters[flashlog.C_BOOTS],
+                self.log.last_seq, self.stats.worst_step_us, self.boot_action,
+                1 if self.settings.load_error else 0)
+
+    def _job(self, rid, a):
+        if self.finisher is not None or self.cal is not None:
+            self._reply(rid, link.E_BUSY)
+            return
+        job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
+        r = self.m.start_job(job, check_pose)
+        if r == M_OK:
+            if self.hil is None:          # a simulated job must not leave a marker for boot recovery
+                self._flash_begin()
+                rec.write_marker_at(self.root, (job.pick, job.place, job.part_width_um, job.max_attempts))
+            self.cycle_open = 1
+            self.cycle_end = 0
+            self._reply(rid, link.OK)
+        elif r == M_BUSY:
+            self._reply(rid, link.E_BUSY)
+        elif r == M_FAULTED:
+            self._reply(rid, link.E_FAULTED, (self.m.fault,))
+        elif r == M_ESTOP:
+            self._reply(rid, link.E_STATE, ("estop",))
+        else:
+            self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
+
+    def _abort(self, rid):
+        if self.cal is not None:
+            self.cal.cancel(self)
+            self.cal = None
+            self._reply(rid, link.OK)
+        elif self.finisher is not None:
+            self.finisher = None
+            self.m.latch_fault(F_ABORTED)
+            self._reply(rid, link.OK)
+        elif self.m.busy():
+            self.m.abort()
+            self._reply(rid, link.OK)
+        else:
+            self._reply(rid, link.E_STATE)
+
+    def _clear_fault(self, rid):
+        self.estop.reset()
+        self.m.inp.estop = self.estop.latched
+        if not self.m.fault:
+            self._reply(rid, link.E_STATE, ("no_fault",))
+            return
+        if self.m.clear_fault() == M_ESTOP:
+            self._reply(rid, link.E_STATE, ("estop",))
+            return
+        self.cycle_end = 1 if self.cycle_open else 0   # a human looked: the marker can go
+        self._reply(rid, link.OK)
+
+    def _log_since(self, rid, after):
+        if not self.busy():
+            self._flash_commit()         # include what is still in RAM, if at rest
+        n = 0
+        last = after
+        for seq, rtype, r in self.log.read_since(after, LOG_BATCH):
+            self._send(link.log_record(seq, rtype, r))
+            n += 1
+            last = seq
+        self._reply(rid, link.OK, (n, last, 1 if self.log.last_seq > last else 0))
+
+    def _config_get(self, rid, key):
+        if not self.settings.is_key(key):
+            self._reply(rid, link.E_UNKNOWN_KEY, (key,))
+            return
+        self._reply(rid, link.OK, (key, self.settings.get(key)))
+
+    def _config_set(self, rid, key, value):
+        if not self.settings.is_key(key):
+            self._reply(rid, link.E_UNKNOWN_KEY, (key,))
+            return
+        if self.busy():
+            self._reply(rid, link.E_BUSY)   # persisting writes flash: only at rest
+            return
+        try:
+            self.settings.set(key, value)
+        except ValueError:
+            self._reply(rid, link.E_BAD_VALUE, (key,))
+            return
+        self.apply_settings()
+        self._flash_begin()
+        self.settings.save(self.root + settings_mod.PATH)
+        self._reply(rid, link.OK, (key, self.settings.get(key), self.settings.needs_reboot(key)))
+
+    def apply_settings(self):
+        # Everything that can change without a reboot (pins, loop rate and watchdog need one).
+        s = self.settings
+        b = s.board
+        self.m.reconfigure()
+        self.pot.shift = b["pot_filter_shift"]
+        c = self.current
+        c.offset = b["current_offset_counts"]
+        c.counts_per_a = b["current_counts_per_a"]
+        c.shift = b["current_filter_shift"]
+        c.holding_ma = b["current_holding_ma"]
+        c.stall_ma = b["current_stall_ma"]
+        self.rail.scale = 3300 * b["rail_divider_milli"] // 1000
+        self.estop.reset_reads = b["estop_reset_reads"]
+        for i in range(5):
+            sv = self.servos[i]
+            sv.cal = s.servo_cal(i)
+            speed, accel = s.servo_limits(i)
+            sv.vmax = speed * 1000
+            sv.accel = accel
+            sv.d_brake = speed * speed * 500 // accel
+
+    def _calibrate(self, rid, target):
+        if self.hil is not None:          # it would persist a calibration of the simulated sensors
+            self._reply(rid, link.E_STATE, ("hil",))
+            return
+        if self.busy():
+            self._reply(rid, link.E_BUSY)
+            return
+        if self.m.fault:
+            self._reply(rid, link.E_FAULTED, (self.m.fault,))
+            return
+        c = Calibration(target, rid)
+        err = c.start(self, self.now_ms)
+        if err:
+            self._reply(rid, err[0], err[1])
+            return
+        self.cal = c
+
+    def calibration_done(self, cal, code, payload):
+        # Called by the Calibration when it has a result (or failed): persist, then reply.
+        self.cal = None
+        if code == link.OK:
+            self.apply_settings()
+            self._flash_begin()
+            self.settings.save(self.root + settings_mod.PATH)
+        self._reply(cal.rid, code, payload)
+
+    # ---- hardware in the loop (docs/protocol.md HIL_MODE, HIL_SENSORS, HIL_ACT) ----
+
+    def _drivers(self):
+        return (self.pot, self.current, self.rail, self.switch, self.beam, self.estop) + tuple(self.servos)
+
+    def _hil_mode(self, rid, mode):
+        if mode == link.HIL_OFF:
+            if self.hil is None:
+                self._reply(rid, link.E_STATE, ("not_hil",))
+                return
+            self._hil_leave()
+            self._reply(rid, link.OK, (mode,))
+            return
+        if self.hil is not None:              # switching lockstep <-> real time
+            self.hil.mode = mode
+            self.hil.got = 0
+            self._reply(rid, link.OK, (mode,))
+            return
+        if self.busy() or self.finisher is not None or self.cal is not None:
+            self._reply(rid, link.E_BUSY)
+            return
+        pins = self.settings.pins()
+        mo = self.motion
+        self._hil_saved = ([(sv.pos, sv.last_target, sv.pulse, sv.enabled) for sv in self.servos],
+                           array("i", mo.joints), mo.jaw_um, self.m.out.jaw_um)
+        h = hil_hal.HilPins(pins, mode, [sv.pulse for sv in self.servos])
+        hal = self.hal
+        # Until the first frame: the readings as they are now, e-stop closed, switch and beam idle.
+        h.adc[0] = hal.read_u16(pins.adc_pot)
+        h.adc[1] = hal.read_u16(pins.adc_current)
+        h.adc[2] = hal.read_u16(pins.adc_rail)
+        h.levels = link.HIL_PIN_SWITCH | link.HIL_PIN_BEAM
+        for d in self._drivers():
+            d.hal = h
+        self.hil = h
+        self._reply(rid, link.OK, (mode,))
+
+    def _hil_leave(self):
+        # Back to board_hal. The real PWM was never written under HIL, so the arm still stands
+        # where HIL began: servos, planner and jaw command are put back there (nothing moves).
+        m = self.m
+        if self.cal is not None:
+            self.cal.cancel(self)
+            self.cal = None
+        if m.busy():
+            m.abort()                     # latched ABORTED: a human clears it
+        saved, joints, jaw, jaw_cmd = self._hil_saved
+        for d in self._drivers():
+            d.hal = self.hal
+        for i in range(5):
+            sv = self.servos[i]
+            sv.pos, sv.last_target, sv.pulse, sv.enabled = saved[i]
+            sv.vel = 0
+            sv.rem = 0
+        mo = self.motion
+        mo.joints[:] = joints
+        mo.jaw_um = jaw
+        mo.active = 0
+        mo.seq = m.out.move_seq
+        m.out.jaw_um = jaw_cmd
+        self.pot.value = -1               # filters re-seed from the real sensors
+        self.current.filt = -1
+        self.hil = None
+        self._hil_saved = None
+        now = self.hal.ticks_ms()
+        self.last_ms = now
+        self.next_telemetry = now
+        self.last_commit = now
+        mo.last_tick = now
+
+    def _hil_sensors(self, rid, args):
+        h = self.hil
+        if h is None:
+            self._reply(rid, link.E_STATE, ("not_hil",))
+            return
+        if h.got == 0 and h.mode == link.HIL_LOCKSTEP:
+            # Virtual time starts here: the loop's own timers restart on the frame's clock.
+            t = args[0]
+            p = self.cfg.loop_period_ms
+            self.last_ms = ms_add(t, -p)
+            self.motion.last_tick = self.last_ms
+            self.next_telemetry = t
+            self.last_commit = t
+        h.sensor_id = rid
+        h.take(args)
+
+    def _send_act(self, now):
+        # HIL_ACT: the pulses this tick wrote, on the sensor frame it stepped on.
+        h = self.hil
+        h.fresh = 0
+        h.ticks += 1
+        p = h.pulses
+        w = self.fw
+        st = self.stats
+        w.begin(link.T_HIL_ACT)
+        w.add(h.sensor_id)
+        w.add(h.ticks & _US_MASK)
+        w.add(now)
+        w.add(p[0])
+        w.add(p[1])
+        w.add(p[2])
+        w.add(p[3])
+        w.add(p[4])
+        w.add(self.m.state)
+        w.add(self.m.fault)
+        w.add(st.last_step_us & _US_MASK)
+        w.add(st.mean_period_us() & _US_MASK)
+        self._send(w.finish())
+
+    # ---- recovery finisher ----
+
+    def _finish_done(self):
+        f = self.finisher
+        self.finisher = None
+        self.cycle_end = 1
+        if f.fault:
+            self.log.count(flashlog.C_CYCLES_FAILED)
+
+    # ---- at rest: the only place flash is written (besides request handlers at rest) ----
+
+    def _flash_begin(self):
+        self.flash_tick = 1
+
+    def _flash_commit(self):
+        if self.log.pending or self.log._counters_dirty:
+            self._flash_begin()
+            self.log.commit()
+        self.last_commit = self.now_ms
+
+    def _at_rest(self, now):
+        if self.cycle_end and not self.m.fault:
+            self._end_cycle()
+        elif self.cycle_end and self.m.fault and self.cycle_open != 2:
+            # A fault ended the cycle: the arm is frozen where it is; that is the pose the next
+            # boot must command first. The marker stays until a human clears the fault.
+            self._save_rest()
+            self.cycle_open = 2
+            self.cycle_end = 0
+            self._flash_commit()
+        elif ms_diff(now, self.last_commit) >= self.settings.board["log_commit_ms"]:
+            self._flash_commit()
+
+    def _save_rest(self):
+        # The pose the next boot commands first: never the simulated arm's pose under HIL.
+        if self.hil is None:
+            self._flash_begin()
+            rec.write_rest_at(self.root, self.motion.joints, self.motion.jaw_um)
+
+    def _end_cycle(self):
+        self._save_rest()
+        if self.hil is None:
+            rec.clear_marker_at(self.root)
+        self.cycle_open = 0
+        self.cycle_end = 0
+        self._flash_commit()
+
+    def shutdown(self):
+        # Ctrl-C: the servos keep their last pulses (an arm gone limp falls, an opened gripper
+        # drops the part), the watchdog is kept fed for the human at the REPL, the log and the
+        # pose the arm now holds are saved (allowed: nothing moves any more).
+        hal = self.hal
+        try:
+            hal.wdt_keepalive()
+        except Exception:
+            pass
+        try:
+            if self.hil is not None:
+                self._hil_leave()       # the real arm never moved: its pose is the saved one
+            if self.motion is not None:
+                self._forward_events()
+                rec.write_rest_at(self.root, self.motion.joints, self.motion.jaw_um)
+            self.log.commit()
+        except Exception:
+            pass
+
+
+def main(hal, root=""):
+    App(hal, root).run()

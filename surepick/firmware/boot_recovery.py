@@ -1,0 +1,296 @@
+# Boot and recovery after an interrupted cycle (brownout, watchdog, power cut).
+#
+# Two small files on flash, both written only while the arm is at rest:
+#   /rest.json  the joint setpoints and jaw at the last rest: commanded FIRST at boot, so the
+#               servos never snap to a default pose.
+#   /job.json   the marker: written when a job starts (arm at rest, in IDLE), removed when the
+#               cycle ends. Found at boot, it says the last cycle was interrupted.
+# The decisions are plain functions of readings (assess_grip, decide), tested under micropython;
+# Finisher is the one non-trivial action: carry a held part to the stored place pose slowly.
+import json
+
+from . import fsutil
+
+from ..shared_fsm.codes import (K_NOTE, CHECK_SWITCH, CHECK_BEAM, CHECK_JAW, F_DROPPED,
+                              F_RELEASE_FAILED, F_MOTION_TIMEOUT, F_BAD_POSE, R_PLACED)
+from ..shared_fsm.machine import MOVE_FREE, MOVE_LINE
+from ..shared_fsm.states import IDLE
+from ..shared_fsm.ticks import ticks_diff
+
+from ..shared_fsm.compat import const
+
+MARKER_PATH = "/job.json"
+REST_PATH = "/rest.json"
+
+# The reference arm's start pose (the simulator's home): tool straight down 80 mm above the
+# table, 100 mm out; jaw 30 mm. Used only when no rest pose was ever stored.
+HOME_JOINTS_MDEG = (0, 90000, -90000, -90000)
+HOME_JAW_UM = 30000
+
+GRIP_EMPTY = const(0)
+GRIP_HELD = const(1)
+GRIP_UNSURE = const(2)
+GRIP_NAMES = ("empty", "held", "unsure")
+
+ACT_NORMAL = const(0)    # no interrupted cycle: boot to IDLE
+ACT_FINISH = const(1)    # a part is held and the job is known: carry it to the place pose
+ACT_FAULT = const(2)     # latch F_INTERRUPTED, hold everything, wait for a human
+ACTION_NAMES = ("normal", "finish", "fault")
+
+
+# ---- files (never raise: a torn or missing file is a fact to act on, not a crash) ----
+
+def _write_json(path, obj):
+    fsutil.write_atomic(path, json.dumps(obj))
+
+
+def _read_json(path):
+    # -> (present, object or None when unreadable)
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return False, None
+    try:
+        return True, json.loads(text)
+    except ValueError:
+        return True, None
+
+
+def write_marker_at(root, job):
+    # job: (pick 4-tuple, place 4-tuple, width_um, max_attempts)
+    _write_json(root + MARKER_PATH, {"pick": list(job[0]), "place": list(job[1]),
+                                     "width_um": job[2], "max_attempts": job[3]})
+
+
+def clear_marker_at(root):
+    import os
+    try:
+        os.remove(root + MARKER_PATH)
+    except OSError:
+        pass
+
+
+def read_marker_at(root):
+    # -> None (no interrupted cycle), or a dict; {"job": None} when the marker is unreadable
+    present, d = _read_json(root + MARKER_PATH)
+    if not present:
+        return None
+    job = None
+    try:
+        pick = tuple(int(v) for v in d["pick"])
+        place = tuple(int(v) for v in d["place"])
+        width = int(d["width_um"])
+        if len(pick) == 4 and len(place) == 4 and width > 0:
+            job = (pick, place, width, int(d.get("max_attempts", 0)))
+    except (TypeError, KeyError, ValueError, AttributeError):
+        job = None
+    return {"job": job}
+
+
+def write_rest_at(root, joints_mdeg, jaw_um):
+    _write_json(root + REST_PATH, {"joints_mdeg": [int(v) for v in joints_mdeg], "jaw_um": int(jaw_um)})
+
+
+def read_rest_at(root):
+    # -> (joints tuple, jaw_um, stored?) ; the home pose when nothing usable is stored
+    present, d = _read_json(root + REST_PATH)
+    try:
+        q = tuple(int(v) for v in d["joints_mdeg"])
+        jaw = int(d["jaw_um"])
+        if len(q) == 4 and 0 <= jaw <= 45000:
+            return q, jaw, True
+    except (TypeError, KeyError, ValueError, AttributeError):
+        pass
+    return HOME_JOINTS_MDEG, HOME_JAW_UM, False
+
+
+# ---- decisions ----
+
+def jaw_um_of(pot_counts, cfg):
+    return (pot_counts - cfg.pot_closed_counts) * 1000 // cfg.pot_counts_per_mm
+
+
+def pot_ok(pot_counts, cfg):
+    return cfg.pot_valid_min_counts <= pot_counts <= cfg.pot_valid_max_counts
+
+
+def grip_votes(jaw_um, switch, beam, width_um, cfg):
+    # Check mask of what says "a part is between the fingers" (codes.CHECK_*). The jaw votes
+    # when it stopped on something: clearly more open than closing on nothing would leave it,
+    # and not as open as the pre-grasp opening. jaw_um < 0 means the pot is unusable.
+    m = 0
+    if jaw_um >= 0:
+        closed_on_nothing = width_um - cfg.squeeze_um
+        if closed_on_nothing < 0:
+            closed_on_nothing = 0
+        if closed_on_nothing + cfg.jaw_present_min_um <= jaw_um <= width_um + cfg.open_margin_um // 2:
+            m |= CHECK_JAW
+    if switch:
+        m |= CHECK_SWITCH
+    if beam:
+        m |= CHECK_BEAM
+    return m
+
+
+def assess_grip(jaw_um, switch, beam, width_um, cfg):
+    # Two of three cheap checks agreeing is a held part, none is empty, one alone is unsure
+    # (a stuck switch, debris in the beam, a jaw that stopped half way).
+    m = grip_votes(jaw_um, switch, beam, width_um, cfg)
+    n = (m & 1) + ((m >> 1) & 1) + ((m >> 3) & 1)
+    if n >= 2:
+        return GRIP_HELD
+    if n == 0 and jaw_um >= 0:
+        return GRIP_EMPTY
+    return GRIP_UNSURE
+
+
+def decide(marker, grip, finish_enabled):
+    # marker: read_marker()'s result. Finishing needs a held part, a readable job and the
+    # setting; anything else that was interrupted latches a fault and waits for a human.
+    if marker is None:
+        return ACT_NORMAL
+    if grip == GRIP_HELD and marker.get("job") is not None and finish_enabled:
+        return ACT_FINISH
+    return ACT_FAULT
+
+
+def boot_jaw_um(marker, jaw_measured_um, rest_jaw_um, pot_is_ok):
+    # What the gripper is commanded to first. After an interruption the jaw stays where the pot
+    # says it is (never open over the table, never squeeze harder); a clean boot uses the rest
+    # pose. -1: unknown (pot broken after an interruption): leave the gripper PWM off.
+    if marker is None:
+        return rest_jaw_um
+    if pot_is_ok:
+        return jaw_measured_um if jaw_measured_um > 0 else 0
+    return -1
+
+
+# ---- finishing an interrupted place ----
+
+_F_RISE = const(0)
+_F_TRANSFER = const(1)
+_F_LOWER = const(2)
+_F_SETTLE = const(3)
+_F_OPEN = const(4)
+_F_CHECK = const(5)
+_F_RETREAT = const(6)
+_F_DONE = const(7)
+_F_FAILED = const(8)
+
+
+class Finisher:
+    # Drives the machine's Outputs (the motion planner reads them) with gentle moves only:
+    # up to a safe height, over the place pose, down, open, confirm, straight up. The machine
+    # stays in IDLE meanwhile (it still latches the e-stop); faults are latched through it.
+    def __init__(self, machine, job, start_xyz, safe_z_um):
+        self.m = machine
+        self.pick, self.place, self.width_um, self.max_attempts = job
+        self.sx, self.sy, self.sz = start_xyz
+        self.safe_z = safe_z_um
+        self.phase = _F_RISE
+        self.t = machine.now
+        self.loss_since = -1
+        self.streak = 0
+        self.open_um = 0
+        self.rise_z = 0
+        self.fault = 0
+
+    def start(self, now):
+        cfg = self.m.cfg
+        z = self.sz if self.sz > self.safe_z else self.safe_z
+        above = self.place[2] + cfg.approach_height_um
+        if z < above:
+            z = above
+        self.rise_z = z
+        self._move(now, self.sx, self.sy, z, self.place[3], MOVE_LINE)
+
+    def done(self):
+        return self.phase >= _F_DONE
+
+    def step(self, now):
+        # -> True while working. Call after machine.step(), before motion.tick().
+        m = self.m
+        if m.fault:                      # e-stop or a fault latched elsewhere: stop here
+            self.phase = _F_FAILED
+            return False
+        ph = self.phase
+        cfg = m.cfg
+        inp = m.inp
+        if inp.error_seq == m.out.move_seq and inp.error_seq != 0:
+            return self._fail(F_BAD_POSE)
+        if ph <= _F_LOWER and not self._grip_ok(now):
+            return self._fail(F_DROPPED)
+        arrived = inp.arrived_seq == m.out.move_seq
+        if ph <= _F_LOWER or ph == _F_RETREAT:
+            if not arrived and ticks_diff(now, self.t) > cfg.move_timeout_ms:
+                return self._fail(F_MOTION_TIMEOUT)
+        if ph == _F_RISE and arrived:
+            p = self.place
+            self.phase = _F_TRANSFER
+            self._move(now, p[0], p[1], p[2] + cfg.approach_height_um, p[3], MOVE_FREE)
+        elif ph == _F_TRANSFER and arrived:
+            p = self.place
+            self.phase = _F_LOWER
+            self._move(now, p[0], p[1], p[2], p[3], MOVE_LINE)
+        elif ph == _F_LOWER and arrived:
+            self.phase = _F_SETTLE
+            self.t = now
+        elif ph == _F_SETTLE and ticks_diff(now, self.t) >= cfg.settle_ms:
+            open_um = self.width_um + cfg.open_margin_um
+            self.open_um = open_um if open_um < cfg.jaw_max_um else cfg.jaw_max_um
+            m.out.jaw_um = self.open_um
+            self.phase = _F_OPEN
+            self.t = now
+        elif ph == _F_OPEN and ticks_diff(now, self.t) >= cfg.release_wait_ms:
+            self.phase = _F_CHECK
+            self.t = now
+            self.streak = 0
+        elif ph == _F_CHECK:
+            # let go: switch released (debounced) and the jaw really open; the beam cannot tell
+            # yet, the open fingers still surround the part
+            jaw = jaw_um_of(inp.pot_counts, cfg)
+            if not m.sw_stable and not inp.switch_pressed and jaw >= self.open_um - cfg.jaw_open_tolerance_um:
+                self.streak += 1
+            else:
+                self.streak = 0
+            if self.streak >= cfg.debounce_reads:
+                p = self.place
+                self.phase = _F_RETREAT
+                self._move(now, p[0], p[1], p[2] + cfg.approach_height_um, p[3], MOVE_LINE)
+            elif ticks_diff(now, self.t) >= cfg.release_confirm_ms:
+                return self._fail(F_RELEASE_FAILED)
+        elif ph == _F_RETREAT and arrived:
+            self.phase = _F_DONE
+            m.events.put(m, K_NOTE, IDLE, IDLE, R_PLACED)
+            return False
+        return self.phase < _F_DONE
+
+    def _grip_ok(self, now):
+        # Switch or beam still sees the part; a loss must last grip_loss_ms (ringing pads flicker)
+        inp = self.m.inp
+        if inp.switch_pressed or inp.beam_broken:
+            self.loss_since = -1
+            return True
+        if self.loss_since < 0:
+            self.loss_since = now
+            return True
+        return ticks_diff(now, self.loss_since) < self.m.cfg.grip_loss_ms
+
+    def _move(self, now, x, y, z, pitch, kind):
+        out = self.m.out
+        out.x_um = x
+        out.y_um = y
+        out.z_um = z
+        out.pitch_mdeg = pitch
+        out.move_kind = kind
+        out.move_gentle = 1
+        out.move_seq += 1
+        self.t = now
+
+    def _fail(self, code):
+        self.fault = code
+        self.phase = _F_FAILED
+        self.m.latch_fault(code)
+        return False
+

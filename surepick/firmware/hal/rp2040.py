@@ -1,0 +1,180 @@
+# The board HAL for the Raspberry Pi Pico: the ONLY firmware module that imports `machine` and
+# `time`. Everything above it (drivers, app) gets this module handed in as `hal` and calls only
+# the functions below, so the same firmware runs against tools/vhal/board_hal.py (the virtual
+# board, lockstep with the MuJoCo plant) and against the stand-in HALs of the tests.
+#
+# API (shared with tools/vhal/board_hal.py):
+#   setup(pins)                      pins: settings.Pins (servo GPIOs, ADC channels, input pins, LED)
+#   pwm_start(pulses_us)             start the 5 servo PWMs at 50 Hz with these pulses (0 = off)
+#   set_pulse_us(index, us)          servo 0..4; 0 = PWM off (limp)
+#   read_u16(adc)                    ADC channel 0..2 -> 0..65535
+#   read_pin(gpio)                   input level 0/1 (pull-ups)
+#   led(on)
+#   ticks_ms() ticks_us() ticks_add(t, d) ticks_diff(a, b)   clock the control loop runs on
+#   cpu_us()                         free-running us counter for measuring work (== ticks_us here)
+#   wait_until_us(deadline_us)       idle until the clock reaches deadline (returns at once if late)
+#   sleep_ms(ms)                     blocking wait, boot only
+#   wdt_start(timeout_ms) wdt_feed() wdt_keepalive()
+#   reset_cause() -> RESET_*         unique_id() -> hex str
+#   console_read_byte() -> -1 | 0..255 (never blocks)   console_write(data)
+import sys
+import time
+
+import machine
+
+from ...shared_fsm.ticks import ticks_add, ticks_diff  # noqa: F401  (part of the HAL's API)
+
+from ...shared_fsm.compat import const
+
+NAME = "rp2040"
+SERVO_FREQ_HZ = const(50)
+_TICKS_MASK = const(0x3FFFFFFF)
+
+# Reset causes as reported in HELLO (stable numbers; machine's constants differ per port).
+RESET_UNKNOWN = const(0)
+RESET_POWER_ON = const(1)   # includes a brownout: the RP2040 has no separate flag for it
+RESET_WATCHDOG = const(2)
+RESET_SOFT = const(3)
+RESET_HARD = const(4)
+
+_pwms = [None, None, None, None, None]
+_pulses = [0, 0, 0, 0, 0]
+_servo_pins = (2, 3, 4, 5, 6)
+_adcs = [None, None, None]
+_pins = {}
+_led = None
+_wdt = None
+_keepalive = None
+_poll = None
+_stdin = None
+_stdout = None
+
+
+def setup(pins):
+    # Inputs first (they cost nothing and recovery reads them before any servo moves).
+    global _servo_pins, _led, _poll, _stdin, _stdout
+    import select
+    _servo_pins = tuple(pins.servo)
+    for ch in (pins.adc_pot, pins.adc_current, pins.adc_rail):
+        _adcs[ch] = machine.ADC(26 + ch)
+    for gpio in (pins.estop, pins.switch, pins.beam):
+        _pins[gpio] = machine.Pin(gpio, machine.Pin.IN, machine.Pin.PULL_UP)
+    _led = machine.Pin(pins.led, machine.Pin.OUT)
+    _stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+    _stdout = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else sys.stdout
+    _poll = select.poll()
+    _poll.register(sys.stdin, select.POLLIN)
+
+
+def pwm_start(pulses_us):
+    # One PWM per servo, created with its first pulse so the servo never sees a default width.
+    for i in range(5):
+        us = pulses_us[i]
+        _pulses[i] = us
+        _pwms[i] = machine.PWM(machine.Pin(_servo_pins[i]), freq=SERVO_FREQ_HZ, duty_ns=us * 1000)
+
+
+def set_pulse_us(index, us):
+    if us != _pulses[index]:
+        _pulses[index] = us
+        _pwms[index].duty_ns(us * 1000)
+
+
+def pulse_us(index):
+    return _pulses[index]
+
+
+def read_u16(adc):
+    return _adcs[adc].read_u16()
+
+
+def read_pin(gpio):
+    return _pins[gpio].value()
+
+
+def led(on):
+    _led.value(1 if on else 0)
+
+
+def ticks_ms():
+    return time.ticks_ms() & _TICKS_MASK
+
+
+def ticks_us():
+    return time.ticks_us() & _TICKS_MASK
+
+
+def cpu_us():
+    return time.ticks_us() & _TICKS_MASK
+
+
+# ticks_add / ticks_diff: the shared wrap-safe arithmetic (2**30 period), imported above.
+
+
+def wait_until_us(deadline_us):
+    # machine.idle() waits for the next interrupt (at least the 1 ms systick): sleep_us for the
+    # last stretch keeps the period exact without a hot spin.
+    while True:
+        left = ticks_diff(deadline_us, ticks_us())
+        if left <= 0:
+            return
+        if left > 1200:
+            machine.idle()
+        else:
+            time.sleep_us(left)
+            return
+
+
+def sleep_ms(ms):
+    time.sleep_ms(ms)
+
+
+def wdt_start(timeout_ms):
+    global _wdt
+    if timeout_ms > 0 and _wdt is None:
+        _wdt = machine.WDT(timeout=timeout_ms if timeout_ms < 8300 else 8300)
+
+
+def wdt_feed():
+    if _wdt is not None:
+        _wdt.feed()
+
+
+def wdt_keepalive():
+    # After Ctrl-C a human has the REPL: the RP2040's watchdog cannot be stopped, so a soft timer
+    # keeps feeding it (soft timers die at the next soft reset; main.py then starts the loop).
+    global _keepalive
+    if _wdt is None or _keepalive is not None:
+        return
+    _keepalive = machine.Timer(-1, period=1000, mode=machine.Timer.PERIODIC,
+                               callback=lambda t: _wdt.feed())
+
+
+def reset_cause():
+    c = machine.reset_cause()
+    if c == getattr(machine, "PWRON_RESET", -1):
+        return RESET_POWER_ON
+    if c == getattr(machine, "WDT_RESET", -1):
+        return RESET_WATCHDOG
+    if c == getattr(machine, "SOFT_RESET", -1):
+        return RESET_SOFT
+    if c == getattr(machine, "HARD_RESET", -1):
+        return RESET_HARD
+    return RESET_UNKNOWN
+
+
+def unique_id():
+    return "".join("%02x" % b for b in machine.unique_id())
+
+
+def console_read_byte():
+    # select.poll with a zero timeout: read(1) only when a byte is waiting, so it never blocks.
+    for _ in _poll.ipoll(0):
+        c = _stdin.read(1)
+        if c:
+            return c[0] if not isinstance(c, str) else ord(c)
+    return -1
+
+
+def console_write(data):
+    _stdout.write(data)

@@ -1,0 +1,244 @@
+# The board's one config file, /config.json: the pin map and the firmware's own settings
+# ("board") plus overrides of the shared machine's Config ("machine"). Defaults come from
+# ../shared/HARDWARE.md and docs/conventions.md; every value is validated on load and on set,
+# and a bad file never stops the board: it boots on defaults and says why (load_error).
+#
+#   {"version": 1, "board": {"telemetry_hz": 10, "pin_estop": 13, ...}, "machine": {"grasp_dwell_ms": 350}}
+#
+# Only keys that differ from the defaults are written. The loop rate is the shared Config's
+# loop_period_ms (one truth for the machine and the loop).
+import json
+
+from . import fsutil                          # host: surepick.firmware (the simulator)
+from ..shared_fsm.config import Config, ConfigError, FIELDS as MACHINE_FIELDS
+
+PATH = "/config.json"
+VERSION = 1
+
+# (name, default, min, max, needs_reboot). Integers only.
+BOARD_FIELDS = (
+    ("telemetry_hz", 10, 0, 50, 0),          # 0 = no telemetry
+    ("wdt_ms", 5000, 0, 8300, 1),            # 0 = no watchdog; RP2040 max about 8.3 s
+    ("link_rx_bytes", 32, 8, 256, 0),        # request bytes read per loop tick (bounded work)
+    ("link_events_per_tick", 2, 1, 16, 0),   # EVENT frames sent per tick at most
+    ("log_commit_ms", 1000, 100, 60000, 0),  # at rest, commit the fault log at most this often
+    ("recover_finish", 0, 0, 1, 0),          # 1: after an interrupted cycle, finish the place if held
+    ("recover_safe_z_um", 80000, 20000, 250000, 0),
+    ("boot_sense_ms", 60, 10, 1000, 0),      # inputs read at boot before anything moves
+    # pin map (GPIO numbers; ADC channels 0..2 are GP26..28)
+    ("pin_servo0", 2, 0, 29, 1),
+    ("pin_servo1", 3, 0, 29, 1),
+    ("pin_servo2", 4, 0, 29, 1),
+    ("pin_servo3", 5, 0, 29, 1),
+    ("pin_servo4", 6, 0, 29, 1),
+    ("pin_estop", 13, 0, 29, 1),
+    ("pin_switch", 14, 0, 29, 1),
+    ("pin_beam", 15, 0, 29, 1),
+    ("pin_led", 25, 0, 29, 1),
+    ("adc_pot", 0, 0, 2, 1),
+    ("adc_current", 1, 0, 2, 1),
+    ("adc_rail", 2, 0, 2, 1),
+    # servo calibration (shared_fsm.servo_cal) and the driver's last-line limits
+    ("servo0_min_us", 500, 300, 1500, 0),
+    ("servo0_max_us", 2500, 1500, 2800, 0),
+    ("servo0_trim_us", 0, -300, 300, 0),
+    ("servo0_inverted", 0, 0, 1, 0),
+    ("servo0_speed_dps", 240, 10, 1000, 0),
+    ("servo0_accel_dps2", 2400, 100, 50000, 0),
+    ("servo1_min_us", 500, 300, 1500, 0),
+    ("servo1_max_us", 2500, 1500, 2800, 0),
+    ("servo1_trim_us", 0, -300, 300, 0),
+    ("servo1_inverted", 0, 0, 1, 0),
+    ("servo1_speed_dps", 240, 10, 1000, 0),
+    ("servo1_accel_dps2", 2400, 100, 50000, 0),
+    ("servo2_min_us", 500, 300, 1500, 0),
+    ("servo2_max_us", 2500, 1500, 2800, 0),
+    ("servo2_trim_us", 0, -300, 300, 0),
+    ("servo2_inverted", 0, 0, 1, 0),
+    ("servo2_speed_dps", 240, 10, 1000, 0),
+    ("servo2_accel_dps2", 2400, 100, 50000, 0),
+    ("servo3_min_us", 500, 300, 1500, 0),
+    ("servo3_max_us", 2500, 1500, 2800, 0),
+    ("servo3_trim_us", 0, -300, 300, 0),
+    ("servo3_inverted", 0, 0, 1, 0),
+    ("servo3_speed_dps", 300, 10, 1000, 0),
+    ("servo3_accel_dps2", 3000, 100, 50000, 0),
+    ("servo4_min_us", 500, 300, 1500, 0),
+    ("servo4_max_us", 2500, 1500, 2800, 0),
+    ("servo4_trim_us", 0, -300, 300, 0),
+    ("servo4_inverted", 0, 0, 1, 0),
+    ("servo4_speed_dps", 500, 10, 1000, 0),   # above the machine's jaw slew (80 mm/s = 320 deg/s)
+    ("servo4_accel_dps2", 8000, 100, 50000, 0),
+    # sensors (docs/conventions.md); pot_closed_counts / pot_counts_per_mm live in "machine"
+    ("pot_filter_shift", 2, 0, 6, 0),         # IIR: filtered += (raw - filtered) >> shift
+    ("current_offset_counts", 1000, 0, 65535, 0),
+    ("current_counts_per_a", 19859, 100, 65535, 0),
+    ("current_filter_shift", 2, 0, 6, 0),
+    ("current_holding_ma", 150, 0, 5000, 0),
+    ("current_stall_ma", 650, 1, 5000, 0),
+    ("rail_divider_milli", 3000, 1000, 20000, 0),
+    ("estop_reset_reads", 3, 1, 50, 0),       # e-stop released for this many reads before a reset
+)
+
+_BOARD_INDEX = {}
+for _f in BOARD_FIELDS:
+    _BOARD_INDEX[_f[0]] = _f
+_MACHINE_NAMES = {}
+for _f in MACHINE_FIELDS:
+    _MACHINE_NAMES[_f[0]] = _f
+
+
+class Pins:
+    # The pin map handed to the HAL.
+    def __init__(self, b):
+        self.servo = (b["pin_servo0"], b["pin_servo1"], b["pin_servo2"], b["pin_servo3"], b["pin_servo4"])
+        self.estop = b["pin_estop"]
+        self.switch = b["pin_switch"]
+        self.beam = b["pin_beam"]
+        self.led = b["pin_led"]
+        self.adc_pot = b["adc_pot"]
+        self.adc_current = b["adc_current"]
+        self.adc_rail = b["adc_rail"]
+
+
+class SettingsError(ValueError):
+    def __init__(self, key, message):
+        super().__init__("setting '%s': %s" % (key, message))  # MicroPython: no ValueError.__init__
+        self.key = key
+
+
+def board_defaults():
+    d = {}
+    for f in BOARD_FIELDS:
+        d[f[0]] = f[1]
+    return d
+
+
+def _check_board(key, value):
+    f = _BOARD_INDEX.get(key)
+    if f is None:
+        raise SettingsError(key, "unknown")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SettingsError(key, "must be an integer")
+    if value < f[2] or value > f[3]:
+        raise SettingsError(key, "%d outside %d..%d" % (value, f[2], f[3]))
+
+
+def _check_board_relations(b):
+    for i in range(5):
+        if b["servo%d_min_us" % i] >= b["servo%d_max_us" % i]:
+            raise SettingsError("servo%d_min_us" % i, "must be below servo%d_max_us" % i)
+    used = {}
+    for key in ("pin_servo0", "pin_servo1", "pin_servo2", "pin_servo3", "pin_servo4",
+                "pin_estop", "pin_switch", "pin_beam", "pin_led"):
+        g = b[key]
+        if g in used:
+            raise SettingsError(key, "GP%d already used by %s" % (g, used[g]))
+        if 26 <= g <= 28:
+            raise SettingsError(key, "GP%d is an ADC pin" % g)
+        used[g] = key
+    if len(set((b["adc_pot"], b["adc_current"], b["adc_rail"]))) != 3:
+        raise SettingsError("adc_pot", "ADC channels must differ")
+    if b["current_stall_ma"] <= b["current_holding_ma"]:
+        raise SettingsError("current_stall_ma", "must be above current_holding_ma")
+
+
+class Settings:
+    def __init__(self, board=None, machine=None):
+        self.board = board_defaults()
+        self.cfg = Config()
+        self.load_error = ""
+        if board:
+            self.update_board(board)
+        if machine:
+            self.cfg.update(machine)
+
+    # ---- reading ----
+
+    def get(self, key):
+        # -> int, or raises SettingsError for an unknown key
+        if key in self.board:
+            return self.board[key]
+        if key in _MACHINE_NAMES:
+            return getattr(self.cfg, key)
+        raise SettingsError(key, "unknown")
+
+    def is_key(self, key):
+        return key in self.board or key in _MACHINE_NAMES
+
+    def needs_reboot(self, key):
+        f = _BOARD_INDEX.get(key)
+        return 1 if (f is not None and f[4]) or key == "loop_period_ms" else 0
+
+    def pins(self):
+        return Pins(self.board)
+
+    def servo_cal(self, i):
+        b = self.board
+        return (b["servo%d_min_us" % i], b["servo%d_max_us" % i], b["servo%d_trim_us" % i],
+                b["servo%d_inverted" % i])
+
+    def servo_limits(self, i):
+        return self.board["servo%d_speed_dps" % i], self.board["servo%d_accel_dps2" % i]
+
+    # ---- changing (validate everything first: a bad value changes nothing) ----
+
+    def update_board(self, values):
+        merged = dict(self.board)
+        for key in values:
+            _check_board(key, values[key])
+            merged[key] = values[key]
+        _check_board_relations(merged)
+        self.board = merged
+
+    def set(self, key, value):
+        # One key of either section; raises SettingsError / ConfigError (both ValueError).
+        if key in _BOARD_INDEX:
+            self.update_board({key: value})
+        elif key in _MACHINE_NAMES:
+            try:
+                self.cfg.update({key: value})
+            except ValueError as e:
+                # Config.update validates before it changes anything: rejected, nothing changed.
+                raise SettingsError(key, str(e))
+        else:
+            raise SettingsError(key, "unknown")
+
+    # ---- the file ----
+
+    def to_json_dict(self):
+        b = {}
+        for f in BOARD_FIELDS:
+            if self.board[f[0]] != f[1]:
+                b[f[0]] = self.board[f[0]]
+        m = {}
+        for f in MACHINE_FIELDS:
+            v = getattr(self.cfg, f[0])
+            if v != f[1]:
+                m[f[0]] = v
+        return {"version": VERSION, "board": b, "machine": m}
+
+    def save(self, path=PATH):
+        # Write a temporary file, then rename: a power cut leaves the old file or the new one.
+        fsutil.write_atomic(path, json.dumps(self.to_json_dict()))
+
+
+def load(path=PATH):
+    # Never raises: a missing file means defaults; a bad one means defaults plus load_error.
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return Settings()
+    s = Settings()
+    try:
+        d = json.loads(text)
+        if not isinstance(d, dict):
+            raise ValueError("not a JSON object")
+        if d.get("version", VERSION) != VERSION:
+            raise ValueError("version %r, expected %d" % (d.get("version"), VERSION))
+        s = Settings(d.get("board") or {}, d.get("machine") or {})
+    except (ValueError, TypeError, AttributeError, ConfigError) as e:
+        s = Settings()
+        s.load_error = str(e)
+    return s

@@ -1,0 +1,121 @@
+# What the monitor knows about the board right now: filled by the session thread, read by the
+# live view and the plain printer through snapshot() (a plain dict: no shared mutable state).
+import collections
+import threading
+import time
+
+from surepick.shared_fsm import codes
+from surepick.shared_fsm import states
+
+MAX_FAULTS = 8
+MAX_TEXT_LINES = 200
+
+
+def state_name(s):
+    return states.NAMES[s] if 0 <= s < len(states.NAMES) else "state%d" % s
+
+
+def code_name(c):
+    try:
+        return codes.name(c)
+    except Exception:  # an unknown code from a newer firmware: show the number
+        return "code%d" % c
+
+
+class Model:
+    def __init__(self, port):
+        self._lock = threading.Lock()
+        self.port = port
+        self.connected = False
+        self.note = "starting"
+        self.board_id = None
+        self.board_id_assumed = False
+        self.fw_version = None
+        self.boot_count = None
+        self.telemetry = None        # dict of the last TELEMETRY frame
+        self.telemetry_at = 0.0
+        self.job_state = "idle"
+        self.job_started = None      # host time the current cycle started
+        self.faults = collections.deque(maxlen=MAX_FAULTS)   # newest first
+        self._fault_keys = set()
+        self.text = collections.deque(maxlen=MAX_TEXT_LINES)
+        self._partial = ""
+        self.reconnects = 0
+        self.records_stored = 0
+        self.records_added = 0
+        self.last_seq = 0
+        self.backfills = 0
+        self.link = {"frames": 0, "corrupt": 0}
+
+    def update(self, **kw):
+        with self._lock:
+            for k, v in kw.items():
+                setattr(self, k, v)
+
+    def on_event(self, ev):
+        # ev: the 12-int event record of an EVENT frame
+        kind, frm, to, reason = ev[2], ev[3], ev[4], ev[5]
+        with self._lock:
+            if kind == codes.K_TRANSITION:
+                if frm == states.IDLE and to != states.IDLE:
+                    self.job_started = time.time()
+                    self.job_state = "running"
+                elif to == states.IDLE:
+                    self.job_state = "done: %s" % code_name(reason)
+                    self.job_started = None
+            elif kind == codes.K_FAULT:
+                self.job_state = "fault: %s" % code_name(reason)
+                self.job_started = None
+                self._add_fault(ev)
+
+    def on_telemetry(self, d):
+        # A monitor that joins mid-cycle has not seen the job start: the state says it runs.
+        with self._lock:
+            self.telemetry = d
+            self.telemetry_at = time.time()
+            if d["state"] != states.IDLE and self.job_started is None and not d["fault"]:
+                self.job_started = time.time()
+                self.job_state = "running"
+
+    def clear_faults(self):
+        with self._lock:
+            self.faults.clear()
+            self._fault_keys.clear()
+
+    def add_fault_records(self, faults):
+        # faults: [(seq, 12 ints)] from the store, newest first
+        with self._lock:
+            for _, ev in reversed(faults):
+                self._add_fault(ev)
+
+    def _add_fault(self, ev):
+        key = (ev[1], ev[0], ev[5])  # t_ms, event seq, code: the same fault live and from the log
+        if key in self._fault_keys:
+            return
+        self._fault_keys.add(key)
+        self.faults.appendleft(tuple(ev))
+
+    def add_text(self, data):
+        s = self._partial + data.decode("utf-8", "replace").replace("\r", "")
+        lines = s.split("\n")
+        with self._lock:
+            self._partial = lines.pop()
+            for line in lines:
+                if line.strip():
+                    self.text.append(line)
+
+    def snapshot(self):
+        with self._lock:
+            d = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+            d["faults"] = list(self.faults)
+            d["text"] = list(self.text)
+            d["link"] = dict(self.link)
+            if self._partial.strip():
+                d["text"].append(self._partial)
+        t = d["telemetry"]
+        if t:
+            done = t["cycles_ok"] + t["cycles_failed"]
+            d["success_rate"] = (100.0 * t["cycles_ok"] / done) if done else None
+        else:
+            d["success_rate"] = None
+        return d

@@ -1,0 +1,78 @@
+# `surepick monitor --plain`: one line per record on stdout, for piping into grep/awk; link
+# notes and REPL text on stderr. Every line starts with the host time and a kind word:
+#   2026-05-01T10:00:00.123 hello board=pico-e66 fw=0.1.0 boot=4 reset=1 log_last_seq=812
+#   ... event seq=17 t_ms=5230 transition GRASP->VERIFY reason=DWELL_DONE attempt=1 pot=23000 ...
+#   ... fault t_ms=5400 GRASP_FAILED state=VERIFY attempt=3 faults_total=2
+#   ... record board=pico-e66 seq=813 type=fault ...
+#   ... telemetry state=GRASP cycles_ok=12 ... (only with --telemetry)
+import sys
+import time
+
+from surepick.shared_fsm import codes
+from surepick.host.monitor.model import code_name, state_name
+
+RTYPE_NAMES = {1: "transition", 2: "fault", 3: "boot", 4: "note", 5: "counters"}
+
+
+def _now():
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t)) + ".%03d" % (int(t * 1000) % 1000)
+
+
+def event_text(ev):
+    kind = codes.KIND_NAMES[ev[2]] if 0 <= ev[2] < len(codes.KIND_NAMES) else "kind%d" % ev[2]
+    return ("ev_seq=%d t_ms=%d %s %s->%s reason=%s attempt=%d pot=%d switch=%d current_ma=%d "
+            "beam=%d present=%d" % (ev[0], ev[1], kind, state_name(ev[3]), state_name(ev[4]),
+                                    code_name(ev[5]), ev[6], ev[7], ev[8], ev[9], ev[10], ev[11]))
+
+
+def record_text(seq, rtype, r):
+    name = RTYPE_NAMES.get(rtype, "rtype%d" % rtype)
+    if rtype in (1, 2, 4):
+        body = event_text(r)
+    elif rtype == 5:
+        body = "cycles_ok=%d cycles_failed=%d faults=%d boots=%d dropped=%d" % tuple(r[:5])
+    elif rtype == 3:
+        body = "t_ms=%d reset_cause=%d boot_count=%d action=%d" % (r[1], r[2], r[3], r[4])
+    else:
+        body = " ".join(str(v) for v in r)
+    return "seq=%d type=%s %s" % (seq, name, body)
+
+
+class PlainPrinter:
+    def __init__(self, model, out=sys.stdout, err=sys.stderr, telemetry=False):
+        self.model = model
+        self.outf = out
+        self.errf = err
+        self.telemetry = telemetry
+
+    def __call__(self, kind, data):
+        if kind == "note":
+            print("%s note %s" % (_now(), data), file=self.errf, flush=True)
+            return
+        if kind == "hello":
+            line = "hello board=%s fw=%s boot=%d reset=%d log_last_seq=%d" % (
+                data[0], data[1], data[4], data[3], data[5])
+        elif kind == "event":
+            line = "event " + event_text(data)
+        elif kind == "fault":
+            line = "fault t_ms=%d %s state=%s attempt=%d faults_total=%d" % (
+                data["t_ms"], code_name(data["fault"]), state_name(data["state"]), data["attempt"],
+                data["faults_total"])
+        elif kind == "record":
+            line = "record board=%s %s" % (self.model.board_id, record_text(*data))
+        elif kind == "telemetry":
+            if not self.telemetry:
+                return
+            line = "telemetry " + " ".join("%s=%s" % (k, v) for k, v in data.items() if k != "type")
+        else:
+            return
+        print("%s %s" % (_now(), line), file=self.outf, flush=True)
+
+    def text(self, data):
+        # REPL text: straight through to stderr, as it arrives
+        try:
+            self.errf.write(data.decode("utf-8", "replace"))
+            self.errf.flush()
+        except (OSError, ValueError):
+            pass

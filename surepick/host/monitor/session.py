@@ -1,0 +1,309 @@
+# The monitor's connection loop: connect, find out which board it is, back-fill its log into
+# the store (LOG_SINCE from the last stored seq), then follow the live frames, polling the log
+# again whenever new events were seen. When the port goes away (board reset, cable pulled,
+# laptop asleep, virtual board killed) it reconnects on its own and back-fills again, so
+# nothing the board had committed to its flash log is ever missing from the store.
+#
+# One thread runs all of it (run(stop)); frame callbacks only record what happened, requests
+# are made from the loop, never from inside a callback. Other threads (a test, a view key
+# binding) send requests with call(), which hands them to the loop: the port has one client.
+import queue
+import threading
+import time
+
+from surepick.shared_fsm import link
+from surepick.host.link.frames import as_dict
+from surepick.host.link.client import Disconnected, LinkClient, LinkError, PortBusy, RequestTimeout
+
+_BACKOFF_S = (0.2, 0.5, 1.0, 2.0)   # reconnect waits, then every 2 s
+_IDENTIFY_RETRY_S = 2.0
+_REQUEST_S = 2.0
+_IDLE_POLL_S = 10.0                # ask for the log now and then even when no event was seen
+_FLUSH_S = 1.0
+
+
+class Session:
+    """Follow one port. out(kind, data) receives what happens, for the plain printer:
+    kind in hello / event / fault / record / telemetry / note."""
+
+    def __init__(self, port, store, model, board_id=None, log_poll_s=1.0, out=None,
+                 on_text=None, clock=time.monotonic):
+        self.port = port
+        self.store = store
+        self.model = model
+        self.forced_id = board_id
+        self.log_poll_s = log_poll_s
+        self.out = out or (lambda kind, data: None)
+        self.on_text = on_text or model.add_text
+        self.clock = clock
+        self.client = None
+        self.board_id = None
+        self.epoch = 0
+        self.reconnects = 0
+        self.records_added = 0
+        self._totals = {"frames": 0, "corrupt": 0, "echoed": 0, "text_bytes": 0, "timeouts": 0}
+        self._calls = queue.Queue()
+        self._reset_link_state()
+
+    def _reset_link_state(self):
+        self._hello = None
+        self._need_identify = True
+        self._next_identify = 0.0
+        self._need_backfill = False
+        self._events_since_poll = 0
+        self._last_poll = 0.0
+
+    # ---- the loop ----
+
+    def run(self, stop):
+        sid = self.store.start_session(self.port)
+        first = True
+        failures = 0
+        try:
+            while not stop.is_set():
+                try:
+                    self.client = LinkClient(self.port, on_frame=self._on_frame,
+                                             on_text=self.on_text).open()
+                except LinkError as e:
+                    self._note("waiting for the board: %s" % e)
+                    stop.wait(_BACKOFF_S[min(failures, len(_BACKOFF_S) - 1)])
+                    failures += 1
+                    continue
+                failures = 0
+                if not first:
+                    self.reconnects += 1
+                first = False
+                self._reset_link_state()
+                self.model.update(connected=True, reconnects=self.reconnects)
+                self._note("connected to %s" % self.port)
+                try:
+                    self._serve(stop)
+                except PortBusy as e:
+                    self._note(str(e))
+                except Disconnected as e:
+                    self._note("link lost: %s; reconnecting" % e)
+                finally:
+                    self._close_client()
+                if not stop.is_set():
+                    stop.wait(_BACKOFF_S[0])
+        finally:
+            self._close_client()
+            self.store.end_session(sid, self._totals["frames"], self._totals["corrupt"],
+                                   self.reconnects, self.records_added)
+
+    def _close_client(self):
+        if self.client is None:
+            return
+        for k in ("frames", "corrupt", "echoed", "text_bytes"):
+            self._totals[k] += self.client.parser.stats()[k]
+        self._totals["timeouts"] += self.client.timeouts
+        self.client.close()
+        self.client = None
+        self.model.update(connected=False, link=self.link_stats())
+
+    def link_stats(self):
+        s = dict(self._totals)
+        if self.client is not None:
+            p = self.client.parser.stats()
+            for k in ("frames", "corrupt", "echoed", "text_bytes"):
+                s[k] += p[k]
+            s["timeouts"] += self.client.timeouts
+        s["reconnects"] = self.reconnects
+        return s
+
+    def _serve(self, stop):
+        last_flush = self.clock()
+        while not stop.is_set():
+            now = self.clock()
+            if self._hello is not None:
+                self._on_hello(self._hello)
+            elif self._need_identify and now >= self._next_identify:
+                self._identify()
+            if self.board_id is not None and (
+                    self._need_backfill
+                    or (self._events_since_poll and now - self._last_poll >= self.log_poll_s)
+                    or now - self._last_poll >= _IDLE_POLL_S):
+                self._backfill()
+            self._run_calls()
+            self.client.pump(0.05)
+            if now - last_flush >= _FLUSH_S:
+                self.store.flush()
+                last_flush = now
+            self.model.update(link=self.link_stats())
+
+    # ---- requests from other threads ----
+
+    def call(self, ftype, args=(), timeout=_REQUEST_S, wait=None):
+        """Send one request over the monitor's own link (from any thread) -> link_client.Reply.
+        Raises RequestTimeout when the board does not answer within `timeout` s, Disconnected
+        when the link is not up within `wait` s (default: timeout)."""
+        done = threading.Event()
+        box = {}
+        self._calls.put((ftype, tuple(args), timeout, done, box))
+        if not done.wait((wait if wait is not None else timeout) + timeout + 1.0):
+            box.setdefault("error", Disconnected("%s: the link is not up" % self.port))
+            box["cancelled"] = True
+        if "error" in box:
+            raise box["error"]
+        return box["reply"]
+
+    def _run_calls(self):
+        while True:
+            try:
+                ftype, args, timeout, done, box = self._calls.get_nowait()
+            except queue.Empty:
+                return
+            if box.get("cancelled"):
+                continue
+            try:
+                box["reply"] = self.client.request(ftype, args, timeout)
+            except RequestTimeout as e:
+                box["error"] = e
+            except Disconnected as e:
+                box["error"] = e
+                done.set()
+                raise
+            finally:
+                done.set()
+
+    # ---- who is it ----
+
+    def _identify(self):
+        self._need_identify = False
+        try:
+            r = self.client.request(link.T_PING, (), _REQUEST_S)
+            st = self.client.request(link.T_STATUS, (), _REQUEST_S)
+        except RequestTimeout:
+            self._note("no answer from the firmware on %s (stopped in the REPL?); still listening"
+                       % self.port)
+            self._need_identify = True
+            self._next_identify = self.clock() + _IDENTIFY_RETRY_S
+            return
+        boots = st.payload[3] if st.ok and len(st.payload) > 3 else None
+        bid, assumed, fw = None, False, None
+        if r.payload and isinstance(r.payload[0], str):
+            bid = r.payload[0]              # a firmware that names itself in PING replies
+            if len(r.payload) > 1 and isinstance(r.payload[1], str):
+                fw = r.payload[1]           # (board_id, fw_version)
+        elif self.forced_id:
+            bid = self.forced_id
+        elif self.board_id:
+            bid = self.board_id             # known from a HELLO earlier in this run
+        else:
+            bid = self.store.board_on_port(self.port)
+            assumed = bid is not None
+        if bid is None:
+            self._note("board id unknown until the board says hello: reset it (or pass --board-id); "
+                       "records are back-filled then")
+            return
+        if assumed:
+            self._note("assuming %s, the board last seen on %s, until it says hello" % (bid, self.port))
+        self._set_board(bid, fw, assumed)
+        if fw is not None:
+            self.model.update(fw_version=fw)
+        if boots is not None:
+            self.model.update(boot_count=boots)
+
+    def _on_hello(self, hello):
+        self._hello = None
+        self._need_identify = False
+        self._set_board(hello[0], hello[1], False)
+        self._backfill()                 # settles the epoch the boot belongs to
+        self.store.add_boot(self.board_id, self.epoch, hello)
+        self.model.update(fw_version=hello[1], boot_count=hello[4])
+        self.out("hello", hello)
+
+    def _set_board(self, bid, fw, assumed):
+        # No verdict on a log restart from the numbers in a HELLO or STATUS: a HELLO says where
+        # the log stood at boot and can be read after a back-fill already stored newer records.
+        # The back-fill decides from the board's log itself.
+        if bid != self.board_id:
+            self.model.clear_faults()
+        self.board_id = bid
+        self.epoch = self.store.touch_board(bid, self.port, fw)
+        self.model.update(board_id=bid, board_id_assumed=assumed,
+                          records_stored=self.store.count_records(bid),
+                          last_seq=self.store.last_seq(bid, self.epoch))
+        self.model.add_fault_records(self.store.recent_faults(bid, self.epoch))
+        self._need_backfill = True
+
+    # ---- the log ----
+
+    def _backfill(self):
+        # LOG_SINCE from the last stored seq until the board has no more. The record AT the
+        # last stored seq is asked for again and compared: if it differs, the board's log
+        # restarted behind our back and the new records start a new epoch.
+        self._need_backfill = False
+        self._events_since_poll = 0
+        self._last_poll = self.clock()
+        bid = self.board_id
+        stored = self.store.last_seq(bid, self.epoch)
+        after = max(stored - 1, 0)
+        check = stored > 0
+        for _ in range(100000):  # bounded: every round moves `after` forward
+            try:
+                r = self.client.request(link.T_LOG_SINCE, (after,), _REQUEST_S, collect=(link.T_LOG,))
+            except RequestTimeout:
+                self._need_backfill = True
+                self._note("log back-fill: no reply; will ask again")
+                return
+            if not r.ok:
+                self._note("log back-fill refused: %s %s" % (r.code_name, list(r.payload)))
+                return
+            recs = [(f.fields[0], f.fields[1], f.fields[2:]) for f in r.frames]
+            if check:
+                check = False
+                # A board never loses its newest committed record: if the one stored last is
+                # missing from its log, or differs, the log restarted (wiped flash, another board
+                # under the same id). Keep both: the new records start a new epoch.
+                if not recs or recs[0][0] != stored:
+                    why = "has no record %d" % stored
+                elif self.store.record(bid, self.epoch, stored) != (recs[0][1], tuple(recs[0][2])):
+                    why = "holds a different record %d" % stored
+                else:
+                    why = None
+                if why is not None:
+                    self.epoch = self.store.new_epoch(bid)
+                    self._note("%s's log %s: it restarted; keeping both, the new records as epoch %d"
+                               % (bid, why, self.epoch))
+                    stored, after = 0, 0
+                    continue
+            new = [x for x in recs if x[0] > stored]
+            if new:
+                added = self.store.add_records(bid, self.epoch, new)
+                self.records_added += added
+                stored = max(stored, new[-1][0])
+                for x in new:
+                    self.out("record", x)
+            more = len(r.payload) > 2 and r.payload[2] == 1
+            last = r.payload[1] if len(r.payload) > 1 and isinstance(r.payload[1], int) else after
+            if not more or last <= after:
+                break
+            after = last
+        self.model.update(records_stored=self.store.count_records(bid), records_added=self.records_added,
+                          last_seq=self.store.last_seq(bid, self.epoch),
+                          backfills=self.model.backfills + 1)
+        self.model.add_fault_records(self.store.recent_faults(bid, self.epoch))
+
+    # ---- live frames (called from inside pump/request: record, never request) ----
+
+    def _on_frame(self, f):
+        t = f.ftype
+        if t == link.T_TELEMETRY:
+            d = as_dict(f)
+            self.model.on_telemetry(d)
+            if self.board_id is not None:
+                self.store.add_telemetry(self.board_id, f.fields)
+            self.out("telemetry", d)
+        elif t == link.T_EVENT:
+            self.model.on_event(f.fields)
+            self._events_since_poll += 1
+            self.out("event", f.fields)
+        elif t == link.T_FAULT:
+            self.out("fault", as_dict(f))
+        elif t == link.T_HELLO:
+            self._hello = f.fields
+
+    def _note(self, text):
+        self.model.update(note=text)
+        self.out("note", text)

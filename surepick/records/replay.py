@@ -1,0 +1,145 @@
+# Replays a run record through a fresh shared machine: the recorded readings and motion
+# arrivals go in tick by tick (same config, same job, same times), and everything the replay
+# decides is checked against what the record says the machine decided. A host-sim run replays
+# exactly; a field recording replays to the first point where the desk copy and the board part.
+from surepick.shared_fsm import codes
+from surepick.shared_fsm.config import Config
+from surepick.shared_fsm.machine import Job, Machine
+
+from surepick.records.runrecord import INPUT_COLUMNS, TICK_INDEX
+
+# What a tick's decision is: the state after the step and the commands it left.
+DECISION_COLUMNS = ("state", "move_seq", "move_kind", "move_gentle", "x_um", "y_um", "z_um", "pitch_mdeg",
+                    "jaw_um", "hold")
+_IN = [TICK_INDEX[c] for c in INPUT_COLUMNS]
+_DEC = [TICK_INDEX[c] for c in DECISION_COLUMNS]
+_T = TICK_INDEX["t_ms"]
+_LIFE = TICK_INDEX["life"]
+
+
+def decision(e):
+    return e[1:7]
+
+
+class CycleReplay:
+    # The outcome of replaying one cycle.
+    def __init__(self, cycle):
+        self.cycle = cycle
+        self.events = []          # the replay's own event records (12-int tuples)
+        self.recorded = []        # the record's events for this cycle
+        self.spans = []           # (t_first, t_last, ticks, recorded decision, replayed decision)
+        self.ticks = 0
+
+    @property
+    def first_divergence_ms(self):
+        t = [s[0] for s in self.spans]
+        t += [e[1] for e in self.event_mismatches()]
+        return min(t) if t else None
+
+    def event_mismatches(self):
+        # Decisions (either side) that the other side did not make: same time, kind, from, to,
+        # reason and attempt. Sequence numbers and the readings stored in an event are not part
+        # of a decision (a tampered or re-sampled reading is reported by reading_mismatches).
+        rec = {decision(e) for e in self.recorded}
+        rep = {decision(e) for e in self.events}
+        out = [e for e in self.events if decision(e) not in rec]
+        out += [e for e in self.recorded if decision(e) not in rep]
+        return sorted(out, key=lambda e: e[1])
+
+    def reading_mismatches(self):
+        # Same decision, different readings stored with it: (recorded, replayed) pairs.
+        rec = {decision(e): e for e in self.recorded}
+        return [(rec[decision(e)], e) for e in self.events
+                if decision(e) in rec and rec[decision(e)][7:] != e[7:]]
+
+    def identical(self):
+        # Exact: every decision, every tick's commands and every reading stored with an event.
+        return not self.spans and not self.event_mismatches() and not self.reading_mismatches()
+
+
+def replay_cycle(record, cycle_meta, cfg=None):
+    cfg = cfg or Config(record.meta["config"])
+    c = cycle_meta["cycle"]
+    out = CycleReplay(c)
+    out.recorded = list(record.events.get(c, []))
+    rows = record.cycle_ticks(c).tolist()
+    restarts = {r["life"]: r for r in cycle_meta.get("restarts") or []}
+    job = cycle_meta["job"]
+    m = _fresh_machine(cfg, cycle_meta.get("initial_jaw_um"))
+    job_at = job.get("t_ms")          # the job is given between ticks, before the step at this time
+    pending = True
+    life = 0
+    seen = m.events.last_seq()
+    span = None
+    for row in rows:
+        if row[_LIFE] != life:
+            seen = _drain(m, seen, out.events)
+            life = row[_LIFE]
+            m = _restart(cfg, m, restarts.get(life), row)
+            seen = _drain(m, m.events.next_seq - 1 - _latched(restarts.get(life)), out.events)
+        if pending and (job_at is None or row[_T] >= job_at):
+            pending = False
+            m.start_job(Job(job["pick_um"], job["place_um"], job["part_width_um"], job.get("max_attempts", 0)))
+        inp = m.inp
+        (inp.pot_counts, inp.switch_pressed, inp.current_ma, inp.beam_broken, inp.estop, inp.rail_mv,
+         inp.arrived_seq, inp.error_seq, inp.jaw_done) = [row[i] for i in _IN]
+        t = row[_T]
+        m.step(t)
+        seen = _drain(m, seen, out.events)
+        o = m.out
+        mine = (m.state, o.move_seq, o.move_kind, o.move_gentle, o.x_um, o.y_um, o.z_um, o.pitch_mdeg,
+                o.jaw_um, o.hold)
+        theirs = tuple(row[i] for i in _DEC)
+        if mine != theirs:
+            if span is None:
+                span = [t, t, 0, theirs, mine]
+            span[1] = t
+            span[2] += 1
+        elif span is not None:
+            out.spans.append(tuple(span))
+            span = None
+        out.ticks += 1
+    if span is not None:
+        out.spans.append(tuple(span))
+    return out
+
+
+def _fresh_machine(cfg, jaw_um):
+    m = Machine(cfg)
+    if jaw_um is not None:
+        m.out.jaw_um = int(jaw_um)
+    return m
+
+
+def _latched(restart):
+    return 1 if restart and restart.get("latched") else 0
+
+
+def _restart(cfg, old, restart, row):
+    # A controller restart mid-cycle: a new machine (RAM lost) that latches what the boot
+    # recovery latched, with the readings it had at boot (docs/run-record.md, "restarts").
+    m = _fresh_machine(cfg, restart.get("jaw_um") if restart else None)
+    m.events.next_seq = restart.get("next_seq", old.events.next_seq) if restart else old.events.next_seq
+    inputs = (restart or {}).get("inputs") or {}
+    for k in INPUT_COLUMNS:
+        setattr(m.inp, k, int(inputs.get(k, row[TICK_INDEX[k]])))
+    m.now = restart["t_ms"] if restart else row[_T]
+    if restart and restart.get("latched"):
+        m.latch_fault(codes.code_of(restart["latched"]))
+    return m
+
+
+def _drain(m, seen, into):
+    ev = m.events
+    while seen < ev.last_seq():
+        seen += 1
+        e = ev.get(seen)
+        if e is not None:
+            into.append(e)
+    return seen
+
+
+def replay(record, cycles=None):
+    cfg = Config(record.meta["config"])
+    chosen = [c for c in record.cycles if cycles is None or c["cycle"] in cycles]
+    return [replay_cycle(record, c, cfg) for c in chosen]

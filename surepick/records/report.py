@@ -1,0 +1,143 @@
+# Writes what a run leaves behind: report.json (versions, seed, parameters, model hash, every
+# cycle's outcome, the judge's verdict and the event timeline), trajectory.csv and PNG plots of
+# the state timeline over the sensor traces, and, when the cycles carry their tick traces, the
+# run record (run.json, cycles.jsonl, events.csv, ticks.csv; host/runrecord.py) in the same place.
+import csv
+import json
+import os
+import platform
+import time
+
+from surepick.shared_fsm import states
+
+from surepick.engines.inproc import TRAJECTORY_COLUMNS
+
+MAX_PLOTS = 20
+
+
+def versions():
+    import mujoco
+    import numpy
+    from surepick import __version__
+    return {"surepick": __version__, "mujoco": mujoco.__version__, "numpy": numpy.__version__,
+            "python": platform.python_version()}
+
+
+def summarise(cycles):
+    n = len(cycles)
+    verified = sum(1 for c in cycles if c["fsm_outcome"] == "placed" and c["judge_outcome"] == "placed")
+    return {
+        "cycles": n,
+        "fsm_placed": sum(1 for c in cycles if c["fsm_outcome"] == "placed"),
+        "judge_placed": sum(1 for c in cycles if c["judge_outcome"] == "placed"),
+        "verified_placed": verified,
+        "false_success": sum(1 for c in cycles if c["false_success"]),
+        "false_failure": sum(1 for c in cycles if c["false_failure"]),
+        "agreement": round(sum(1 for c in cycles if c["agree"]) / n, 4) if n else None,
+        "faults": _histogram(c["fsm_fault"] for c in cycles if c["fsm_fault"]),
+    }
+
+
+def _histogram(items):
+    h = {}
+    for i in items:
+        h[i] = h.get(i, 0) + 1
+    return dict(sorted(h.items()))
+
+
+def write_report(out_dir, meta, cycles, trajectories, plots=True):
+    os.makedirs(out_dir, exist_ok=True)
+    traces = [(c.get("_ticks"), c.get("_events")) for c in cycles]
+    cycles = [{k: v for k, v in c.items() if not k.startswith("_")} for c in cycles]
+    report = dict(meta)
+    report["versions"] = versions()
+    report["summary"] = summarise(cycles)
+    report["cycles"] = cycles
+    if cycles and all(t is not None for t, _ in traces):
+        write_run_record(out_dir, report, cycles, traces)
+    path = os.path.join(out_dir, "report.json")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(report, f, indent=1)
+    os.replace(tmp, path)  # a crash mid-write never leaves half a report
+    if trajectories is not None:
+        write_trajectory(os.path.join(out_dir, "trajectory.csv"), trajectories)
+        if plots:
+            for k, rows in enumerate(trajectories[:MAX_PLOTS]):
+                plot_cycle(os.path.join(out_dir, "cycle_%03d.png" % k), rows, cycles[k])
+    return path
+
+
+def write_run_record(out_dir, report, cycles, traces, kind="host-sim"):
+    from surepick.records import runrecord
+    from surepick.shared_fsm.config import Config
+    from surepick.sim.params import PlantParams
+    cfg = Config(report.get("config_overrides") or None).to_dict()
+    meta = {"kind": kind, "scenario": report["scenario"], "params": report.get("params", {}),
+            "seed": report["seed"], "versions": report["versions"], "model_hash": report.get("model_hash"),
+            "config": cfg, "loop_period_ms": cfg["loop_period_ms"],
+            "plant_params": PlantParams.from_dict(report.get("plant_params") or {}).to_dict(),
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "source": {"command": "surepick sim run", "engine": "sim.runner.CycleRun"}}
+    rows = []
+    for c in cycles:
+        rows.append({k: c[k] for k in ("cycle", "seed", "job", "board_cal", "initial_jaw_um", "restarts",
+                                       "fsm_outcome", "fsm_fault", "fault_state", "attempts", "judge_outcome",
+                                       "judge_reason", "sim_ms") if k in c})
+        rows[-1]["outcome"] = "placed" if c["fsm_outcome"] == "placed" else (c["fsm_fault"] or c["fsm_outcome"])
+    ticks = {c["cycle"]: t for c, (t, _) in zip(cycles, traces)}
+    events = {c["cycle"]: e for c, (_, e) in zip(cycles, traces)}
+    return runrecord.write(out_dir, meta, rows, events, ticks)
+
+
+def write_trajectory(path, trajectories):
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("cycle",) + TRAJECTORY_COLUMNS)
+        for k, rows in enumerate(trajectories):
+            for r in rows:
+                w.writerow((k,) + tuple("" if v is None else v for v in r))
+    os.replace(tmp, path)
+
+
+def plot_cycle(path, rows, cycle):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    col = {name: i for i, name in enumerate(TRAJECTORY_COLUMNS)}
+    t = [r[col["t_ms"]] / 1000.0 for r in rows]
+
+    def series(name):
+        return [r[col[name]] for r in rows]
+    fig, axes = plt.subplots(5, 1, sharex=True, figsize=(11, 9), height_ratios=(2, 1.3, 1.3, 1, 1.3))
+    ax = axes[0]
+    ax.step(t, series("state"), where="post", color="k")
+    ax.set_yticks(range(len(states.NAMES)))
+    ax.set_yticklabels(states.NAMES, fontsize=7)
+    ax.set_title("%s seed %d cycle %d: machine %s%s, judge %s (%s)" % (
+        cycle.get("scenario", ""), cycle["seed"], cycle["cycle"], cycle["fsm_outcome"],
+        (" " + cycle["fsm_fault"]) if cycle["fsm_fault"] else "", cycle["judge_outcome"],
+        cycle["judge_reason"]), fontsize=9)
+    for e in cycle["events"]:
+        if e["kind"] == "fault":
+            ax.axvline(e["t_ms"] / 1000.0, color="r", lw=1)
+            ax.text(e["t_ms"] / 1000.0, 8.3, e["reason"], color="r", fontsize=7)
+    pot = [(c - 8000) / 1067.0 for c in series("pot_counts")]
+    axes[1].plot(t, pot, label="jaw from pot (mm)")
+    axes[1].plot(t, [v / 1000.0 for v in series("jaw_cmd_um")], "--", label="jaw command (mm)")
+    axes[1].plot(t, series("jaw_true_mm"), ":", label="jaw true (mm)")
+    axes[1].legend(fontsize=7, loc="upper right")
+    axes[2].plot(t, series("current_ma"), color="tab:red", label="gripper current (mA)")
+    axes[2].legend(fontsize=7, loc="upper right")
+    axes[3].step(t, series("switch_pressed"), where="post", label="switch pressed")
+    axes[3].step(t, [v + 1.2 for v in series("beam_broken")], where="post", label="beam broken (+1.2)")
+    axes[3].step(t, [v + 2.4 for v in series("finger_contact")], where="post", label="finger contact, truth (+2.4)")
+    axes[3].legend(fontsize=7, loc="upper right")
+    z = [v if v is not None and v != "" else float("nan") for v in series("part_z_mm")]
+    axes[4].plot(t, z, color="tab:green", label="part z, truth (mm)")
+    axes[4].legend(fontsize=7, loc="upper right")
+    axes[4].set_xlabel("time (s)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)

@@ -1,0 +1,410 @@
+# The physical plant: the MuJoCo arm (arm.xml + one free part, an optional fixed obstacle and
+# optional beam debris) behind the board's view of it: five PWM pulse widths in, read_u16 and
+# read_pin out, time advanced in whole milliseconds. The state machine's sim HAL and the virtual
+# board talk to this class only; ground truth for judging a run comes from truth().
+import hashlib
+import math
+import os
+
+import mujoco
+
+from surepick.sim.params import PlantParams
+from surepick.sim.sensor_models import BreakBeam, CurrentSense, Microswitch, Pot, RailSense, noise_streams
+from surepick.sim.servo_model import GRIPPER, JAW_M_PER_RAD, N_SERVOS, Rail, ServoBank
+from surepick.sim.truth import Truth
+
+ARM_XML_PATH = os.path.join(os.path.dirname(__file__), "arm.xml")
+
+# Scene layout in the world frame (mm; x forward, z up, table top z = 0). Must match arm.xml
+# (tests/sim/test_plant_model.py checks it).
+SOURCE_XY_MM = (160.0, -60.0)
+SOURCE_HALF_MM = 30.0
+SOURCE_TOP_Z_MM = 3.0
+BIN_XY_MM = (150.0, 80.0)
+BIN_INNER_HALF_MM = 35.0
+BIN_FLOOR_Z_MM = 3.0
+BIN_WALL_TOP_MM = 35.0
+OBSTACLE_XY_MM = (140.0, 0.0)
+OBSTACLE_SIZE_MM = (40.0, 40.0, 40.0)  # across the jaws, along the arm, height
+
+# Free parts: shape, size (box: x y z; cylinder: diameter height; sphere: diameter), mass,
+# friction coefficient. The pad-part contact uses sqrt(pad * part) friction, so a slippery part
+# really is harder to hold.
+PARTS = {
+    "cube25": dict(shape="box", size_mm=(25.0, 25.0, 25.0), mass_g=20.0, friction=0.8),
+    "cube25_heavy": dict(shape="box", size_mm=(25.0, 25.0, 25.0), mass_g=100.0, friction=0.8),
+    "cube25_slippery": dict(shape="box", size_mm=(25.0, 25.0, 25.0), mass_g=100.0, friction=0.25),
+    "cylinder": dict(shape="cylinder", size_mm=(24.0, 30.0), mass_g=30.0, friction=0.7),
+    "sphere": dict(shape="sphere", size_mm=(25.0,), mass_g=15.0, friction=0.6),
+    "block40": dict(shape="box", size_mm=(40.0, 25.0, 25.0), mass_g=60.0, friction=0.8),
+}
+
+# Pins and ADC channels (docs/conventions.md).
+PIN_ESTOP = 13
+PIN_SWITCH = 14
+PIN_BEAM = 15
+ADC_POT = 0
+ADC_CURRENT = 1
+ADC_RAIL = 2
+
+_CHUNK_MS = 2  # the switch is sampled at least this often while physics runs
+_JAW_MM_PER_RAD = JAW_M_PER_RAD * 1000.0
+_FAULTS = ("switch_stuck", "beam_blocked", "pot_broken", "current_offset", "brownout", "estop",
+           "push_part", "clear")
+
+
+def part_spec(part):
+    if part is None:
+        return None
+    if isinstance(part, str):
+        if part not in PARTS:
+            raise KeyError("unknown part %r (known: %s)" % (part, ", ".join(sorted(PARTS))))
+        return dict(PARTS[part], name=part)
+    spec = dict(part)
+    for key in ("shape", "size_mm", "mass_g", "friction"):
+        if key not in spec:
+            raise KeyError("part spec needs %r" % key)
+    spec.setdefault("name", "custom")
+    return spec
+
+
+def part_height_mm(spec):
+    if spec["shape"] == "box":
+        return spec["size_mm"][2]
+    if spec["shape"] == "cylinder":
+        return spec["size_mm"][1]
+    return spec["size_mm"][0]
+
+
+PART_HEIGHT_MM = {name: part_height_mm(s) for name, s in PARTS.items()}
+
+
+def support_top_mm(x_mm, y_mm):
+    if abs(x_mm - SOURCE_XY_MM[0]) <= SOURCE_HALF_MM and abs(y_mm - SOURCE_XY_MM[1]) <= SOURCE_HALF_MM:
+        return SOURCE_TOP_Z_MM
+    if abs(x_mm - BIN_XY_MM[0]) <= BIN_INNER_HALF_MM and abs(y_mm - BIN_XY_MM[1]) <= BIN_INNER_HALF_MM:
+        return BIN_FLOOR_Z_MM
+    return 0.0
+
+
+def _f(x):
+    return "%.6g" % x
+
+
+def _quat_yaw(yaw_deg):
+    h = math.radians(yaw_deg) / 2.0
+    return "%s 0 0 %s" % (_f(math.cos(h)), _f(math.sin(h)))
+
+
+def _part_xml(spec, pose, params):
+    x_mm, y_mm, yaw_deg = pose
+    if yaw_deg is None:
+        yaw_deg = math.degrees(math.atan2(y_mm, x_mm))  # faces square to the jaws at this spot
+    s = [v / 1000.0 for v in spec["size_mm"]]
+    shape = spec["shape"]
+    if shape == "box":
+        geom = 'type="box" size="%s %s %s"' % (_f(s[0] / 2), _f(s[1] / 2), _f(s[2] / 2))
+        extra = 'condim="3"'
+    elif shape == "cylinder":
+        geom = 'type="cylinder" size="%s %s"' % (_f(s[0] / 2), _f(s[1] / 2))
+        extra = 'condim="3"'
+    elif shape == "sphere":
+        geom = 'type="sphere" size="%s"' % _f(s[0] / 2)
+        extra = 'condim="6"'  # rolling friction, so a ball left alone stays put
+    else:
+        raise ValueError("unknown part shape %r" % shape)
+    z = (support_top_mm(x_mm, y_mm) + part_height_mm(spec) / 2.0) / 1000.0
+    mu = spec["friction"]
+    rgba = spec.get("rgba", (0.85, 0.35, 0.1, 1.0))
+    body = (
+        '<body name="part" pos="%s %s %s" quat="%s">\n'
+        '  <freejoint name="part_free"/>\n'
+        '  <geom name="part" %s mass="%s" friction="%s 0.005 0.0002" priority="2" %s rgba="%s"/>\n'
+        '</body>\n'
+        % (_f(x_mm / 1000.0), _f(y_mm / 1000.0), _f(z), _quat_yaw(yaw_deg), geom,
+           _f(spec["mass_g"] / 1000.0), _f(mu), extra, " ".join(_f(c) for c in rgba)))
+    # Finger-part contacts are explicit pairs: MuJoCo's default mixing takes the larger friction,
+    # which would let the rubber pad hide how slippery the part is.
+    pairs = []
+    for geom_name, finger_mu in (("pad_l", params.pad.friction), ("face_r", params.pad.friction),
+                                 ("finger_l_plate", params.pad.finger_friction),
+                                 ("finger_r_plate", params.pad.finger_friction)):
+        m = math.sqrt(finger_mu * mu)
+        pairs.append('<pair name="part_%s" geom1="%s" geom2="part" condim="3" friction="%s %s 0.005 0.0001 0.0001" '
+                     'solref="0.004 1" solimp="0.95 0.99 0.001"/>' % (geom_name, geom_name, _f(m), _f(m)))
+    for b in ("finger_l", "finger_r", "pad"):
+        pairs.append('<exclude body1="%s" body2="part"/>' % b)
+    sensors = '<framepos name="part_pos" objtype="body" objname="part"/>\n'
+    return body, "\n".join(pairs) + "\n", sensors
+
+
+def _obstacle_xml(obstacle):
+    o = {"x_mm": OBSTACLE_XY_MM[0], "y_mm": OBSTACLE_XY_MM[1], "yaw_deg": None,
+         "size_mm": OBSTACLE_SIZE_MM}
+    if isinstance(obstacle, dict):
+        o.update(obstacle)
+    yaw = o["yaw_deg"]
+    if yaw is None:
+        yaw = math.degrees(math.atan2(o["y_mm"], o["x_mm"]))
+    w, dpt, h = [v / 1000.0 for v in o["size_mm"]]
+    # The block's y axis lies across the jaws (tangential), like a part placed square to them.
+    return ('<body name="obstacle" pos="%s %s 0" quat="%s">\n'
+            '  <geom name="obstacle" type="box" size="%s %s %s" pos="0 0 %s" class="fixture" rgba="0.5 0.5 0.5 1"/>\n'
+            '</body>\n' % (_f(o["x_mm"] / 1000.0), _f(o["y_mm"] / 1000.0), _quat_yaw(yaw),
+                           _f(dpt / 2), _f(w / 2), _f(h / 2), _f(h / 2)))
+
+
+# Debris: a fleck stuck on the right face, in the beam but not in the way of a grasp.
+_DEBRIS_XML = ('<geom name="debris" type="box" size="0.0015 0.0015 0.0015" pos="-0.005 0.0015 0" '
+               'group="1" contype="0" conaffinity="0" mass="0.0001" rgba="0.35 0.25 0.15 1"/>\n')
+
+
+def build_xml(part=None, part_pose=None, obstacle=None, debris=False, params=None):
+    # arm.xml with the scenario's objects inserted at its PLANT-* markers.
+    params = params or PlantParams()
+    with open(ARM_XML_PATH) as f:
+        xml = f.read()
+    spec = part_spec(part)
+    world, contact, sensor, debris_xml = "", "", "", ""
+    if spec is not None:
+        if part_pose is None:
+            part_pose = (SOURCE_XY_MM[0], SOURCE_XY_MM[1], None)
+        world, contact, sensor = _part_xml(spec, part_pose, params)
+    if obstacle:
+        world += _obstacle_xml(obstacle)
+    if debris:
+        debris_xml = _DEBRIS_XML
+    xml = xml.replace("<!-- PLANT-WORLD -->", world)
+    xml = xml.replace("<!-- PLANT-CONTACT -->", contact)
+    xml = xml.replace("<!-- PLANT-SENSOR -->", sensor)
+    xml = xml.replace("<!-- PLANT-DEBRIS -->", debris_xml)
+    return xml
+
+
+class Plant:
+    def __init__(self, part="cube25", params=None, seed=0, part_pose=None, obstacle=None,
+                 debris=False, start_limp=False):
+        if params is None:
+            params = PlantParams()
+        elif isinstance(params, dict):
+            params = PlantParams.from_dict(params)
+        self.params = params
+        self.seed = int(seed)
+        self.part = part_spec(part)
+        self.xml = build_xml(part, part_pose, obstacle, debris, params)
+        self.m = mujoco.MjModel.from_xml_string(self.xml)
+        self.d = mujoco.MjData(self.m)
+        m, d = self.m, self.d
+        self._apply_pad_params()
+        self.servos = ServoBank(m, d, params)
+        self.rail = Rail(params.rail)
+        noise = noise_streams(self.seed, ("pot", "current", "rail", "switch"))
+        self.pot = Pot(params.pot, noise["pot"])
+        self.current = CurrentSense(params.current, noise["current"])
+        self.rail_sense = RailSense(params.rail, noise["rail"])
+        self.switch = Microswitch(params.switch, noise["switch"])
+        self.beam = BreakBeam(mujoco, m, d)
+        self._truth = Truth(m, d, [v / 1000.0 for v in BIN_XY_MM], BIN_INNER_HALF_MM / 1000.0,
+                            BIN_WALL_TOP_MM / 1000.0)
+        self.estop = 0
+        self._gripper_act = m.actuator("gripper").id
+        self._pad_adr = m.jnt_qposadr[m.joint("pad_slide").id]
+        self._act_length = d.actuator_length  # views into MjData, fetched once (hot path)
+        self._qpos = d.qpos
+        self._trip_m = params.switch.trip_mm / 1000.0
+        self._release_m = params.switch.release_mm / 1000.0
+        self._part_body = m.body("part").id if self.part is not None else -1
+        self._push_until_ms = -1
+        self.now_ms = 0
+        self._set_home_pose()
+        self.servos.hold_current_pose(d)
+        if start_limp:
+            self.servos.set_pulses([0] * N_SERVOS)
+        self._last_rail_mv = params.rail.nominal_mv
+        self._rail_ms = -1
+        self._next_frame_ms = 0
+        self._event()  # first PWM frame at t = 0
+        self._hash = hashlib.sha256((self.xml + params.to_json()).encode()).hexdigest()
+
+    # ---- model set-up -------------------------------------------------------------------
+    def _apply_pad_params(self):
+        m, p = self.m, self.params.pad
+        j = m.joint("pad_slide").id
+        dof = m.jnt_dofadr[j]
+        m.jnt_stiffness[j] = p.stiffness_n_per_m
+        m.qpos_spring[m.jnt_qposadr[j]] = -p.preload_mm / 1000.0
+        m.jnt_range[j] = (0.0, p.travel_mm / 1000.0)
+        m.dof_damping[dof] = p.damping_ns_per_m
+        for g in ("pad_l", "face_r"):
+            m.geom_friction[m.geom(g).id, 0] = p.friction
+        for g in ("finger_l_plate", "finger_r_plate"):
+            m.geom_friction[m.geom(g).id, 0] = p.finger_friction
+
+    def _set_home_pose(self):
+        m, d, p = self.m, self.d, self.params
+        for name, q in zip(("base_yaw", "shoulder", "elbow", "wrist"), p.home_deg):
+            d.qpos[m.jnt_qposadr[m.joint(name).id]] = math.radians(q)
+        half = p.home_jaw_mm / 2000.0
+        d.qpos[m.jnt_qposadr[m.joint("finger_l").id]] = half
+        d.qpos[m.jnt_qposadr[m.joint("finger_r").id]] = half
+        mujoco.mj_forward(m, d)
+
+    # ---- the board's outputs ------------------------------------------------------------
+    def set_pulses(self, us):
+        # Takes effect at the next PWM frame, as on a real servo.
+        if len(us) != N_SERVOS:
+            raise ValueError("set_pulses needs %d pulse widths, got %d" % (N_SERVOS, len(us)))
+        self.servos.pulses[:] = us
+
+    # ---- time ---------------------------------------------------------------------------
+    def advance(self, ms):
+        # Physics in chunks of <= 2 ms (the switch is sampled between chunks), cut at PWM frame
+        # boundaries (servo update) and at the end of a push. Kept lean: this is the hot path
+        # (mujoco.mj_step is looked up per call, so a benchmark can time it).
+        if ms.__class__ is not int or ms < 1:
+            if ms < 1 or ms != int(ms):
+                raise ValueError("advance needs a whole number of ms >= 1, got %r" % (ms,))
+            ms = int(ms)
+        m, d = self.m, self.d
+        step = mujoco.mj_step
+        switch = self.switch
+        trip_m, release_m = self._trip_m, self._release_m
+        qpos = self._qpos
+        pad = self._pad_adr
+        now = self.now_ms
+        end = now + ms
+        nxt = self._next_event_ms
+        while now < end:
+            if now >= nxt:
+                self.now_ms = now
+                self._event()
+                nxt = self._next_event_ms
+            stop = now + _CHUNK_MS
+            if stop > end:
+                stop = end
+            if stop > nxt:
+                stop = nxt
+            step(m, d, stop - now)
+            now = stop
+            # Switch sampling, inlined (Microswitch.update) to keep the loop cheap.
+            if switch.pressed:
+                if qpos[pad] < release_m:
+                    switch.update(now, qpos[pad] * 1000.0)
+            elif qpos[pad] >= trip_m:
+                switch.update(now, qpos[pad] * 1000.0)
+        self.now_ms = now
+        self._rail_ms = -1  # the state changed: recompute the rail on the next read
+
+    def _event(self):
+        now = self.now_ms
+        if now == self._push_until_ms:
+            self.d.xfrc_applied[self._part_body, :] = 0.0
+        if now >= self._next_frame_ms:
+            self._frame()
+            self._next_frame_ms += self.servos.frame_ms
+        nxt = self._next_frame_ms
+        if now < self._push_until_ms < nxt:
+            nxt = self._push_until_ms
+        self._next_event_ms = nxt
+
+    def _frame(self):
+        self._last_rail_mv = self.rail.mv(self.now_ms, self.servos.total_current_ma(self.d))
+        self.servos.frame_update(self.d, self.now_ms, self._last_rail_mv)
+        self._rail_ms = -1
+
+    # ---- the board's inputs -------------------------------------------------------------
+    def jaw_servo_mm(self):
+        # What the gripper's pot sees: the servo shaft angle as jaw opening (4 deg per mm).
+        return self.d.actuator_length[GRIPPER] * _JAW_MM_PER_RAD
+
+    def rail_mv(self):
+        # The rail sags with the current all five servos draw right now (cached until physics moves).
+        if self._rail_ms != self.now_ms:
+            self._rail_now_mv = self.rail.mv(self.now_ms, self.servos.total_current_ma(self.d))
+            self._rail_ms = self.now_ms
+        return self._rail_now_mv
+
+    def read_inputs(self):
+        # Every input at once, as a 500 Hz HAL samples them every tick: (pot, current, rail)
+        # read_u16 counts and the (e-stop, switch, beam) pin levels, the very readings that
+        # read_u16(ADC_POT), read_u16(ADC_CURRENT), read_u16(ADC_RAIL), read_pin(PIN_ESTOP),
+        # read_pin(PIN_SWITCH), read_pin(PIN_BEAM) give (each channel has its own noise stream,
+        # so the order of the reads changes nothing), without the per-channel dispatch.
+        return (self.pot.read_u16(self._act_length.item(GRIPPER) * _JAW_MM_PER_RAD),
+                self.current.read_u16(self.servos.gripper_current_ma(self.d)),
+                self.rail_sense.read_u16(self.rail_mv()),
+                self.estop, self.switch.level(self.now_ms), self.beam.level())
+
+    def read_u16(self, channel):
+        if channel == ADC_POT or channel == 26:
+            return self.pot.read_u16(self._act_length[GRIPPER] * _JAW_MM_PER_RAD)
+        if channel == ADC_CURRENT or channel == 27:
+            return self.current.read_u16(self.servos.gripper_current_ma(self.d))
+        if channel == ADC_RAIL or channel == 28:
+            return self.rail_sense.read_u16(self.rail_mv())
+        raise ValueError("no ADC channel %r (0 pot, 1 current, 2 rail)" % (channel,))
+
+    def read_pin(self, gpio):
+        if gpio == PIN_SWITCH:
+            return self.switch.level(self.now_ms)
+        if gpio == PIN_BEAM:
+            return self.beam.level()
+        if gpio == PIN_ESTOP:
+            return self.estop
+        raise ValueError("no input pin GP%r (13 e-stop, 14 switch, 15 beam)" % (gpio,))
+
+    # ---- faults and scenario hooks ------------------------------------------------------
+    def inject(self, name, **kw):
+        if name == "switch_stuck":
+            level = kw.get("level", 0)
+            self.switch.stuck_level = None if level is None else int(level)
+        elif name == "beam_blocked":
+            self.beam.blocked = bool(kw.get("on", True))
+        elif name == "pot_broken":
+            rail = kw.get("rail", 0)
+            self.pot.broken_rail = None if rail is None else int(rail)
+        elif name == "current_offset":
+            self.current.offset_error_counts = float(kw.get("counts", 0))
+        elif name == "brownout":
+            self.rail.force_brownout(self.now_ms, kw.get("duration_ms", 100))
+            self._frame()  # the rail drops now, not at the next PWM frame
+            self._rail_ms = -1
+        elif name == "estop":
+            self.estop = 1 if kw.get("on", True) else 0
+        elif name == "push_part":
+            if self._part_body < 0:
+                raise ValueError("push_part needs a part")
+            fx, fy, fz = kw.get("force_n", (0.0, 0.0, 0.0))
+            self.d.xfrc_applied[self._part_body, :3] = (fx, fy, fz)
+            self._push_until_ms = self.now_ms + int(kw.get("duration_ms", 50))
+            self._event()
+        elif name == "clear":
+            self.switch.stuck_level = None
+            self.beam.blocked = False
+            self.pot.broken_rail = None
+            self.current.offset_error_counts = 0.0
+            self.estop = 0
+        else:
+            raise ValueError("unknown fault %r (known: %s)" % (name, ", ".join(_FAULTS)))
+
+    # ---- ground truth -------------------------------------------------------------------
+    def truth(self):
+        t = self._truth.read()
+        t["now_ms"] = self.now_ms
+        t["rail_mv"] = self.rail_mv()
+        t["gripper_current_ma"] = self.servos.gripper_current_ma(self.d)
+        t["gripper_torque_nm"] = float(self.d.actuator_force[self._gripper_act])
+        t["switch_pressed"] = self.switch.pressed
+        t["beam_broken_physical"] = self.beam.broken() if not self.beam.blocked else None
+        t["servos_powered"] = list(self.servos.powered)
+        return t
+
+    def joint_angles_mdeg(self):
+        # q0..q3 in mdeg and the jaw opening (servo side) in um: servo_cal's joint units.
+        q = self._truth.joint_angles_deg()
+        out = [int(round(v * 1000.0)) for v in q]
+        out.append(int(round(self._truth.jaw_opening_mm() * 1000.0)))
+        return out
+
+    def model_hash(self):
+        return self._hash

@@ -1,0 +1,173 @@
+# Named, parameterised, seeded scenarios for the simulator. A scenario says how to build the
+# plant (which part, where, obstacles, plant parameters), which faults to inject and when, and
+# the job the machine is given (where the operator *believes* the part is).
+import math
+import random
+
+from surepick.sim.plant import (PARTS, SOURCE_XY_MM, BIN_XY_MM, PART_HEIGHT_MM, SOURCE_TOP_Z_MM, BIN_FLOOR_Z_MM,
+                    OBSTACLE_XY_MM, OBSTACLE_SIZE_MM)
+
+# Each parameter: (default, min, max, help)
+_OFFSET = {"offset_mm": (8.0, 0.0, 10.0, "largest part offset from the taught pose, each axis (mm)"),
+           "yaw_deg": (20.0, 0.0, 45.0, "largest part yaw (deg)")}
+
+
+class Scenario:
+    def __init__(self, name, help, params=None, part="cube25", expect=("placed",)):
+        self.name = name
+        self.help = help
+        self.params = dict(params or {})
+        self.part = part
+        self.expect = expect     # outcomes that are a correct answer for this scenario
+
+    def resolve(self, overrides):
+        # Defaults plus validated overrides; unknown or out-of-range values raise ValueError.
+        values = {k: v[0] for k, v in self.params.items()}
+        for k, v in (overrides or {}).items():
+            if k not in self.params:
+                known = ", ".join(sorted(self.params)) or "none"
+                raise ValueError("scenario '%s' has no parameter '%s' (its parameters: %s)" % (self.name, k, known))
+            lo, hi = self.params[k][1], self.params[k][2]
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise ValueError("parameter '%s' must be a number, got %r" % (k, v))
+            if not lo <= v <= hi:
+                raise ValueError("parameter '%s' = %g is outside %g..%g" % (k, v, lo, hi))
+            values[k] = v
+        return values
+
+    def setup(self, values, rng):
+        # Returns a dict: plant kwargs, injections [(trigger, fault, kwargs)], job poses.
+        part = self.part
+        x, y = SOURCE_XY_MM
+        yaw = rng.uniform(-2.0, 2.0)
+        x += rng.uniform(-0.5, 0.5)
+        y += rng.uniform(-0.5, 0.5)
+        s = {"part": part, "part_pose": None, "obstacle": None, "debris": False,
+             "injections": [], "part_width_mm": part_width_mm(part), "params": None, "pick_mm": None}
+        if "offset_mm" in values:
+            off = values["offset_mm"]
+            x = SOURCE_XY_MM[0] + rng.uniform(-off, off)
+            y = SOURCE_XY_MM[1] + rng.uniform(-off, off)
+            yaw = rng.uniform(-values["yaw_deg"], values["yaw_deg"])
+        # yaw is relative to the jaws, which face the base axis at this spot
+        s["part_pose"] = (x, y, math.degrees(math.atan2(y, x)) + yaw)
+        _customise(self.name, s, values, rng)
+        return s
+
+
+def _customise(name, s, values, rng):
+    if name == "part_missing":
+        s["part"] = None
+    elif name == "part_late":
+        # The part is on the table beside the pad and a feeder pushes it onto the pad after
+        # the first attempt has missed it.
+        x, y = SOURCE_XY_MM
+        s["part_pose"] = (x, y - 17.0, math.degrees(math.atan2(y - 17.0, x)))
+        s["injections"].append((("state", "RECOVER", 300), "push_part",
+                                {"force_n": (0.0, values["push_n"], 0.0), "duration_ms": 60}))
+    elif name == "knocked_over":
+        # the part is bumped sideways while the gripper descends onto it
+        s["injections"].append((("state", "DESCEND", 100), "push_part",
+                                {"force_n": (values["push_n"], values["push_n"] * 0.5, 0.0), "duration_ms": 40}))
+    elif name == "switch_stuck_open":
+        s["injections"].append((("at", 0), "switch_stuck", {"level": 1}))   # pin HIGH: never pressed
+    elif name == "switch_stuck_closed":
+        s["injections"].append((("at", 0), "switch_stuck", {"level": 0}))   # pin LOW: always pressed
+    elif name == "beam_debris":
+        s["debris"] = True
+    elif name == "pot_wire_broken":
+        s["injections"].append((("at", int(values["at_ms"])), "pot_broken", {"rail": int(values["rail"])}))
+    elif name == "servo_stall":
+        # The taught part is a 32 mm block, but a fixed 40 mm fixture stands there: the gripper
+        # closes on something it cannot squeeze and the servo stalls.
+        s["part"] = None
+        s["obstacle"] = True
+        s["part_pose"] = None
+        s["part_width_mm"] = 32.0
+        s["pick_mm"] = (OBSTACLE_XY_MM[0], OBSTACLE_XY_MM[1], OBSTACLE_SIZE_MM[2] / 2.0, -90.0)
+    elif name == "brownout_mid_lift":
+        s["injections"].append((("state", "LIFT", int(values["after_ms"])), "brownout",
+                                {"duration_ms": int(values["duration_ms"])}))
+
+
+SCENARIOS = {}
+
+
+def _add(sc):
+    SCENARIOS[sc.name] = sc
+
+
+_add(Scenario("nominal", "a 25 mm 20 g cube where it was taught (+-0.5 mm jitter)"))
+_add(Scenario("part_offset", "the part is off its taught pose by up to offset_mm and yaw_deg", _OFFSET))
+_add(Scenario("part_missing", "no part on the pad", expect=("GRASP_FAILED",)))
+_add(Scenario("part_late", "the part arrives on the pad (pushed by a feeder) after the first try",
+              {"push_n": (0.33, 0.0, 5.0, "feeder push force (N, 60 ms) from 17 mm off the pad centre")},
+              expect=("placed", "GRASP_FAILED", "SENSOR_DISAGREE")))
+_add(Scenario("slippery", "a 100 g cube with friction 0.25", part="cube25_slippery",
+              expect=("placed", "DROPPED", "GRASP_FAILED", "SENSOR_DISAGREE")))
+_add(Scenario("heavy", "a 100 g cube", part="cube25_heavy", expect=("placed", "DROPPED")))
+_add(Scenario("cylinder", "a 24 mm cylinder, 30 g", part="cylinder"))
+_add(Scenario("sphere", "a 25 mm sphere, 15 g", part="sphere",
+              expect=("placed", "GRASP_FAILED", "SENSOR_DISAGREE", "DROPPED")))
+_add(Scenario("knocked_over", "the part is bumped sideways while the gripper descends",
+              {"push_n": (3.0, 0.0, 10.0, "bump force (N, 40 ms)")},
+              expect=("placed", "GRASP_FAILED", "SENSOR_DISAGREE", "DROPPED")))
+_add(Scenario("switch_stuck_open", "the finger microswitch never closes", expect=("SENSOR_DISAGREE",)))
+_add(Scenario("switch_stuck_closed", "the finger microswitch is always pressed", expect=("SENSOR_DISAGREE",)))
+_add(Scenario("beam_debris", "a flake of debris sits in the IR beam", expect=("SENSOR_DISAGREE",)))
+_add(Scenario("pot_wire_broken", "the pot wiper wire breaks: the ADC reads a rail",
+              {"at_ms": (0.0, 0.0, 20000.0, "when the wire breaks (ms after start)"),
+               "rail": (0.0, 0.0, 1.0, "0: reads 0 V, 1: reads 3.3 V")},
+              expect=("SENSOR_FAULT",)))
+_add(Scenario("servo_stall", "the gripper closes on a fixed 40 mm fixture taught as a 32 mm part",
+              expect=("CRUSH", "MOTION_TIMEOUT")))
+_add(Scenario("brownout_mid_lift", "the servo rail browns out during the lift and the controller restarts",
+              {"after_ms": (150.0, 0.0, 2000.0, "ms into LIFT"),
+               "duration_ms": (300.0, 10.0, 3000.0, "how long the rail is down")},
+              expect=("INTERRUPTED",)))
+
+FAULT_SCENARIOS = ("part_missing", "switch_stuck_open", "switch_stuck_closed", "beam_debris",
+                   "pot_wire_broken", "servo_stall", "brownout_mid_lift")
+
+
+def get(name):
+    if name not in SCENARIOS:
+        raise ValueError("unknown scenario '%s'; valid scenarios: %s" % (name, ", ".join(sorted(SCENARIOS))))
+    return SCENARIOS[name]
+
+
+def place_pose_mm(part):
+    # Where the jaw centre goes to release: over the bin centre, part bottom 5 mm above the floor.
+    h = PART_HEIGHT_MM[part] if part else 25.0
+    return (BIN_XY_MM[0], BIN_XY_MM[1], BIN_FLOOR_Z_MM + h / 2.0 + 5.0, -90.0)
+
+
+def pick_pose_mm(part, width_mm):
+    # Where the operator taught the pick: the pad centre, jaw centre at the part's mid-height.
+    h = PART_HEIGHT_MM[part] if part else width_mm
+    return (SOURCE_XY_MM[0], SOURCE_XY_MM[1], SOURCE_TOP_Z_MM + h / 2.0, -90.0)
+
+
+def part_width_mm(part):
+    # Width across the jaws the operator enters for the job (a part's y size; 25 mm default).
+    if part is None:
+        return 25.0
+    size = PARTS[part]["size_mm"]
+    return size[1] if len(size) > 2 else size[0]
+
+
+def rng_for(seed, cycle):
+    return random.Random((int(seed) * 1000003 + int(cycle) * 7919) & 0xFFFFFFFF)
+
+
+def describe():
+    lines = []
+    for name in sorted(SCENARIOS):
+        sc = SCENARIOS[name]
+        lines.append("%-20s %s" % (name, sc.help))
+        for k, (d, lo, hi, h) in sorted(sc.params.items()):
+            lines.append("    %s=%g (%g..%g)  %s" % (k, d, lo, hi, h))
+        lines.append("    correct outcomes: %s" % ", ".join(sc.expect))
+    return "\n".join(lines)

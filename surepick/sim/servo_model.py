@@ -1,0 +1,187 @@
+# Hobby position servos and the rail that feeds them, as MuJoCo sees them.
+#
+# Each servo is a MuJoCo position actuator whose ctrl and length are servo-shaft angles (rad):
+#   torque = clamp(kp * (ctrl - angle), +-stall(rail))   proportional band, saturating torque
+#   joint damping d = stall / no-load speed              back-EMF: limits speed, V-independent
+#   joint armature                                       gear-train inertia: rings after a stop
+# so the whole servo runs inside mj_step. Python only acts once per PWM frame (20 ms, as a real
+# servo only sees one pulse per frame): decode the pulse with the plant's own calibration, apply
+# the deadband, scale the stall torque with the rail, and go limp on PWM-off or a brownout.
+import math
+
+from surepick.shared_fsm import servo_cal
+
+# Gripper transmission: 180 deg of servo = 45 mm of jaw opening, so opening = r * angle.
+JAW_M_PER_RAD = 0.045 / math.pi
+N_SERVOS = servo_cal.N_SERVOS
+GRIPPER = servo_cal.GRIPPER
+_TORQUE_REF_MV = 4800.0   # datasheet torque and speed figures are at 4.8 V
+_CURRENT_REF_MV = 5000.0  # stall current figures are at 5 V
+
+
+def servo_offset_rad(index):
+    # Actuator length = servo angle - offset: the joint angle for the arm, the servo angle itself
+    # for the gripper (opening 0 = servo 0 deg).
+    return math.radians(servo_cal.joint_to_servo_mdeg(index, 0) / 1000.0)
+
+
+class Rail:
+    # Servo supply: nominal voltage behind a source resistance, plus a forced-brownout hook.
+    def __init__(self, p):
+        self.p = p
+        self.forced_until_ms = -1
+
+    def force_brownout(self, now_ms, duration_ms):
+        self.forced_until_ms = now_ms + int(duration_ms)
+
+    def forced(self, now_ms):
+        return now_ms < self.forced_until_ms
+
+    def mv(self, now_ms, total_ma):
+        if now_ms < self.forced_until_ms:
+            return self.p.brownout_mv
+        return self.p.nominal_mv - total_ma * self.p.source_mohm / 1000.0
+
+
+class ServoBank:
+    # The five servos of the arm. Owns the actuator rows, joint damping and armature of the model.
+    def __init__(self, model, data, params):
+        self.m = model
+        self.p = params
+        self.servos = params.servos
+        self.frame_ms = int(params.servo_frame_ms)
+        self.act_ids = [model.actuator(n).id for n in ("base", "shoulder", "elbow", "wrist", "gripper")]
+        # Actuator i is servo i (arm.xml declares them in servo order); the fast paths rely on it.
+        if self.act_ids != list(range(N_SERVOS)):
+            raise ValueError("arm model: actuators must be declared in servo order, got ids %r" % (self.act_ids,))
+        # DOFs whose damping/armature belong to each servo (the gripper drives two finger slides).
+        self.dofs = [[model.jnt_dofadr[model.joint(n).id]] for n in ("base_yaw", "shoulder", "elbow", "wrist")]
+        self.dofs.append([model.jnt_dofadr[model.joint(n).id] for n in ("finger_l", "finger_r")])
+        self.offset_rad = [servo_offset_rad(i) for i in range(N_SERVOS)]
+        self.stall_nm_4v8 = [s.stall_torque_nm_4v8 for s in self.servos]
+        # Current = idle + k * |torque|; k is the motor's torque constant, the same at any rail.
+        self.ma_per_nm = [(s.stall_ma_5v * _TORQUE_REF_MV / _CURRENT_REF_MV - s.idle_ma) / s.stall_torque_nm_4v8
+                          for s in self.servos]
+        self.idle_ma = [s.idle_ma for s in self.servos]
+        self.deadband_rad = [math.radians(s.deadband_us * 180.0 / (s.max_us - s.min_us)) for s in self.servos]
+        self.cals = [s.cal() for s in self.servos]
+        self.damping_full = []
+        for i, s in enumerate(self.servos):
+            no_load_rad_s = math.radians(60.0) / s.speed_s_per_60deg_4v8
+            self.damping_full.append(s.stall_torque_nm_4v8 / no_load_rad_s)
+        self._configure_model()
+        self.pulses = [0] * N_SERVOS
+        self.target_rad = [None] * N_SERVOS      # the last decoded target of each servo...
+        self._target_pulse = [None] * N_SERVOS   # ...and the pulse width it was decoded from
+        self.powered = [False] * N_SERVOS       # electronics running and receiving pulses
+        self.reset_until_ms = -1                 # servos limp until then after a brownout
+        self.torque_scale = 1.0                  # rail / 4.8 V, as last applied
+        self._forcerange = model.actuator_forcerange
+        self._force = data.actuator_force  # a view into MjData, fetched once (hot path)
+        self._refresh_current_gains()
+
+    def _configure_model(self):
+        m = self.m
+        for i, s in enumerate(self.servos):
+            a = self.act_ids[i]
+            kp = s.stall_torque_nm_4v8 / math.radians(s.band_deg)
+            m.actuator_gainprm[a, 0] = kp
+            m.actuator_biasprm[a, 1] = -kp
+            m.actuator_biasprm[a, 2] = 0.0
+            m.actuator_forcelimited[a] = 1
+            # Shaft inertia and back-EMF damping, moved to the DOFs the servo drives. The gripper's
+            # shaft angle is opening / r with both slides moving: each slide sees 2 * X / r**2.
+            if i == GRIPPER:
+                k = 2.0 / (JAW_M_PER_RAD ** 2)
+                for dof in self.dofs[i]:
+                    m.dof_armature[dof] = s.armature_kgm2 * k
+                    m.dof_damping[dof] = self.damping_full[i] * k
+            else:
+                m.dof_armature[self.dofs[i][0]] = s.armature_kgm2
+                m.dof_damping[self.dofs[i][0]] = self.damping_full[i]
+        self._damping_scale = [1.0] * N_SERVOS
+
+    def set_pulses(self, pulses_us):
+        self.pulses = [int(u) for u in pulses_us]
+
+    def hold_current_pose(self, data):
+        # Start-up convenience: behave as if the board were already sending the current pose.
+        for i in range(N_SERVOS):
+            a = self.act_ids[i]
+            s_mdeg = int(round(math.degrees(data.actuator_length[a] + self.offset_rad[i]) * 1000.0))
+            self.pulses[i] = servo_cal.pulse_us(self.cals[i], s_mdeg)
+
+    def pulse_to_target_rad(self, i, pulse_us):
+        s_mdeg = servo_cal.servo_mdeg_from_pulse(self.cals[i], pulse_us)
+        return math.radians(s_mdeg / 1000.0) - self.offset_rad[i]
+
+    def frame_update(self, data, now_ms, rail_mv):
+        # Once per PWM frame: decide power, target and torque limit for every servo.
+        if rail_mv < self.p.rail.reset_mv:
+            self.reset_until_ms = now_ms + self.p.rail.servo_reset_ms
+        in_reset = now_ms < self.reset_until_ms
+        scale = max(rail_mv, 0.0) / _TORQUE_REF_MV
+        self.torque_scale = scale
+        ctrl = data.ctrl
+        length = data.actuator_length.tolist()
+        fr = self._forcerange
+        for a in range(N_SERVOS):            # actuator a is servo a (asserted in __init__)
+            pulse = int(self.pulses[a])
+            on = pulse > 0 and not in_reset
+            if on != self.powered[a]:
+                self._set_damping(a, 1.0 if on else self.p.limp_damping_fraction)
+                self.powered[a] = on
+                self._refresh_current_gains()
+            if not on:
+                fr[a, 0] = 0.0
+                fr[a, 1] = 0.0
+                ctrl[a] = length[a]
+                continue
+            if pulse != self._target_pulse[a]:     # decoded once per new pulse width
+                self._target_pulse[a] = pulse
+                self.target_rad[a] = self.pulse_to_target_rad(a, pulse)
+            target = self.target_rad[a]
+            err = target - length[a]
+            db = self.deadband_rad[a]
+            # Inside the deadband the amplifier is off: hold where the shaft is this frame.
+            if err > db:
+                ctrl[a] = target - db
+            elif err < -db:
+                ctrl[a] = target + db
+            else:
+                ctrl[a] = length[a]
+            tau = self.stall_nm_4v8[a] * scale
+            fr[a, 0] = -tau
+            fr[a, 1] = tau
+
+    def _set_damping(self, i, fraction):
+        base = self.damping_full[i] * fraction
+        if i == GRIPPER:
+            k = 2.0 / (JAW_M_PER_RAD ** 2)
+            for dof in self.dofs[i]:
+                self.m.dof_damping[dof] = base * k
+        else:
+            self.m.dof_damping[self.dofs[i][0]] = base
+
+    def _refresh_current_gains(self):
+        # Unpowered servos draw nothing: fold that into per-servo gains once per power change.
+        self._k = [self.ma_per_nm[i] if self.powered[i] else 0.0 for i in range(N_SERVOS)]
+        self._idle = [self.idle_ma[i] if self.powered[i] else 0.0 for i in range(N_SERVOS)]
+        self._idle_total = sum(self._idle)
+
+    def currents_ma(self, data):
+        # Per-servo supply current from the torque each one is producing right now.
+        f = self._force.tolist()
+        return [self._idle[i] + self._k[i] * abs(f[i]) for i in range(N_SERVOS)]
+
+    def gripper_current_ma(self, data):
+        return self._idle[GRIPPER] + self._k[GRIPPER] * abs(self._force.item(GRIPPER))
+
+    def total_current_ma(self, data):
+        f = self._force.tolist()
+        k = self._k
+        return (self._idle_total + k[0] * abs(f[0]) + k[1] * abs(f[1]) + k[2] * abs(f[2])
+                + k[3] * abs(f[3]) + k[4] * abs(f[4]))
+
+    def stall_torque_nm(self, i):
+        return self.stall_nm_4v8[i] * self.torque_scale

@@ -1,0 +1,98 @@
+# `surepick log export|stats` on a store filled through the Store API (no board needed):
+# formats, --since, the statistics, and clear errors (exit 2) for bad input.
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from surepick.cli.log import parse_since, summarise
+from surepick.host.monitor.store import Store
+from surepick.shared_fsm import codes
+from surepick.shared_fsm import states
+
+SUREPICK = str(Path(sys.executable).parent / "surepick")
+
+
+def ev(kind, frm, to, reason):
+    return (0, 100, kind, frm, to, reason, 1, 23000, 1, 250, 0, 7)
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = str(tmp_path / "m.db")
+    s = Store(path)
+    s.touch_board("pico-1")
+    recs = [(1, 3, (0, 0, 1, 1, 0, -1, 0, 0, 0, 0, 0, 0))]      # boot 1
+    seq = 2
+    for cycle in range(7):
+        if cycle in (2, 5):
+            recs.append((seq, 2, ev(codes.K_FAULT, states.VERIFY, states.IDLE, codes.F_GRASP_FAILED)))
+        else:
+            recs.append((seq, 1, ev(codes.K_TRANSITION, states.PLACE, states.IDLE, codes.R_PLACED)))
+        seq += 1
+    recs.append((seq, 2, ev(codes.K_FAULT, states.LIFT, states.IDLE, codes.F_DROPPED)))
+    assert s.add_records("pico-1", 0, recs) == len(recs)
+    assert s.add_records("pico-1", 0, recs) == 0          # stored exactly once
+    s.close()
+    return path
+
+
+def run(*args):
+    return subprocess.run([SUREPICK, "log", *args], capture_output=True, text=True, timeout=30)
+
+
+def test_export_csv_and_json(db):
+    r = run("export", "--db", db, "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [int(x["seq"]) for x in rows] == list(range(1, 10))
+    assert rows[3]["type"] == "fault" and rows[3]["reason_name"] == "GRASP_FAILED"
+    assert rows[3]["from"] == "VERIFY"
+    r = run("export", "--db", db, "--format", "json", "--since", "seq:7")
+    data = json.loads(r.stdout)
+    assert [d["seq"] for d in data] == [8, 9] and data[1]["reason_name"] == "DROPPED"
+    assert json.loads(run("export", "--db", db, "--format", "json", "--since", "1h").stdout)
+    assert json.loads(run("export", "--db", db, "--format", "json", "--since", "2999-01-01").stdout) == []
+
+
+def test_stats(db):
+    r = run("stats", "--db", db, "--json")
+    s = json.loads(r.stdout)
+    assert s["faults_by_code"] == {"GRASP_FAILED": 2, "DROPPED": 1}
+    assert s["faults_by_state"] == {"VERIFY": 2, "LIFT": 1}
+    assert s["cycles_between_faults"]["faults"] == 3
+    assert s["cycles_between_faults"]["min"] == 1 and s["cycles_between_faults"]["max"] == 2
+    assert s["cycles_ok"] == 5 and s["cycles_failed"] == 3
+    assert s["success_rate_by_boot"]["1"]["rate"] == 62.5
+    text = run("stats", "--db", db).stdout
+    assert "faults by code" in text and "GRASP_FAILED" in text
+
+
+def test_bad_input_is_a_clear_error(db, tmp_path):
+    r = run("export", "--db", db, "--format", "xml")
+    assert r.returncode == 2 and "unknown format 'xml'" in r.stderr
+    r = run("stats", "--db", str(tmp_path / "missing.db"))
+    assert r.returncode == 2 and "no database at" in r.stderr
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not sqlite at all" * 100)
+    r = run("stats", "--db", str(junk))
+    assert r.returncode == 2 and "not a surepick monitor database" in r.stderr
+    r = run("export", "--db", db, "--format", "csv", "--since", "yesterday-ish")
+    assert r.returncode == 2 and "--since" in r.stderr
+    assert run("export", "--db", db).returncode == 2      # --format is required (argparse)
+
+
+def test_parse_since():
+    assert parse_since("seq:12") == ("seq", 12)
+    assert parse_since("30m", now=10000.0) == ("time", 10000.0 - 1800)
+    with pytest.raises(ValueError):
+        parse_since("seq:x")
+
+
+def test_summarise_empty():
+    s = summarise([])
+    assert s["success_rate"] is None and s["faults_by_code"] == {}

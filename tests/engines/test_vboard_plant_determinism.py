@@ -1,0 +1,92 @@
+# The virtual board with a plant attached (tools/vboard/plant.py + tools/plant_service.py):
+# lockstep virtual time makes a run a function of scenario and seed only; a brownout in the plant
+# and a scheduled power cut reset the controller (flash kept, boot again) at an exact plant time;
+# scenario state triggers fire from the state the firmware reports; `surepick board` wires it.
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.firmware.test_firmware_vboard import Console, deploy_source, run_scenario
+from surepick.shared_fsm import codes
+from surepick.shared_fsm import link
+from surepick.shared_fsm import states
+
+from tests.support.needs import NEEDS_MICROPYTHON
+
+pytestmark = NEEDS_MICROPYTHON
+
+SUREPICK = str(Path(sys.executable).parent / "surepick")
+
+
+def _transitions(events):
+    return [(e[2], states.name(e[3]), states.name(e[4]), codes.name(e[5]), e[6]) for e in events]
+
+
+def test_same_scenario_and_seed_give_identical_event_frames(tmp_path):
+    a, ps_a, _, wall_a, _ = run_scenario(tmp_path / "a", "part_offset", 4)
+    b, ps_b, _, wall_b, _ = run_scenario(tmp_path / "b", "part_offset", 4)
+    print("\nrun a %.1f s wall, %d exchanges; run b %.1f s, %d exchanges"
+          % (wall_a, ps_a.exchanges, wall_b, ps_b.exchanges))
+    assert a == b                      # every field: seq, t_ms, kind, states, readings
+    assert a[-1][4] == states.IDLE and a[-1][5] == codes.R_PLACED, _transitions(a)
+
+
+def test_brownout_mid_lift_resets_the_controller_which_boots_into_interrupted(tmp_path):
+    flash = tmp_path / "flash"
+    events, ps, frames, _, boots = run_scenario(flash, "brownout_mid_lift", 1, tail_ms=200)
+    lift = [e for e in events if e[4] == states.LIFT]
+    assert len(lift) == 1, _transitions(events)
+    # The state trigger ("150 ms into LIFT") fires from the state the firmware reported: the
+    # plant notes LIFT at the exchange after the transition tick, as sim.runner notes it.
+    t_cut, why = ps.resets[0]
+    assert why == "brownout" and t_cut == lift[0][1] + 2 + 150, ps.resets
+    assert boots == 2
+    hellos = [f.fields for f in frames if f.ftype == link.T_HELLO]
+    assert len(hellos) == 2 and hellos[1][3] == 1 and hellos[1][4] == 2   # power-on, boot 2 (flash kept)
+    last = events[-1]
+    assert last[2] == codes.K_FAULT and last[5] == codes.F_INTERRUPTED, _transitions(events)
+    # Down for the brownout (300 ms) + the controller's restart (sim.runner.BOOT_MS), then the
+    # firmware's boot senses its inputs for 62 ms before it decides.
+    assert last[1] == t_cut + 300 + 250 + 62
+    assert (flash / "job.json").exists()   # the interrupted cycle's marker survived the cut
+
+
+def test_power_cut_at_a_virtual_time(tmp_path):
+    flash = tmp_path / "flash"
+    events, ps, frames, _, boots = run_scenario(flash, "nominal", 2, tail_ms=200, power_cut_at_ms=3000)
+    assert ps.resets == [(3000, "power_cut")]
+    assert boots == 2
+    before = [e for e in events if e[1] < 3000]
+    assert [s for _, _, s, _, _ in _transitions(before)] == ["APPROACH", "DESCEND", "GRASP"]
+    last = events[-1]
+    assert last[2] == codes.K_FAULT and last[5] == codes.F_INTERRUPTED and last[1] == 3000 + 250 + 62
+
+
+def test_surepick_board_serves_the_plant_and_rejects_unknown_scenarios(tmp_path):
+    bad = subprocess.run([SUREPICK, "board", "--scenario", "no_such"], capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2
+    assert "unknown scenario 'no_such'" in bad.stderr and "nominal" in bad.stderr and "brownout_mid_lift" in bad.stderr
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    deploy_source(flash)
+    proc = subprocess.Popen([SUREPICK, "board", "--flash", str(flash), "--scenario", "nominal", "--seed", "3",
+                             "--power-cut-random", "7"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("surepick-board: serving on socket://"), line
+        con = Console(line.split()[-1])
+        try:
+            hello = con.wait(lambda f: f.ftype == link.T_HELLO, 30)
+            assert hello is not None and hello.fields[3] == 1
+            # lockstep with the plant: telemetry time runs on (virtual ms)
+            tel = con.wait(lambda f: f.ftype == link.T_TELEMETRY and f.fields[0] > 1000, 30)
+            assert tel is not None and tel.fields[14] == 2000
+        finally:
+            con.close()
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "plant: scenario nominal, seed 3" in err and "power cut at " in err

@@ -1,0 +1,283 @@
+# `surepick deploy` against the virtual board: the real unix micropython behind a loopback TCP
+# port or a pty, driven through mpremote's transport. Checks what lands on the board's flash
+# (a host directory) file by file, against the hashes of what we built.
+import hashlib
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from surepick.host import deploy as dp
+from surepick.vboard import VirtualBoard
+
+from tests.support.needs import NEEDS_MICROPYTHON
+
+pytestmark = NEEDS_MICROPYTHON
+
+SUREPICK = str(Path(sys.executable).parent / "surepick")
+
+
+@pytest.fixture
+def flash(tmp_path):
+    d = tmp_path / "flash"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def board(flash):
+    b = VirtualBoard(flash).start()
+    try:
+        b.wait_repl(20)
+        yield b
+    finally:
+        b.close()
+
+
+@pytest.fixture
+def sources(tmp_path):
+    # A private copy of the surepick package, so a test can change one file.
+    # A private copy of the surepick package, so a test can change one file.
+    dst = tmp_path / "src" / "surepick"
+    shutil.copytree(dp.source_root(), dst, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def on_flash(flash, board_path):
+    return flash / board_path.lstrip("/")
+
+
+def assert_installed(flash, arts):
+    # Every built file is on the flash with its exact content; no temp file is left; the
+    # manifest lists exactly these files and hashes.
+    for a in arts:
+        p = on_flash(flash, a.board_path)
+        assert p.exists(), a.board_path
+        assert hashlib.sha256(p.read_bytes()).hexdigest() == a.sha256, a.board_path
+    temps = [str(p) for p in flash.rglob("*" + dp.TEMP_SUFFIX)]
+    assert temps == []
+    m = json.loads((flash / dp.MANIFEST.lstrip("/")).read_text())
+    assert m["files"] == {a.board_path: a.sha256 for a in arts}
+    assert m["micropython"].startswith("1.")
+
+
+def test_deploy_from_scratch_then_nothing_changed(board, flash):
+    t0 = time.monotonic()
+    res = dp.deploy(board.address, wait_hello=False)
+    arts = dp.build(None, False, dp.find_mpy_cross())
+    assert sorted(res.copied) == sorted(a.board_path for a in arts)
+    assert res.unchanged == []
+    assert_installed(flash, arts)
+    # the layout: one package in /lib/surepick, main.py in the root as source, nothing host-only
+    assert (flash / "main.py").exists() and (flash / "lib/surepick/firmware/app.mpy").exists()
+    assert (flash / "lib/surepick/shared_fsm/machine.mpy").exists()
+    assert (flash / "lib/surepick/firmware/hal/rp2040.mpy").exists()
+    for excluded in ("lib/surepick/shared_fsm/fake_hal.mpy", "lib/surepick/shared_fsm/fake_scenarios.mpy",
+                     "lib/surepick/shared_fsm/trace_text.mpy", "lib/surepick/firmware/manifest.mpy",
+                     "lib/surepick/firmware/main.mpy", "__init__.mpy", "__init__.py", "app.mpy"):
+        assert not (flash / excluded).exists(), excluded
+    notes = []
+    res2 = dp.deploy(board.address, wait_hello=False, progress=notes.append)
+    assert res2.copied == [] and len(res2.unchanged) == len(arts)
+    assert any("nothing changed" in n for n in notes), notes
+    assert_installed(flash, arts)
+    assert time.monotonic() - t0 < 60
+
+
+def test_redeploy_one_file_changed_copies_exactly_one(board, flash, sources):
+    dp.deploy(board.address, src_root=sources, wait_hello=False)
+    target = sources / "shared_fsm" / "states.py"
+    # (a comment would not do: it does not change the compiled .mpy, so nothing is copied)
+    target.write_text(target.read_text() + "\n_CHANGED_BY_THE_TEST = 1\n")
+    res = dp.deploy(board.address, src_root=sources, wait_hello=False)
+    assert res.copied == ["/lib/surepick/shared_fsm/states.mpy"]
+    assert_installed(flash, dp.build(sources, False, dp.find_mpy_cross()))
+
+
+def test_source_deploy_replaces_mpy_twins(board, flash, sources):
+    # .py is imported before .mpy: switching formats must not leave the other one behind.
+    dp.deploy(board.address, src_root=sources, wait_hello=False)
+    res = dp.deploy(board.address, src_root=sources, source=True, wait_hello=False)
+    assert "/lib/surepick/firmware/app.mpy" in res.removed
+    app = flash / "lib/surepick/firmware/app"
+    assert not app.with_suffix(".mpy").exists() and app.with_suffix(".py").exists()
+    assert_installed(flash, dp.build(sources, True))
+
+
+def test_interrupted_deploy_then_rerun_is_consistent(board, flash):
+    # Kill the deploying process while it is copying, check the board still holds only whole
+    # files, then deploy again and check the result is exactly the built firmware.
+    proc = subprocess.Popen([SUREPICK, "deploy", "--port", board.address, "--no-wait"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    killed = False
+    deadline = time.monotonic() + 40
+    for line in proc.stdout:
+        if line.startswith("[6/"):
+            proc.send_signal(signal.SIGKILL)
+            killed = True
+            break
+        assert time.monotonic() < deadline
+    proc.wait(10)
+    assert killed, "the deploy finished before it could be interrupted"
+    # midway: nothing installed yet (only temp files), no manifest
+    assert not (flash / "lib/surepick/firmware/app.mpy").exists()
+    assert not (flash / dp.MANIFEST.lstrip("/")).exists()
+    board.wait_repl(10)
+    res = dp.deploy(board.address, wait_hello=False)
+    arts = dp.build(None, False, dp.find_mpy_cross())
+    assert len(res.copied) == len(arts)   # temp files are never trusted as installed
+    assert_installed(flash, arts)
+    assert dp.deploy(board.address, wait_hello=False).copied == []
+
+
+def test_deploy_over_a_pty(flash):
+    with VirtualBoard(flash, pty=True) as b:
+        b.wait_repl(20)
+        res = dp.deploy(b.address, wait_hello=False)
+        assert res.copied and (flash / "lib/surepick/shared_fsm/link.mpy").exists()
+        assert dp.deploy(b.address, wait_hello=False).copied == []
+
+
+# ---- clear errors ----
+
+def _free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_no_board_on_that_port():
+    r = subprocess.run([SUREPICK, "deploy", "--port", "socket://127.0.0.1:%d" % _free_port()],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    assert "no board on socket://127.0.0.1" in r.stderr
+    r = subprocess.run([SUREPICK, "deploy", "--port", "/dev/ttyNOPE9"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1 and "does not exist" in r.stderr
+
+
+def test_port_busy_names_the_other_client(board):
+    other = socket.create_connection(board.address[len("socket://"):].split(":"))
+    try:
+        time.sleep(0.3)
+        with pytest.raises(dp.DeployError, match="in use"):
+            dp.deploy(board.address, wait_hello=False)
+    finally:
+        other.close()
+
+
+def test_pty_busy_names_the_process(flash):
+    with VirtualBoard(flash, pty=True) as b:
+        b.wait_repl(20)
+        holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1], 'rb'); "
+                                   "time.sleep(30)", b.address])
+        try:
+            time.sleep(0.5)
+            with pytest.raises(dp.DeployError, match=r"in use by pid %d \(python" % holder.pid):
+                dp.deploy(b.address, wait_hello=False)
+        finally:
+            holder.kill()
+            holder.wait()
+
+
+def test_device_without_micropython():
+    # Something listens but never shows a raw REPL prompt (a board running other firmware).
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    stop = threading.Event()
+
+    def serve():
+        c, _ = srv.accept()
+        while not stop.is_set():
+            try:
+                c.settimeout(0.1)
+                if c.recv(100):
+                    c.sendall(b"AT OK\r\n")
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+        c.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        with pytest.raises(dp.DeployError, match="did not answer as a MicroPython REPL"):
+            dp.deploy("socket://127.0.0.1:%d" % srv.getsockname()[1], wait_hello=False,
+                      connect_timeout=2)
+    finally:
+        stop.set()
+        srv.close()
+
+
+class _StubBoard:
+    # Stands in for the mpremote transport to test the checks made before anything is copied.
+    info_tuple = None
+    hashes_result = ({}, {"/": [], "/lib/surepick": None})
+    writes = []
+
+    def __init__(self, port):
+        pass
+
+    def connect(self, timeout):
+        pass
+
+    def close(self):
+        pass
+
+    def info(self):
+        return dp.BoardInfo(self.info_tuple)
+
+    def hashes(self, paths, dirs):
+        return self.hashes_result
+
+    def write(self, path, data, on_chunk=None):
+        _StubBoard.writes.append(path)
+
+
+def test_too_old_micropython_is_refused(monkeypatch):
+    _StubBoard.info_tuple = ("micropython", (1, 20, 0), 6, 4096, 300, "rp2", 1)
+    monkeypatch.setattr(dp, "Board", _StubBoard)
+    with pytest.raises(dp.DeployError, match=r"MicroPython 1\.20\.0; surepick needs 1\.22"):
+        dp.deploy("stub", wait_hello=False)
+
+
+def test_not_micropython_is_refused(monkeypatch):
+    _StubBoard.info_tuple = ("circuitpython", (9, 0, 0), 6, 4096, 300, "rp2", 1)
+    monkeypatch.setattr(dp, "Board", _StubBoard)
+    with pytest.raises(dp.DeployError, match="runs circuitpython, not MicroPython"):
+        dp.deploy("stub", wait_hello=False)
+
+
+def test_mpy_version_mismatch_suggests_source(monkeypatch):
+    _StubBoard.info_tuple = ("micropython", (1, 22, 0), 5, 4096, 300, "rp2", 1)
+    monkeypatch.setattr(dp, "Board", _StubBoard)
+    with pytest.raises(dp.DeployError, match="loads .mpy v5 but mpy-cross emits v6.*--source"):
+        dp.deploy("stub", wait_hello=False)
+
+
+def test_not_enough_flash_is_checked_before_copying(monkeypatch):
+    # 6 free blocks of 4 KB: far less than 26 files need. Nothing may be written.
+    _StubBoard.info_tuple = ("micropython", (1, 24, 1), 6 | (3 << 8) | (4 << 10), 4096, 6, "rp2", 1)
+    _StubBoard.writes = []
+    monkeypatch.setattr(dp, "Board", _StubBoard)
+    with pytest.raises(dp.DeployError, match="not enough flash on the board"):
+        dp.deploy("stub", wait_hello=False)
+    assert _StubBoard.writes == []
+
+
+def test_deploy_waits_for_the_firmware_hello(flash):
+    with VirtualBoard(flash) as b:
+        b.wait_booted(20)
+        res = dp.deploy(b.address, wait_hello=True, hello_timeout=30)
+        assert res.hello is not None and res.hello[2] == 1

@@ -1,0 +1,115 @@
+# When does the monitor decide that a board's log restarted? Only from the board's log itself:
+# the record stored last must still be on the board, unchanged. A HELLO's log_last_seq is where
+# the log stood at boot and can arrive after a back-fill has stored newer records (seen against
+# the real firmware: the restarted board committed 12..15, the back-fill stored them, then its
+# HELLO saying 13 was read); that must not open a new epoch. A wiped or replaced log must.
+# The board side is the firmware's own FlashLog in a directory, answered as firmware/app.py
+# answers LOG_SINCE; the Session's loop steps are called directly, in the order that matters.
+from surepick.firmware.flashlog import R_TRANSITION, FlashLog
+from surepick.host.link.frames import Frame
+from surepick.host.link.client import Reply
+from surepick.host.monitor.model import Model
+from surepick.host.monitor.session import Session
+from surepick.host.monitor.store import Store
+from surepick.shared_fsm import link
+
+BID = "pico-e0c4000000000001"
+BATCH = 4      # small batches: the back-fill must page
+
+
+class LogBoard:
+    # The link client's request() over a FlashLog, as the firmware answers LOG_SINCE.
+    def __init__(self, path):
+        self.path = path
+        self.log = FlashLog(path)
+
+    def add(self, n, t0):
+        for i in range(n):
+            self.log.append(R_TRANSITION, [i, t0 + i, 0, 1, 2, 3, 0, 1000 + i, 0, 10, 0, 0])
+        self.log.commit()
+
+    def request(self, ftype, args=(), timeout=2.0, collect=()):
+        assert ftype == link.T_LOG_SINCE, ftype
+        after = args[0]
+        frames, last = [], after
+        for seq, rtype, r in self.log.read_since(after, BATCH):
+            frames.append(Frame(link.T_LOG, (seq, rtype) + tuple(r)))
+            last = seq
+        return Reply(1, link.OK, (len(frames), last, 1 if self.log.last_seq > last else 0), frames)
+
+
+def hello(board, boots):
+    return (BID, "0.1.0", 1, 1, boots, board.log.last_seq)
+
+
+def session(tmp_path, board):
+    notes = []
+    s = Session("socket://127.0.0.1:1", Store(str(tmp_path / "m.db")), Model("x"),
+                out=lambda kind, data: notes.append(data) if kind == "note" else None)
+    s.client = board
+    return s, notes
+
+
+def stored(s, epoch):
+    rows = s.store.db.execute("SELECT seq, rtype, t_ms FROM records WHERE board_id=? AND epoch=? ORDER BY seq",
+                              (BID, epoch)).fetchall()
+    return [tuple(r) for r in rows]
+
+
+def on_board(board):
+    return [(seq, rtype, r[1]) for seq, rtype, r in FlashLog(board.path).read_since(0)]
+
+
+def test_a_stale_hello_after_the_backfill_keeps_the_epoch(tmp_path):
+    board = LogBoard(str(tmp_path / "log"))
+    board.add(10, 100)
+    s, notes = session(tmp_path, board)
+    s._on_hello(hello(board, 1))
+    assert stored(s, 0) == on_board(board)
+    # the board restarts: its HELLO is sent at boot, then two more commits follow at once
+    board = LogBoard(board.path)
+    stale = hello(board, 2)
+    board.add(3, 500)
+    s.client = board
+    s._set_board(BID, None, False)      # identified by PING/STATUS first ...
+    s._backfill()                       # ... and back-filled past the HELLO's last_seq
+    assert s.store.last_seq(BID, 0) > stale[5]
+    s._on_hello(stale)                  # then the HELLO is read
+    assert s.epoch == 0, notes
+    assert stored(s, 0) == on_board(board)
+    assert stored(s, 1) == []
+    assert not any("restarted" in n for n in notes), notes
+
+
+def test_a_wiped_log_shorter_than_the_stored_one_is_a_new_epoch(tmp_path):
+    board = LogBoard(str(tmp_path / "log"))
+    board.add(12, 100)
+    s, notes = session(tmp_path, board)
+    s._on_hello(hello(board, 1))
+    first = stored(s, 0)
+    assert first == on_board(board)
+    wiped = LogBoard(str(tmp_path / "log2"))     # new flash: seqs start again at 1
+    wiped.add(3, 900)
+    s.client = wiped
+    s._on_hello(hello(wiped, 1))
+    assert s.epoch == 1
+    assert stored(s, 0) == first                 # nothing of the old log lost
+    assert stored(s, 1) == on_board(wiped)
+    assert any("has no record %d" % first[-1][0] in n for n in notes), notes
+
+
+def test_a_wiped_log_that_grew_past_the_stored_one_is_a_new_epoch(tmp_path):
+    board = LogBoard(str(tmp_path / "log"))
+    board.add(5, 100)
+    s, notes = session(tmp_path, board)
+    s._on_hello(hello(board, 1))
+    first = stored(s, 0)
+    other = LogBoard(str(tmp_path / "log2"))     # same id, other log, already longer
+    other.add(9, 7000)
+    s.client = other
+    s._set_board(BID, None, False)
+    s._backfill()
+    assert s.epoch == 1
+    assert stored(s, 0) == first
+    assert stored(s, 1) == on_board(other)
+    assert any("holds a different record %d" % first[-1][0] in n for n in notes), notes

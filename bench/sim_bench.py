@@ -25,15 +25,14 @@ SIM_MS = 4000
 
 
 def nominal_job_board():
-    # A nominal cycle's board with its job started (the run record's tick row recorded, as in
-    # `sim run`).
+    # A nominal cycle's simulated board with its job started (the run record's tick row
+    # recorded, as in `sim run`).
+    from surepick.shared_fsm.machine import Job
     sc = scenarios.get("nominal")
     run = runner.CycleRun(sc, sc.resolve({}), 1, 0)
     b = run.board
-    s = run.setup
-    from surepick.shared_fsm.machine import Job
-    b.machine.start_job(Job(runner._um(scenarios.pick_pose_mm(s["part"], s["part_width_mm"])),
-                            runner._um(scenarios.place_pose_mm(s["part"])), 25000), runner.check_pose)
+    pick, place, width = run.world.job_um()
+    b.ctl.start_job(Job(pick, place, width))
     return run, b
 
 
@@ -55,7 +54,7 @@ def loop_vs_bare():
         ticks = SIM_MS // b.period
         t0 = clock()
         for _ in range(ticks):
-            b.tick()
+            b.step()
         total = clock() - t0
     finally:
         mujoco.mj_step = real_step
@@ -93,12 +92,13 @@ def wrapper_cost(n=20000):
 
 
 def breakdown():
-    # Where a tick's time goes: the same run, each phase of SimBoard.tick wrapped with a timer
-    # (the wrappers add their own small cost, so the parts add up to a little more than the
-    # plain loop). -> {phase: median us per tick}
-    from surepick.engines import sim_board
+    # Where a tick's time goes: the same run, each phase of the simulated board's step wrapped
+    # with a timer (the wrappers add their own small cost, so the parts add up to a little more
+    # than the plain loop). -> {phase: median us per tick}
+    from surepick.firmware import controller
     run, b = nominal_job_board()
-    m, plant, hal = b.machine, b.plant, b.hal
+    ctl, plant, world = b.ctl, run.plant, run.world
+    m = ctl.m
     clock = time.perf_counter
     cur = {}
 
@@ -110,27 +110,27 @@ def breakdown():
             return r
         return call
     machine_step = type(m).step
-    real_step, real_drive = mujoco.mj_step, sim_board.drive
-    b.read_inputs = timed("firmware sensor drivers", b.read_inputs)
+    real_step, real_drive = mujoco.mj_step, controller.drive_servos
+    ctl.read_inputs = timed("firmware sensor drivers", ctl.read_inputs)
     type(m).step = timed("machine step", machine_step)
-    run._watch_steps()                           # the run record's row, around the timed step
+    run._watch_steps(ctl)                        # the run record's row, around the timed step
     m.step = timed("machine step + run-record row", m.step)
-    b.motion.tick = timed("motion planner", b.motion.tick)
-    sim_board.drive = timed("firmware servo slews", real_drive)
+    ctl.motion.tick = timed("motion planner", ctl.motion.tick)
+    controller.drive_servos = timed("firmware servo slews", real_drive)
     plant.advance = timed("plant advance incl. mj_step", plant.advance)
-    hal._read_all = timed("plant sensor models (6 inputs)", hal._read_all)
+    world.read_inputs = timed("plant sensor models (6 inputs)", world.read_inputs)
     mujoco.mj_step = timed("mj_step", real_step)
     rows = {}
     try:
         for _ in range(SIM_MS // b.period):
             cur.clear()
             t = clock()
-            b.tick()
+            b.step()
             cur["whole tick"] = clock() - t
             for k, v in cur.items():
                 rows.setdefault(k, []).append(v)
     finally:
-        mujoco.mj_step, sim_board.drive, type(m).step = real_step, real_drive, machine_step
+        mujoco.mj_step, controller.drive_servos, type(m).step = real_step, real_drive, machine_step
     out = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
     out["run-record row"] = out.pop("machine step + run-record row") - out["machine step"]
     out["plant servo models and glue"] = out.pop("plant advance incl. mj_step") - out["mj_step"]

@@ -25,7 +25,8 @@ def add_arguments(p):
 
 def run(args):
     from surepick.sim import scenarios
-    from surepick.engines.hil import HilSession, write_record
+    from surepick.engines.hil import HilSession, record
+    from surepick.records import runrecord
     from surepick.host.link.client import LinkError, resolve_port
     if args.scenario not in scenarios.SCENARIOS:
         print("surepick hil: unknown scenario '%s'; valid: %s"
@@ -62,6 +63,6 @@ def run(args):
               % (lk.get("board_period_us_median"), lk.get("board_period_us_p99"), lk["late_sends"],
                  lk["realtime_ratio"] or 0))
     if args.out:
-        write_record(args.out, session, rec)
+        runrecord.write(args.out, *record(session, rec))
         print("run record: %s" % args.out)
     return EXIT_OK if rec["success"] else EXIT_FAILED

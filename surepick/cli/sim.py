@@ -107,10 +107,9 @@ def _scenarios(args):
 
 def _run(args, overrides, cfg, plant):
     if getattr(args, "engine", "sim") == "vboard":
-        from surepick.engines import vboard as vboard_run
         if args.cycles < 1:
             raise ValueError("--cycles must be at least 1")
-        return vboard_run.cli_run(args, overrides, cfg, plant)
+        return _run_vboard(args, overrides, cfg, plant)
     from surepick.engines import inproc as runner
     from surepick.sim import scenarios
     from surepick.records import report
@@ -201,3 +200,32 @@ class _progress_bar:
     def close(self):
         if self.bar is not None:
             self.bar.stop()
+
+
+def _run_vboard(args, overrides, cfg, plant):
+    # `sim run --engine vboard`. -> exit code (0 every cycle verified placed, 1 otherwise, 2 usage).
+    from surepick.engines import vboard as vboard_run
+    from surepick.records import runrecord
+    if cfg:
+        print("surepick sim run --engine vboard: --config is not supported yet (the firmware reads its "
+              "config from /config.json on its flash)", file=sys.stderr)
+        return 2
+    if getattr(args, "viewer", False):
+        print("surepick sim run --engine vboard: --viewer needs --engine sim", file=sys.stderr)
+        return 2
+    try:
+        from surepick.vboard.interp import find_micropython
+        find_micropython()
+    except Exception as e:
+        print("surepick sim run --engine vboard: no micropython binary: %s" % e, file=sys.stderr)
+        return 2
+    try:
+        meta, recs, events, ticks = vboard_run.run(args.scenario, args.seed, args.cycles, overrides, plant, log=print)
+    except vboard_run.VboardRunError as e:
+        print("surepick sim run --engine vboard: %s" % e, file=sys.stderr)
+        return 1
+    runrecord.write(str(args.out), meta, recs, events, ticks)
+    ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
+    print("run record: %s  (kind virtual-board; verified placed %d/%d)" % (os.path.join(args.out, "run.json"),
+                                                                          ok, len(recs)))
+    return 0 if ok == len(recs) else 1

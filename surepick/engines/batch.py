@@ -8,7 +8,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from surepick.sim import scenarios
-from surepick.records.report import summarise, versions
+from surepick.engines.summary import summarise, versions
 
 
 def _ignore_sigint():

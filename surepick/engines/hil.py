@@ -1,8 +1,8 @@
 # Hardware in the loop, host side: the board (a real Pico or the virtual board) runs its firmware
 # with its raw sensor readings taken from HIL_SENSORS frames and its servo pulses reported in
-# HIL_ACT frames (docs/protocol.md); this side owns the MuJoCo plant. The plant, the scenario's
-# injections and the judge are tools/plant_service.PlantService's, driven through its exchange
-# (pulses in, advance, readings out) without its socket: the link replaces the socket.
+# HIL_ACT frames (docs/protocol.md); this side owns the world (sim/world.py: the plant, the
+# scenario's injections and the judge), driven through the plant service's exchange (pulses in,
+# advance, readings out) without its socket: the link replaces the socket.
 #
 #   lockstep  one sensor frame -> one board tick -> one HIL_ACT; the plant advances one loop
 #             period per tick, so the run depends on scenario and seed only (not on wall time)
@@ -19,11 +19,13 @@ from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config
 from surepick.engines.inproc import machine_belief
 from surepick.engines.plant_service import KEEP, NO_STATE, REPLY, PlantService, _Cut
+from surepick.firmware.controller import Sensors
+from surepick.firmware import settings as fw_settings
+from surepick.shared_fsm.machine import Inputs
+from surepick.sim.world import CYCLE_LIMIT_MS, JUDGE_TAIL_MS
 from surepick.host.link.client import LinkClient, LinkError
 
 JOB_AT_MS = 100           # plant ms at which the job is given (after the first readings settle)
-JUDGE_TAIL_MS = 1300      # keep going after the machine is done: "resting for 1 s" needs it
-CYCLE_LIMIT_MS = 60000    # plant ms: a cycle not over by then is incomplete
 ACT_TIMEOUT_S = 2.0       # lockstep: no HIL_ACT this long after a sensor frame -> give up
 
 
@@ -39,33 +41,38 @@ class HilPlant(PlantService):
 
 
 class InputMirror:
-    # The firmware's own input drivers over the raw readings sent to the board (firmware
-    # defaults): what the board's machine read, for the run record's tick rows.
+    # The firmware's own input drivers (firmware/controller.py Sensors, firmware defaults) over
+    # the raw readings sent to the board: what the board's machine read, for the run record's
+    # tick rows. Its pins are the HIL frame's: ADC slots 0..2 and the link's pin bits.
+    class _Pins:
+        def __init__(self):
+            self.adc = [0, 0, 0]
+            self.pins = 0
+
+        def setup(self, pins):
+            pass
+
+        def read_u16(self, adc):
+            return self.adc[adc]
+
+        def read_pin(self, bit):
+            return 1 if self.pins & bit else 0
+
     def __init__(self):
-        from surepick.firmware import settings as fw_settings
-        from surepick.firmware.sensors import Current, EStop, Pot, Rail, Switch
-        b = fw_settings.Settings().board
-        self.adc = [0, 0, 0]
-        self.pins = 0
-        self.pot = Pot(self, 0, b["pot_filter_shift"])
-        self.current = Current(self, 1, b["current_offset_counts"], b["current_counts_per_a"],
-                               b["current_filter_shift"], b["current_holding_ma"], b["current_stall_ma"])
-        self.rail = Rail(self, 2, b["rail_divider_milli"])
-        self.switch = Switch(self, link.HIL_PIN_SWITCH)
-        self.beam = Switch(self, link.HIL_PIN_BEAM)
-        self.estop = EStop(self, link.HIL_PIN_ESTOP, b["estop_reset_reads"])
-
-    def read_u16(self, adc):
-        return self.adc[adc]
-
-    def read_pin(self, bit):
-        return 1 if self.pins & bit else 0
+        s = fw_settings.Settings()
+        # The mirror's pin map: the frame's slots and bits stand where the GPIOs would.
+        s.board.update({"adc_pot": 0, "adc_current": 1, "adc_rail": 2, "pin_switch": link.HIL_PIN_SWITCH,
+                        "pin_beam": link.HIL_PIN_BEAM, "pin_estop": link.HIL_PIN_ESTOP})
+        self.hal = self._Pins()
+        self.sensors = Sensors(self.hal, s)
+        self.inp = Inputs()
 
     def read(self, pot, cur, rail, pins):
-        self.adc[:] = [pot, cur, rail]
-        self.pins = pins
-        return [self.pot.read(), self.switch.read(), self.current.read_ma(), self.beam.read(),
-                self.estop.read(), self.rail.read_mv()]
+        self.hal.adc[:] = [pot, cur, rail]
+        self.hal.pins = pins
+        inp = self.inp
+        self.sensors.read(inp)
+        return [inp.pot_counts, inp.switch_pressed, inp.current_ma, inp.beam_broken, inp.estop, inp.rail_mv]
 
 
 def percentile(xs, q):
@@ -365,13 +372,12 @@ class HilSession:
         }
 
 
-def write_record(out_dir, session, rec):
-    # The run record (host/runrecord.py, kind "hil"). Tick rows carry what the board's machine
-    # read (mirrored through the firmware's drivers), its state and pulses; its commands and
-    # arrivals are not on the link (-1).
+def record(session, rec):
+    # What the run record (records/runrecord.py, kind "hil") holds: -> (meta, cycles, events,
+    # ticks). Tick rows carry what the board's machine read (mirrored through the firmware's
+    # drivers), its state and pulses; its commands and arrivals are not on the link (-1).
     from surepick.sim.params import PlantParams
-    from surepick.records.report import versions
-    from surepick.records import runrecord
+    from surepick.engines.summary import versions
     v = versions()
     if rec["board"]["fw_version"]:
         v["firmware"] = rec["board"]["fw_version"]
@@ -382,4 +388,4 @@ def write_record(out_dir, session, rec):
             "source": {"command": "surepick hil", "mode": session.mode, "board": rec["board"],
                        "link": rec["link"]}}
     events = {0: [tuple(e) for e in session.events]}
-    return runrecord.write(out_dir, meta, [rec], events, {0: session.ticks})
+    return meta, [rec], events, {0: session.ticks}

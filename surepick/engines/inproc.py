@@ -1,27 +1,24 @@
-# Runs one pick-and-place cycle of a scenario on the MuJoCo plant: builds the scene, drives the
-# simulated board at the firmware's loop rate, injects the scenario's faults, samples ground
-# truth for the judge and the trajectory, and returns the cycle's record. With a trajectory it
-# also keeps the run record's tick trace (host/runrecord.py): what the machine read at every
-# step and what it commanded, captured around Machine.step itself.
+# The in-process engine: one pick-and-place cycle of a scenario, the firmware's own controller
+# (firmware/controller.py) on the world's pins (firmware/hal/plant_pins.py) in this process.
+# The engine only moves time and plays the operator: it asks for the current calibration at
+# CAL_AT_MS and gives the scenario's job when that ends, as the virtual-board engine does over
+# the link; a brownout resets the controller, which then boots from its flash like a board.
+# With a trajectory it also keeps the run record's tick trace (records/runrecord.py): what the
+# machine read at every step and what it commanded, captured around Machine.step itself.
 import operator
+import tempfile
 import time
 
-from surepick.shared_fsm import codes
-from surepick.shared_fsm import kinematics
-from surepick.shared_fsm import states
-from surepick.shared_fsm.config import Config
+from surepick.firmware.controller import Controller
+from surepick.firmware.hal.plant_pins import PlantPins
+from surepick.shared_fsm import codes, link, states
 from surepick.shared_fsm.machine import Job
-
-from surepick.sim import scenarios
-from surepick.sim.judge import PLACE_HOLD_MS, Judge
-from surepick.sim.plant import Plant
-from surepick.engines.sim_board import SimBoard
-
-SAMPLE_MS = 10            # ground truth and trajectory sampling period
-BATCH_SAMPLE_MS = 20      # ground truth only (batches): the judge needs no finer steps
-JUDGE_TAIL_MS = 1300      # keep simulating after the machine is done: "resting for 1 s" needs it
-CYCLE_LIMIT_MS = 60000    # a cycle that has not ended by then is reported as incomplete
-BOOT_MS = 250             # controller restart time after a brownout
+from surepick.shared_fsm.ticks import ticks_diff
+from surepick.firmware import settings as fw_settings
+from surepick.sim import world as world_mod
+from surepick.sim.judge import PLACE_HOLD_MS
+from surepick.sim.world import (BATCH_SAMPLE_MS, CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS, SAMPLE_MS,
+                                World)
 
 TRAJECTORY_COLUMNS = (
     "t_ms", "state", "attempt", "fault", "pot_counts", "switch_pressed", "current_ma", "beam_broken",
@@ -30,11 +27,6 @@ TRAJECTORY_COLUMNS = (
     "q0_cmd_mdeg", "q1_cmd_mdeg", "q2_cmd_mdeg", "q3_cmd_mdeg",
     "q0_mdeg", "q1_mdeg", "q2_mdeg", "q3_mdeg",
 )
-
-
-def _um(pose_mm):
-    return (int(round(pose_mm[0] * 1000)), int(round(pose_mm[1] * 1000)),
-            int(round(pose_mm[2] * 1000)), int(round(pose_mm[3] * 1000)))
 
 
 def machine_belief(events, ended):
@@ -51,20 +43,12 @@ def machine_belief(events, ended):
     return "incomplete", None, None
 
 
-def check_pose(x_um, y_um, z_um, pitch_mdeg):
-    kinematics.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
-
-
 _INPUT_NAMES = ("pot_counts", "switch_pressed", "current_ma", "beam_broken", "estop", "rail_mv",
                 "arrived_seq", "error_seq", "jaw_done")
-# The run record's tick row (host/runrecord.py TICK_COLUMNS): what step() read, what it commanded.
+# The run record's tick row (records/runrecord.py TICK_COLUMNS): what step() read, what it commanded.
 _get_inputs = operator.attrgetter(*_INPUT_NAMES)
 _get_outputs = operator.attrgetter("move_seq", "move_kind", "move_gentle", "x_um", "y_um", "z_um",
                                    "pitch_mdeg", "jaw_um", "hold")
-
-
-def _pulses_of(board):
-    return getattr(board, "pulses", None) or (0, 0, 0, 0, 0)
 
 
 def event_dict(e):
@@ -74,167 +58,197 @@ def event_dict(e):
             "present_mask": e[11]}
 
 
+def board_settings(cfg_overrides=None):
+    # The firmware's settings for a simulated board: its defaults, the machine's overrides.
+    return fw_settings.Settings(machine=cfg_overrides)
+
+
+class SimulatedBoard:
+    """The firmware's controller on a world's pins, with its own flash directory (job marker,
+    rest pose, settings survive a controller reset as on a board). Time moves only in step()."""
+
+    def __init__(self, world, settings, flash=None):
+        self.world = world
+        self.settings = settings
+        # The board's flash: a directory that lives as long as this board (unless given).
+        self._tmp = tempfile.TemporaryDirectory(prefix="surepick-simflash-") if flash is None else None
+        self.flash = flash or self._tmp.name
+        settings.save(self.flash + fw_settings.PATH)   # what the board's /config.json holds
+        self.period = settings.cfg.loop_period_ms
+        self.ctl = None
+        self.on_boot = None          # callable(controller) before it boots (the engine's hooks)
+        self.power_on()
+
+    def power_on(self):
+        # A fresh controller: RAM empty, settings and files from flash, boot as the firmware does.
+        self.pins = PlantPins(self.world)
+        self.ctl = Controller(self.pins, self.flash)
+        if self.on_boot is not None:
+            self.on_boot(self.ctl)
+        self.ctl.boot()
+        return self.ctl
+
+    @property
+    def now(self):
+        return self.pins.ticks_ms()
+
+    def step(self, after_tick=None):
+        # One loop period: the controller's tick, the link's requests (after_tick(now)), then
+        # the world moves on one period. -> a ControllerReset when the controller lost power.
+        ctl = self.ctl
+        now = self.pins.ticks_ms()
+        ctl.tick(now)
+        if after_tick is not None:
+            after_tick(now)
+        pins = self.pins
+        pins.state = ctl.m.state
+        pins.advance(self.period)
+        r = pins.reset
+        pins.reset = None
+        return r
+
+    def calibrate_current(self, at_ms=CAL_AT_MS):
+        # The host's CALIBRATE current, handled in the tick at at_ms (as the virtual board's host
+        # sends it), run to its end: the idle gripper's current becomes the zero.
+        while ticks_diff(self.now, at_ms) < 0:
+            self.step()
+        self.step(self._start_calibration)
+        while self.ctl.cal is not None:
+            self.step()
+        return self.ctl.current.offset
+
+    def _start_calibration(self, now):
+        err = self.ctl.start_calibration(link.CAL_CURRENT, 0, now)
+        if err:
+            raise RuntimeError("current calibration refused: %r" % (err,))
+
+    def close(self):
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
 class CycleRun:
-    def __init__(self, scenario, values, seed, cycle, plant_params=None, cfg_overrides=None):
-        self.scenario = scenario
-        self.values = values
+    def __init__(self, scenario, values, seed, cycle, plant_params=None, cfg_overrides=None,
+                 sample_ms=SAMPLE_MS):
+        self.world = World(scenario, values, seed, cycle, plant_params, sample_ms=sample_ms)
+        self.scenario = self.world.scenario
+        self.values = self.world.values
         self.seed = seed
         self.cycle = cycle
-        rng = scenarios.rng_for(seed, cycle)
-        self.setup = scenario.setup(values, rng)
-        s = self.setup
-        self.plant = Plant(part=s["part"], params=plant_params, seed=seed * 1000 + cycle,
-                           part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
-        self.cfg = Config(cfg_overrides)
-        self.board = SimBoard(self.plant, self.cfg)
+        self.setup = self.world.setup
+        self.plant = self.world.plant
+        self.judge = self.world.judge
+        self.settings = board_settings(cfg_overrides)
+        self.cfg = self.settings.cfg
         self.lives = 1
-        self.ticks = []          # run-record rows (host/runrecord.py TICK_COLUMNS minus cycle)
+        self.ticks = []          # run-record rows (records/runrecord.py TICK_COLUMNS minus cycle)
         self._record_ticks = True
-        self._watch_steps()      # from the first step: the calibration's idle steps count too
+        self.board = SimulatedBoard(self.world, self.settings)
+        self.board.on_boot = self._watch_steps
+        self._watch_steps(self.board.ctl)   # from the first step: the calibration's idle steps count too
         self.board.calibrate_current()
-        self.board_cal = {"current_offset_counts": int(self.board.current_offset)}
-        self.initial_jaw_um = int(self.board.machine.out.jaw_um)
-        self.rest_joints = list(self.board.motion.joints)
-        self.rest_jaw = self.board.motion.jaw_um
-        self.judge = Judge(self.cfg.approach_height_um / 1000.0)
+        self.board_cal = {"current_offset_counts": int(self.board.ctl.current.offset)}
+        ctl = self.board.ctl
+        self.initial_jaw_um = int(ctl.m.out.jaw_um)
         self.events = []
         self.trajectory = []
-        self.lives = 1
         self._seen = 0
-        self._pending = list(s["injections"])
-        self._state_since = {}
-        self._reboot_at = None
         self.viewer = None
         self.restarts = []       # controller restarts: when, and what the booting machine read
         self.job = None
 
     def run(self, record_trajectory=True):
-        s = self.setup
-        width = s["part_width_mm"]
-        pick = s["pick_mm"] or scenarios.pick_pose_mm(s["part"], width)
-        place = scenarios.place_pose_mm(s["part"])
-        job = Job(_um(pick), _um(place), int(width * 1000))
-        self.job = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": self.board.now,
+        world = self.world
+        pick, place, width = world.job_um()
+        job = Job(pick, place, width)
+        board = self.board
+        self.job = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": board.now,
                     "part_width_um": job.part_width_um, "max_attempts": job.max_attempts}
         self._record_ticks = record_trajectory
-        sample_ms = SAMPLE_MS if record_trajectory else BATCH_SAMPLE_MS
         if not record_trajectory:
             self.ticks = []
-        err = self.board.machine.start_job(job, check_pose)
+            world.sample_ms = BATCH_SAMPLE_MS
+        err = board.ctl.start_job(job)
         if err:
             raise ValueError("the scenario's job was refused: error %d" % err)
         t_start = time.perf_counter()
-        t = 0
+        t = board.now
         done_at = None
         plant = self.plant
         view = None
         if getattr(self, "viewer", None):
             import mujoco.viewer
             view = mujoco.viewer.launch_passive(plant.m, plant.d)
-        while t < CYCLE_LIMIT_MS:
-            self._inject(t)
-            if self._reboot_at is not None:
-                if t >= self._reboot_at:
-                    self._reboot()
-                else:
-                    plant.set_pulses([0, 0, 0, 0, 0])  # controller in reset: no PWM
-                    plant.advance(self.cfg.loop_period_ms)
-            else:
-                self.board.tick()
+        try:
+            while t < CYCLE_LIMIT_MS:
+                reset = board.step()
                 self._drain()
-            t = plant.now_ms
-            if view is not None and t % 20 == 0:
-                view.sync()
-                lag = t / 1000.0 - (time.perf_counter() - t_start)
-                if lag > 0:
-                    time.sleep(lag)  # real time, so a person can watch
-            if t % sample_ms == 0:
-                truth = plant.truth()
-                self.judge.sample(t, truth)
-                if record_trajectory:
-                    self.trajectory.append(self._row(t, truth))
-            m = self.board.machine
-            if self.judge.release_ms is None and m.state == states.PLACE and m.out.jaw_um > m.grip_jaw_um:
-                self.judge.release_ms = t
-            if done_at is None and self._reboot_at is None and not m.busy():
-                done_at = t
-            if done_at is not None and t - done_at >= JUDGE_TAIL_MS:
-                break
-            if (done_at is not None and not record_trajectory
-                    and self.judge.rest_ok_ms >= PLACE_HOLD_MS and m.fault == 0):
-                # Batches: the placement is already measured (the part has rested in the bin
-                # since the jaws opened, before the retreat); the tail could only repeat it.
-                break
-        if view is not None:
-            view.close()
+                if reset is not None:
+                    self._reboot(reset)
+                t = plant.now_ms
+                if view is not None and t % 20 == 0:
+                    view.sync()
+                    lag = t / 1000.0 - (time.perf_counter() - t_start)
+                    if lag > 0:
+                        time.sleep(lag)  # real time, so a person can watch
+                if record_trajectory and world.truth_ms == t:
+                    self.trajectory.append(self._row(t, world.truth, board.ctl))
+                m = board.ctl.m
+                if done_at is None and not board.ctl.busy():
+                    done_at = t
+                if done_at is not None and t - done_at >= JUDGE_TAIL_MS:
+                    break
+                if (done_at is not None and not record_trajectory
+                        and self.judge.rest_ok_ms >= PLACE_HOLD_MS and m.fault == 0):
+                    # Batches: the placement is already measured (the part has rested in the bin
+                    # since the jaws opened, before the retreat); the tail could only repeat it.
+                    break
+        finally:
+            if view is not None:
+                view.close()
+            board.close()
         return self._record(done_at, time.perf_counter() - t_start)
 
-    # ---- faults ----
+    # ---- a controller reset ----
 
-    def _inject(self, t):
-        if not self._pending:      # nothing left to fire (the state clock only serves triggers)
-            return
-        m = self.board.machine
-        if m.state not in self._state_since:
-            self._state_since = {m.state: t}
-        for item in list(self._pending):
-            trigger, fault, kw = item
-            if trigger[0] == "at":
-                fire = t >= trigger[1]
-            else:
-                st = states.NAMES.index(trigger[1])
-                fire = m.state == st and t - self._state_since.get(st, t) >= trigger[2]
-            if fire:
-                self._pending.remove(item)
-                self.plant.inject(fault, **kw)
-                if fault == "brownout":
-                    # The controller shares the rail: it resets now and boots when the rail is back.
-                    self._drain()
-                    self._reboot_at = t + kw.get("duration_ms", 100) + BOOT_MS
-
-    def _reboot(self):
-        # A fresh controller: RAM lost, the interrupted-cycle marker found in flash, so it latches
-        # INTERRUPTED and commands the stored rest pose (the pose at job start) instead of guessing.
-        # Its clock restarts on the plant's (as the virtual board's does).
-        self._reboot_at = None
+    def _reboot(self, reset):
+        # The controller lost power: the servos are limp while it is down, then it boots from its
+        # flash like a board (marker found: INTERRUPTED latched, servos started at the stored rest
+        # pose). Nothing here reads the plant's truth.
+        old = self.board.ctl
+        if self._record_ticks:
+            # The trajectory goes on through the restart, showing the last controller that ran.
+            self.world.on_sample = lambda t, truth: self.trajectory.append(self._row(t, truth, old))
+        self.world.limp(reset.down_ms, self.cfg.loop_period_ms)
         self.lives += 1
-        old = self.board
-        board = SimBoard(self.plant, self.cfg, start_ms=self.plant.now_ms)
-        board.motion.joints[:] = type(board.motion.joints)("i", self.rest_joints)
-        board.current_offset = old.current_offset
-        board.machine.events.next_seq = old.machine.events.next_seq
-        self._seen = board.machine.events.last_seq()
-        board.read_inputs()
-        board.machine.now = board.now
-        # The jaw is commanded to where the pot says it is: never opened over the table, never
-        # squeezed harder (the firmware's rule, firmware/boot_recovery.py boot_jaw_um); with the
-        # pot unusable the old command is kept.
-        cfg = self.cfg
-        pot = board.machine.inp.pot_counts
-        jaw = old.motion.jaw_um
-        if cfg.pot_valid_min_counts <= pot <= cfg.pot_valid_max_counts:
-            jaw = max(0, (pot - cfg.pot_closed_counts) * 1000 // cfg.pot_counts_per_mm)
-        board.motion.jaw_um = jaw
-        board.machine.out.jaw_um = jaw
-        inp = board.machine.inp
-        self.restarts.append({"life": self.lives - 1, "t_ms": board.now, "jaw_um": int(board.machine.out.jaw_um),
-                              "next_seq": board.machine.events.next_seq, "latched": codes.name(codes.F_INTERRUPTED),
+        next_seq = old.m.events.next_seq
+
+        def keep_numbering(ctl):
+            # One event numbering across restarts, so the record's events stay unique (a board's
+            # log numbers its records itself).
+            ctl.m.events.next_seq = next_seq
+            self._watch_steps(ctl)
+        self.board.on_boot = keep_numbering
+        ctl = self.board.power_on()
+        self.board.on_boot = self._watch_steps
+        self.world.on_sample = None
+        inp = ctl.m.inp
+        self.restarts.append({"life": self.lives - 1, "t_ms": self.board.now, "jaw_um": int(ctl.m.out.jaw_um),
+                              "next_seq": next_seq, "latched": codes.name(ctl.m.fault) if ctl.m.fault else None,
+                              "boot_action": ctl.boot_action, "reason": reset.why,
                               "inputs": {k: int(getattr(inp, k)) for k in _INPUT_NAMES}})
-        board.machine.latch_fault(codes.F_INTERRUPTED)
-        self.board = board
-        self._watch_steps()
         self._drain()
 
     # ---- the tick trace (run record) ----
 
-    def _watch_steps(self):
-        # Wrap this board's Machine.step: the inputs are captured at the moment step() reads
-        # them and the commands as it leaves them, whatever the board's tick does around it.
-        # The servo pulses a tick writes are known at the next step (or at the end). Runs every
-        # tick: the fields are fetched by C-level attrgetters and the row is built in one go.
-        m = self.board.machine
+    def _watch_steps(self, ctl):
+        # Wrap this controller's Machine.step: the inputs are captured at the moment step() reads
+        # them and the commands as it leaves them, whatever the tick does around it. The servo
+        # pulses a tick writes are known at the next step (or at the end). Runs every tick: the
+        # fields are fetched by C-level attrgetters and the row is built in one go.
+        m = ctl.m
         step = type(m).step
-        pulses = _pulses_of(self.board)   # the HAL's live list, changed in place
+        pulses = self.board.pins.pulses   # the HAL's live list, changed in place
 
         def watched(now):
             if not self._record_ticks:
@@ -254,30 +268,30 @@ class CycleRun:
                 last[-6:-1] = pulses[:5]
 
     def _drain(self):
-        ev = self.board.machine.events
+        ev = self.board.ctl.m.events
         while self._seen < ev.last_seq():
             self._seen += 1
             e = ev.get(self._seen)
             if e is not None:
                 self.events.append(e)
 
-    def _row(self, t, truth):
-        b = self.board
-        m = b.machine
+    def _row(self, t, truth, ctl):
+        m = ctl.m
         inp = m.inp
+        mo = ctl.motion
         pos = truth["part_pos_mm"] or (None, None, None)
         q_true = self.plant.joint_angles_mdeg()
         return (t, m.state, m.attempt, m.fault, inp.pot_counts, inp.switch_pressed, inp.current_ma,
-                inp.beam_broken, inp.rail_mv, b.motion.jaw_um, round(truth["jaw_opening_mm"], 2),
+                inp.beam_broken, inp.rail_mv, mo.jaw_um, round(truth["jaw_opening_mm"], 2),
                 round(truth["pad_travel_mm"], 2),
                 None if pos[0] is None else round(pos[0], 2), None if pos[1] is None else round(pos[1], 2),
                 None if pos[2] is None else round(pos[2], 2), round(truth["part_speed_mps"], 4),
                 int(truth["finger_contact"]), int(truth["support_contact"]), int(truth["in_bin"]),
-                b.motion.joints[0], b.motion.joints[1], b.motion.joints[2], b.motion.joints[3],
+                mo.joints[0], mo.joints[1], mo.joints[2], mo.joints[3],
                 q_true[0], q_true[1], q_true[2], q_true[3])
 
     def _record(self, done_at, wall_s):
-        m = self.board.machine
+        m = self.board.ctl.m
         fsm_outcome, fsm_fault, _ = machine_belief(self.events, done_at is not None)
         attempts = max([e[6] for e in self.events] or [0])
         j_out, j_reason, j_details = self.judge.verdict()
@@ -310,8 +324,8 @@ class CycleRun:
             "restarts": self.restarts,
         }
         if self._record_ticks:
-            self._fill_pulses(_pulses_of(self.board))
-            # For the run record (sim/report.py takes them out again before report.json).
+            self._fill_pulses(self.board.pins.pulses)
+            # For the run record (records/report.py takes them out again before report.json).
             rec["_ticks"] = self.ticks
             rec["_events"] = list(self.events)
         return rec
@@ -319,8 +333,11 @@ class CycleRun:
 
 def run_cycle(name, overrides=None, seed=0, cycle=0, plant_params=None, cfg_overrides=None,
               record_trajectory=True):
-    sc = scenarios.get(name)
-    values = sc.resolve(overrides)
-    run = CycleRun(sc, values, seed, cycle, plant_params, cfg_overrides)
+    run = CycleRun(name, overrides, seed, cycle, plant_params, cfg_overrides,
+                   sample_ms=SAMPLE_MS if record_trajectory else BATCH_SAMPLE_MS)
     rec = run.run(record_trajectory)
     return rec, run.trajectory, run
+
+
+__all__ = ["CycleRun", "SimulatedBoard", "run_cycle", "machine_belief", "event_dict", "TRAJECTORY_COLUMNS",
+           "CAL_AT_MS", "world_mod"]

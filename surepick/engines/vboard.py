@@ -1,31 +1,28 @@
-# A scenario's cycles run by the FIRMWARE on the virtual board (tools/vboard: the unix
-# `micropython` with the virtual HAL, in lockstep with the MuJoCo plant of tools/plant_service.py)
-# and written as a run record of kind `virtual-board` (host/runrecord.py, docs/run-record.md):
+# A scenario's cycles run by the FIRMWARE on the virtual board (surepick/vboard: the unix
+# `micropython` with the virtual HAL, in lockstep with the world of engines/plant_service.py)
+# and written as a run record of kind `virtual-board` (records/runrecord.py, docs/run-record.md):
 # the same directory `surepick sim run` writes, so replay, compare and fit read both alike.
 #
-# Each cycle is one fresh board (a new flash with the firmware deployed, a new plant for the
-# scenario, seed and cycle, as sim.runner builds one per cycle) driven as the host simulator
-# drives its board: CALIBRATE current read in the tick at sim_board.CAL_AT_MS, then the
-# scenario's JOB read in the tick where that calibration ends (JOB_AT_MS), which is when
-# sim.runner gives its job; both travel over the console while virtual time holds, so the run
-# depends on the scenario and seed only, and matches the host simulator tick for tick.
+# Each cycle is one fresh board (a new flash with the firmware deployed, a new world for the
+# scenario, seed and cycle, as the in-process engine builds one per cycle) driven as the
+# in-process engine drives its controller: CALIBRATE current read in the tick at
+# sim.world.CAL_AT_MS, then the scenario's JOB read in the tick where that calibration ends;
+# both travel over the console while virtual time holds, so the run depends on the scenario and
+# seed only, and matches the in-process engine tick for tick.
 #
 # Where each file comes from:
 #   events.csv    the firmware's EVENT frames, as they came over the console
 #   cycles.jsonl  the outcome from those frames, the judge from the plant service (sim/judge.py)
 #   ticks.csv     the firmware does not stream its machine's per-tick inputs, but the plant service
 #                 records every exchange (the raw ADC counts and pin levels the board was sent, the
-#                 pulses it wrote back). A shadow board -- sim.sim_board.SimBoard, i.e. the
-#                 firmware's own drivers (firmware/sensors.py, servo.py, calibrate.py), the shared
-#                 machine and motion planner -- is run on those recorded readings instead of a
-#                 plant. Its Machine.inp at each step is the firmware's (same driver code on the
+#                 pulses it wrote back). A shadow board -- the firmware's own controller
+#                 (firmware/controller.py) on PlantPins -- is run on those recorded readings
+#                 instead of a world. Its Machine.inp at each step is the firmware's (same driver code on the
 #                 same counts), and so are its commands and state. The pulses column is the
 #                 firmware's own, as the plant received them. The reconstruction is checked, not
 #                 assumed: the shadow's pulses must equal the firmware's at every tick and its
 #                 events the firmware's EVENT frames; run.json source.reconstruction says so, and
 #                 a mismatch is reported (ReconstructionError unless allow_mismatch).
-import os
-import re
 import shutil
 import socket
 import tempfile
@@ -38,17 +35,14 @@ from surepick.shared_fsm import link
 from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job
+from surepick.firmware import calibrate
 from surepick.engines.inproc import machine_belief
 from surepick.engines.plant_service import EXCHANGE_FIELDS
+from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS
 
-REPO = Path(__file__).resolve().parent.parent
-# The current calibration (firmware/calibrate.py) started in the tick at CAL_AT_MS waits 300 ms
-# still, then averages 32 samples, one per tick: it ends, and the JOB is read, in the tick at
-# 100 + 300 + 32 * 2 = 464 ms. sim.runner starts its job right after the same tick.
-CAL_STILL_MS = 300
-CAL_SAMPLES = 32
-TAIL_MS = 1300             # keep running after the cycle ends (sim.runner.JUDGE_TAIL_MS)
-CYCLE_LIMIT_MS = 60000     # plant time; a cycle not over by then is `incomplete` (sim.runner's limit)
+# The current calibration (firmware/calibrate.py) started in the tick at CAL_AT_MS waits
+# STILL_MS still, then averages SAMPLES samples, one per tick: it ends, and the JOB is read, in
+# the tick at 100 + 300 + 32 * 2 = 464 ms. The in-process engine starts its job after that tick.
 SOURCE_COMMAND = "surepick sim run --engine vboard"
 
 
@@ -165,10 +159,8 @@ class BoardCycle:
         self.timeout_s = timeout_s
         self.frames = []
         self.ended_at = None
-        self.flash_rest = None     # a fresh flash: the firmware's servos start at its home pose
 
     def run(self):
-        from surepick.engines.sim_board import CAL_AT_MS
         from surepick.engines.plant_service import PlantService
         from surepick.vboard import VirtualBoard
         from surepick.engines.vboard_plant import wire
@@ -177,14 +169,14 @@ class BoardCycle:
         self.ps = ps
         self.log = ps.record()
         period = Config().loop_period_ms
-        job_at = CAL_AT_MS + CAL_STILL_MS + CAL_SAMPLES * period
+        job_at = CAL_AT_MS + calibrate.STILL_MS + calibrate.SAMPLES * period
         pick, place, width = ps.job_um()
         self.job = (pick, place, width)
         cal_line = link.request(link.T_CALIBRATE, 1, (link.CAL_CURRENT,))
         job_line = link.job(2, pick, place, width)
         # The firmware reads at most link_rx_bytes of a request per tick: a line held at t is
         # whole, and handled, ceil(len / link_rx_bytes) - 1 ticks later. Held so that each is
-        # handled in the tick sim_board handles it in.
+        # handled in the tick the in-process engine handles it in.
         rx = fw_settings.Settings().board["link_rx_bytes"]
         cal_hold = CAL_AT_MS - ((len(cal_line) + rx - 1) // rx - 1) * period
         job_hold = job_at - ((len(job_line) + rx - 1) // rx - 1) * period
@@ -216,11 +208,11 @@ class BoardCycle:
                 while end is None and ps.now_ms < CYCLE_LIMIT_MS and time.monotonic() < deadline:
                     end = con.wait(_cycle_end, 1.0)
                 if end is not None:
-                    # sim.runner's end: the machine is idle after the step that ended the cycle,
-                    # then JUDGE_TAIL_MS more. Virtual time stops there (a hold nobody answers),
+                    # The in-process engine's end: the machine is idle after the step that ended
+                    # the cycle, then JUDGE_TAIL_MS more. Virtual time stops there (a hold nobody answers),
                     # so the run is as long as the host simulator's and the judge sees the same.
                     self.ended_at = end.fields[1]
-                    until = end.fields[1] + period + TAIL_MS
+                    until = end.fields[1] + period + JUDGE_TAIL_MS
                     ps.hold_for_line_at(until)
                     if not _held_at(ps, until, 60):
                         raise VboardRunError("the board did not reach the end of the cycle's tail (t=%d ms)" % until)
@@ -247,18 +239,13 @@ class _EndOfRecord(Exception):
     pass
 
 
-class RecordedPlant:
-    # Stands where sim.plant.Plant stands for SimBoard's PlantPins, serving the readings the
-    # firmware was sent, exchange by exchange; it checks that what the shadow writes is what the
-    # firmware wrote. rest: (q0..q3 mdeg, jaw um) where the firmware's servos start.
-    def __init__(self, log, rest):
-        from surepick.sim.plant import ADC_CURRENT, ADC_POT, ADC_RAIL, PIN_BEAM, PIN_ESTOP, PIN_SWITCH
+class RecordedWorld:
+    # Stands where sim.world.World stands for the shadow controller's PlantPins, serving the
+    # readings the firmware was sent, exchange by exchange; it checks that what the shadow
+    # writes is what the firmware wrote.
+    def __init__(self, log):
         self.log = log
         self.k = 0
-        self.rest = list(rest)
-        self._adc = {ADC_POT: _I["pot"], ADC_CURRENT: _I["current"], ADC_RAIL: _I["rail"]}
-        self._pin = {PIN_ESTOP: 1, PIN_SWITCH: 2, PIN_BEAM: 4}
-        self._written = None
         self.on_exchange = None       # callable(exchange row) after each advance
         self.mismatches = []          # (t_ms, what, shadow, firmware)
 
@@ -266,19 +253,12 @@ class RecordedPlant:
     def now_ms(self):
         return self.log[self.k][_I["now_ms"]]
 
-    def joint_angles_mdeg(self):
-        return list(self.rest)
+    def read_inputs(self):
+        ex = self.log[self.k]
+        f = ex[_I["flags"]]
+        return (ex[_I["pot"]], ex[_I["current"]], ex[_I["rail"]], f & 1, (f >> 1) & 1, (f >> 2) & 1)
 
-    def read_u16(self, adc):
-        return self.log[self.k][self._adc[adc]]
-
-    def read_pin(self, gpio):
-        return 1 if self.log[self.k][_I["flags"]] & self._pin[gpio] else 0
-
-    def set_pulses(self, pulses):
-        self._written = [int(p) for p in pulses]
-
-    def advance(self, ms):
+    def exchange(self, pulses, state, ms):
         if self.k + 1 >= len(self.log):
             raise _EndOfRecord()
         self.k += 1
@@ -286,26 +266,24 @@ class RecordedPlant:
         fw = [ex[_I["p0"] + i] for i in range(5)]
         if ex[_I["advance_ms"]] != ms:
             self.mismatches.append((ex[_I["now_ms"]], "advance_ms", ms, ex[_I["advance_ms"]]))
-        if self._written is not None and fw != self._written:
-            self.mismatches.append((ex[_I["now_ms"]] - ex[_I["advance_ms"]], "pulses", self._written, fw))
-        self._written = None
+        if pulses is not None and fw != list(pulses):
+            self.mismatches.append((ex[_I["now_ms"]] - ex[_I["advance_ms"]], "pulses", list(pulses), fw))
         if self.on_exchange is not None:
             self.on_exchange(ex)
+        return None
 
 
 def reconstruct(bc, cfg):
     """Run the shadow board on bc's recorded exchanges. -> dict with ticks (rows without the
     cycle column), events (12-int tuples), job (cycles.jsonl job), board_cal, initial_jaw_um,
     fault_state, and the check: pulse/event mismatches and the state-byte agreement."""
-    from surepick.engines.inproc import check_pose
-    from surepick.engines.sim_board import SimBoard
+    from surepick.engines.inproc import SimulatedBoard, board_settings
     log = [e for e in bc.log if e[_I["conn"]] == bc.log[0][_I["conn"]]]
     if len(log) < len(bc.log):
         raise ReconstructionError("cycle %d: the controller restarted mid-cycle (%d connections to the plant); "
                                   "the virtual-board run record does not reconstruct restarts yet"
                                   % (bc.cycle, len({e[0] for e in bc.log})))
-    rest_q, rest_jaw = _firmware_rest(bc.flash_rest)
-    plant = RecordedPlant(log, tuple(rest_q) + (rest_jaw,))
+    world = RecordedWorld(log)
     rows = []
     pending = []      # the row of the step whose pulses the next exchange carries
 
@@ -315,32 +293,40 @@ def reconstruct(bc, cfg):
             r[-6:-1] = [ex[_I["p0"] + i] for i in range(5)]
             # The state byte this exchange carried: the firmware's state as its EVENT frames said.
             r.append(ex[_I["state"]])
-    plant.on_exchange = on_exchange
-    board = SimBoard(plant, cfg)
-    m = board.machine
-    step = type(m).step
+    world.on_exchange = on_exchange
 
-    def watched(now):
-        inp = m.inp
-        row = [0, now, inp.pot_counts, inp.switch_pressed, inp.current_ma, inp.beam_broken,
-               inp.estop, inp.rail_mv, inp.arrived_seq, inp.error_seq, inp.jaw_done]
-        step(m, now)
-        o = m.out
-        row += [o.move_seq, o.move_kind, o.move_gentle, o.x_um, o.y_um, o.z_um, o.pitch_mdeg, o.jaw_um,
-                o.hold, m.state, -1, -1, -1, -1, -1, -1]
-        rows.append(row)
-        del pending[:]
-        pending.append(row)
-    m.step = watched
+    def watch(ctl):
+        m = ctl.m
+        step = type(m).step
+
+        def watched(now):
+            inp = m.inp
+            row = [0, now, inp.pot_counts, inp.switch_pressed, inp.current_ma, inp.beam_broken,
+                   inp.estop, inp.rail_mv, inp.arrived_seq, inp.error_seq, inp.jaw_done]
+            step(m, now)
+            o = m.out
+            row += [o.move_seq, o.move_kind, o.move_gentle, o.x_um, o.y_um, o.z_um, o.pitch_mdeg, o.jaw_um,
+                    o.hold, m.state, -1, -1, -1, -1, -1, -1]
+            rows.append(row)
+            del pending[:]
+            pending.append(row)
+        m.step = watched
+
+    # A fresh flash, as the firmware's (its servos start at the home pose).
+    settings = board_settings(cfg.to_dict() if hasattr(cfg, "to_dict") else None)
+    board = SimulatedBoard(world, settings)
+    ctl = board.ctl
+    watch(ctl)
+    m = ctl.m
     out = {"job": None, "board_cal": None, "initial_jaw_um": int(m.out.jaw_um)}
     pick, place, width = bc.job
     job = Job(pick, place, width)
 
     def start_job(now):
-        err = m.start_job(job, check_pose)
+        err = ctl.start_job(job)
         if err:
             raise ReconstructionError("the shadow machine refused the job the firmware took (error %d)" % err)
-        out["job"] = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": board.now + board.period,
+        out["job"] = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": now + board.period,
                       "part_width_um": job.part_width_um, "max_attempts": job.max_attempts}
     handlers = {"calibrate": board._start_calibration, "job": start_job}
     todo = list((t, what) for what, t in bc.requests)
@@ -349,7 +335,7 @@ def reconstruct(bc, cfg):
     seen = [ev.last_seq()]
 
     def drain():
-        # as sim.runner drains the ring: every event, whatever the ring's size
+        # as the in-process engine drains the ring: every event, whatever the ring's size
         while seen[0] < ev.last_seq():
             seen[0] += 1
             e = ev.get(seen[0])
@@ -357,16 +343,19 @@ def reconstruct(bc, cfg):
                 events.append(tuple(e))
     try:
         while True:
-            while todo and board.now == todo[0][0]:
-                board._requests.append(handlers[todo.pop(0)[1]])
+            after = None
+            if todo and board.now == todo[0][0]:
+                after = handlers[todo.pop(0)[1]]
             try:
-                board.tick()
+                board.step(after)
             finally:
                 drain()
-            if out["board_cal"] is None and board.cal is None and "calibrate" not in [w for _, w in todo]:
-                out["board_cal"] = {"current_offset_counts": int(board.current_offset)}
+            if out["board_cal"] is None and ctl.cal is None and "calibrate" not in [w for _, w in todo]:
+                out["board_cal"] = {"current_offset_counts": int(ctl.current.offset)}
     except _EndOfRecord:
         pass
+    finally:
+        board.close()
     filled = [r for r in rows if len(r) == 28]          # steps whose pulses reached the plant
     # The state byte of the exchange that ended a tick is the state the firmware's EVENT frames
     # had said by then; it must be the shadow's state after that step (0xFF: none said yet).
@@ -375,18 +364,10 @@ def reconstruct(bc, cfg):
     out["ticks"] = rows
     out["events"] = events
     out["fault_state"] = states.name(m.fault_state) if m.fault else None
-    out["mismatches"] = plant.mismatches[:20]
-    out["pulse_mismatches"] = sum(1 for x in plant.mismatches if x[1] == "pulses")
+    out["mismatches"] = world.mismatches[:20]
+    out["pulse_mismatches"] = sum(1 for x in world.mismatches if x[1] == "pulses")
     out["state_byte_mismatches"] = state_lag
     return out
-
-
-def _firmware_rest(rest):
-    # Where the firmware's servos start on a fresh flash: its home pose.
-    if rest is not None:
-        return rest
-    from surepick.firmware import boot_recovery
-    return list(boot_recovery.HOME_JOINTS_MDEG), boot_recovery.HOME_JAW_UM
 
 
 def _event_key(e):
@@ -445,14 +426,13 @@ def _cycle_record(bc, shadow, check):
     }
 
 
-def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, out=None, workdir=None,
+def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=None,
         allow_mismatch=False, log=None):
-    """Run `cycles` cycles of a scenario on the virtual board and write the run record to `out`
-    (when given). -> (run.json meta, cycle records)."""
-    from surepick.records import runrecord
+    """Run `cycles` cycles of a scenario on the virtual board. -> what its run record holds
+    (records/runrecord.py write): (run.json meta, cycle records, events, ticks)."""
     from surepick.sim import scenarios
     from surepick.sim.params import PlantParams
-    from surepick.records.report import versions
+    from surepick.engines.summary import versions
     sc = scenarios.get(scenario)
     values = sc.resolve(overrides)
     if plant_params is not None:
@@ -476,41 +456,10 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, out=None,
             "model_hash": model_hash, "config": cfg, "loop_period_ms": cfg["loop_period_ms"],
             "plant_params": PlantParams.from_dict(plant_params or {}).to_dict(),
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "source": {"command": SOURCE_COMMAND, "engine": "firmware on tools/vboard (unix micropython, "
-                       "tools/vhal) in lockstep with tools/plant_service.py",
-                       "ticks": "inputs, commands and state reconstructed by a shadow SimBoard (the firmware's "
+            "source": {"command": SOURCE_COMMAND, "engine": "firmware on surepick/vboard (unix micropython, "
+                       "firmware/hal/virtual.py) in lockstep with engines/plant_service.py",
+                       "ticks": "inputs, commands and state reconstructed by a shadow controller (the firmware's "
                        "drivers) from the raw readings the plant sent; pulses are the firmware's own",
                        "reconstruction": {"pulse_mismatches": sum(r["reconstruction"]["pulse_mismatches"] for r in recs),
                                           "events_equal": all(r["reconstruction"]["events_equal"] for r in recs)}}}
-    if out is not None:
-        runrecord.write(str(out), meta, recs, events, ticks)
-    return meta, recs
-
-
-# ---- `surepick sim run --engine vboard` -------------------------------------------------------
-
-def cli_run(args, overrides, cfg, plant):
-    # Called by host/cmd_sim.py. -> exit code (0 every cycle verified placed, 1 otherwise, 2 usage).
-    import sys
-    if cfg:
-        print("surepick sim run --engine vboard: --config is not supported yet (the firmware reads its "
-              "config from /config.json on its flash)", file=sys.stderr)
-        return 2
-    if getattr(args, "viewer", False):
-        print("surepick sim run --engine vboard: --viewer needs --engine sim", file=sys.stderr)
-        return 2
-    try:
-        from surepick.vboard.interp import find_micropython
-        find_micropython()
-    except Exception as e:
-        print("surepick sim run --engine vboard: no micropython binary: %s" % e, file=sys.stderr)
-        return 2
-    try:
-        _, recs = run(args.scenario, args.seed, args.cycles, overrides, plant, args.out, log=print)
-    except VboardRunError as e:
-        print("surepick sim run --engine vboard: %s" % e, file=sys.stderr)
-        return 1
-    ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
-    print("run record: %s  (kind virtual-board; verified placed %d/%d)" % (os.path.join(args.out, "run.json"),
-                                                                          ok, len(recs)))
-    return 0 if ok == len(recs) else 1
+    return meta, recs, events, ticks

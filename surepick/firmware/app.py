@@ -1,22 +1,21 @@
-# The firmware's main program: boot (settings, drivers, recovery), then a fixed-rate loop that
-# reads the inputs into the shared machine, steps it, ticks the motion planner, drives the
-# servos, feeds the watchdog and services the link, and never blocks.
+# The firmware's main program: the controller core (controller.py: drivers, boot, tick order)
+# plus the link, the flash log, telemetry, hardware in the loop and the status LED, run at a
+# fixed rate that never blocks.
 #
-# The HAL is handed in (main.py passes board_hal; the virtual board mounts its own board_hal;
-# tests pass a stand-in), so nothing here imports `machine` or `time`.
+# The HAL is handed in (main.py passes hal.board(): the Pico's or the virtual board's; tests
+# pass a stand-in), so nothing here imports `machine` or `time`.
 #
-# Per tick, in order: inputs -> machine.step (or the recovery finisher) -> motion.tick ->
-# servos -> watchdog -> link (at most link_rx_bytes request bytes, link_events_per_tick EVENT
-# frames, one TELEMETRY frame when due) -> at-rest housekeeping (at most one flash write).
-# Steady-state ticks allocate nothing; frames are built only when something is sent.
+# Per tick, in order: the controller's tick (inputs -> machine.step -> finisher / calibration ->
+# motion.tick -> servos) -> watchdog -> link (at most link_rx_bytes request bytes,
+# link_events_per_tick EVENT frames, one TELEMETRY frame when due) -> at-rest housekeeping (at
+# most one flash write) -> LED. Steady-state ticks allocate nothing; frames are built only when
+# something is sent.
 from array import array
 
-from ..shared_fsm import link, servo_cal, kinematics
-from ..shared_fsm.codes import (K_TRANSITION, K_FAULT, K_NOTE, R_PLACED, F_INTERRUPTED, F_ABORTED,
-                              F_ESTOP)
-from ..shared_fsm.machine import (Machine, Job, OK as M_OK, E_BUSY as M_BUSY,
-                                E_FAULTED as M_FAULTED, E_ESTOP_ACTIVE as M_ESTOP)
-from ..shared_fsm.motion import Motion
+from ..shared_fsm import link
+from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ABORTED, F_ESTOP
+from ..shared_fsm.machine import (Job, OK as M_OK, E_BUSY as M_BUSY, E_FAULTED as M_FAULTED,
+                                  E_ESTOP_ACTIVE as M_ESTOP)
 from ..shared_fsm.states import IDLE
 from ..shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
 
@@ -26,10 +25,8 @@ from . import flashlog
 from .hal import hil as hil_hal
 from . import settings as settings_mod
 from . import telemetry
+from .controller import Controller
 from .framewriter import FrameWriter
-from .calibrate import Calibration
-from .sensors import Pot, Current, Rail, Switch, EStop
-from .servo import Servo, drive as drive_servos
 from .status_led import StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP
 
 FW_VERSION = "0.1.0"
@@ -41,11 +38,6 @@ _US_MASK = 0x3FFFFFFF
 # Boot record (flashlog R_BOOT): the 12 ints.
 _BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "pot_counts",
                 "switch_pressed", "beam_broken", "marker", "rest_stored", "settings_error")
-
-
-def check_pose(x_um, y_um, z_um, pitch_mdeg):
-    # Raises ValueError (kinematics.Unreachable) when the pose is out of reach.
-    kinematics.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
 
 
 class _ConsoleIn:
@@ -61,37 +53,16 @@ class _ConsoleIn:
         return b
 
 
-class App:
+class App(Controller):
     def __init__(self, hal, root=""):
-        self.hal = hal
-        self.root = root
-        self.settings = settings_mod.load(root + settings_mod.PATH)
-        s = self.settings
-        self.cfg = s.cfg
-        b = s.board
-        pins = s.pins()
-        hal.setup(pins)
-        self.pot = Pot(hal, pins.adc_pot, b["pot_filter_shift"])
-        self.current = Current(hal, pins.adc_current, b["current_offset_counts"], b["current_counts_per_a"],
-                               b["current_filter_shift"], b["current_holding_ma"], b["current_stall_ma"])
-        self.rail = Rail(hal, pins.adc_rail, b["rail_divider_milli"])
-        self.switch = Switch(hal, pins.switch)
-        self.beam = Switch(hal, pins.beam)
-        self.estop = EStop(hal, pins.estop, b["estop_reset_reads"])
+        Controller.__init__(self, hal, root)
         self.led = StatusLed(hal)
-        self.m = Machine(self.cfg)
         self.log = flashlog.FlashLog(root + "/log")
         self.reader = cmdparse.LineReader()
         self.console = _ConsoleIn(hal)
         self.fw = FrameWriter()
         self.rec = array("i", [0] * 12)   # one event record, copied out of the ring
         self.stats = telemetry.LoopStats(self.cfg.loop_period_ms * 1000)
-        self.servos = None
-        self.motion = None
-        self.finisher = None
-        self.cal = None
-        self.now_ms = hal.ticks_ms()
-        self.last_ms = self.now_ms
         self.ev_sent = 0
         self.ev_lost = 0
         self.tx_bytes = 0
@@ -100,77 +71,20 @@ class App:
         self.last_commit = self.now_ms
         self.cycle_open = 0       # the marker is on flash: a cycle (or a finish) is running
         self.cycle_end = 0        # the cycle ended: write rest + clear marker when at rest
-        self.flash_tick = 0
-        self.reset_cause = 0
-        self.boot_action = rec.ACT_NORMAL
-        self.boot_grip = -1
-        self._setpoint = [0, 0, 0, 0, 0]
         self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
 
     # ---- boot ----
 
-    def read_inputs(self):
-        inp = self.m.inp
-        inp.pot_counts = self.pot.read()
-        inp.current_ma = self.current.read_ma()
-        inp.rail_mv = self.rail.read_mv()
-        inp.switch_pressed = self.switch.read()
-        inp.beam_broken = self.beam.read()
-        inp.estop = self.estop.read()
-
     def boot(self):
-        hal = self.hal
-        cfg = self.cfg
-        self.reset_cause = hal.reset_cause()
-        # 1. Look before moving: inputs only, no PWM yet (the servos hold or sag as they are).
-        period = cfg.loop_period_ms
-        n = self.settings.board["boot_sense_ms"] // period + 1
-        sw = 0
-        beam = 0
-        for _ in range(n):
-            self.read_inputs()
-            sw = sw + 1 if self.m.inp.switch_pressed else 0       # a level counts once steady
-            beam = beam + 1 if self.m.inp.beam_broken else 0
-            hal.sleep_ms(period)
-        inp = self.m.inp
-        steady = cfg.debounce_reads
-        switch = 1 if sw >= steady else 0
-        beam_on = 1 if beam >= steady else 0
-        # 2. What happened last time, and where the arm stood at rest.
-        marker = rec.read_marker_at(self.root)
-        rest_q, rest_jaw, rest_stored = rec.read_rest_at(self.root)
-        pot_is_ok = rec.pot_ok(inp.pot_counts, cfg)
-        jaw_now = rec.jaw_um_of(inp.pot_counts, cfg) if pot_is_ok else -1
-        if marker is not None:
-            job = marker.get("job")
-            width = job[2] if job is not None else 25000
-            self.boot_grip = rec.assess_grip(jaw_now, switch, beam_on, width, cfg)
-        self.boot_action = rec.decide(marker, self.boot_grip, self.settings.board["recover_finish"])
-        jaw0 = rec.boot_jaw_um(marker, jaw_now, rest_jaw, pot_is_ok)
-        if self.boot_action == rec.ACT_FINISH:
-            hold = jaw_now - cfg.hold_squeeze_um        # firm the grip before anything moves
-            jaw0 = hold if hold > 0 else 0
-        # 3. Servos start exactly at the stored rest pose (arm) and the chosen jaw: no snap.
-        self._start_servos(rest_q, jaw0 if jaw0 >= 0 else rest_jaw, jaw0 < 0)
-        self.m.out.jaw_um = self.motion.jaw_um
-        self.now_ms = hal.ticks_ms()
-        self.last_ms = self.now_ms
-        self.m.now = self.now_ms
-        # 4. Log the boot, then act on the decision.
+        # The controller's boot, then the boot record, the counters and HELLO.
+        marker, rest_stored, switch, beam_on = Controller.boot(self)
         self.log.count(flashlog.C_BOOTS)
         self._log_boot(marker, rest_stored, switch, beam_on)
         if self.boot_action == rec.ACT_FINISH:
-            q = [v / 1000.0 for v in rest_q]
-            x, y, z, _ = kinematics.forward(q)
-            self.finisher = rec.Finisher(self.m, marker["job"], (int(x * 1000), int(y * 1000), int(z * 1000)),
-                                         self.settings.board["recover_safe_z_um"])
-            self.m.events.put(self.m, K_NOTE, IDLE, IDLE, F_INTERRUPTED)
             self.log.count(flashlog.C_FAULTS)
-            self.finisher.start(self.now_ms)
             self.cycle_open = 1
         elif self.boot_action == rec.ACT_FAULT:
-            self.m.latch_fault(F_INTERRUPTED)
             self.log.count(flashlog.C_CYCLES_FAILED)
             self.cycle_open = 1      # the marker stays until the fault is cleared
         self.flash_tick = 1
@@ -182,23 +96,6 @@ class App:
     def board_id(self):
         uid = self.hal.unique_id()
         return ("pico-" + uid)[:link.MAX_TOKEN_LEN]
-
-    def _start_servos(self, rest_q, jaw_um, jaw_unknown):
-        s = self.settings
-        pulses = [0, 0, 0, 0, 0]
-        servos = []
-        for i in range(5):
-            target = servo_cal.joint_to_servo_mdeg(i, rest_q[i] if i < 4 else jaw_um)
-            speed, accel = s.servo_limits(i)
-            sv = Servo(self.hal, i, s.servo_cal(i), speed, accel, target)
-            if i == 4 and jaw_unknown:
-                sv.enabled = 0       # pot broken after an interruption: do not guess the jaw
-                sv.pulse = 0
-            pulses[i] = sv.pulse
-            servos.append(sv)
-        self.servos = servos
-        self.hal.pwm_start(pulses)
-        self.motion = Motion(self.cfg, rest_q, jaw_um)
 
     def _log_boot(self, marker, rest_stored, switch, beam_on):
         r = [0] * 12
@@ -267,20 +164,7 @@ class App:
 
     def tick(self, now):
         # One loop period. Returns nothing; everything it does is visible in the app's state.
-        self.flash_tick = 0
-        self.now_ms = now
-        dt = ms_diff(now, self.last_ms)
-        self.last_ms = now
-        self.read_inputs()
-        m = self.m
-        m.step(now)
-        if self.finisher is not None:
-            if not self.finisher.step(now):
-                self._finish_done()
-        if self.cal is not None:
-            self.cal.step(self, now)
-        self.motion.tick(now, m.out, m.inp)   # an unreachable move comes back as error_seq
-        self._drive(dt)
+        Controller.tick(self, now)
         self.hal.wdt_feed()
         if self.hil is not None:
             self._send_act(now)
@@ -288,15 +172,6 @@ class App:
         if not self.busy():
             self._at_rest(now)
         self._led(now)
-
-    def _drive(self, dt):
-        # Motion setpoints (joint units) -> servo angles -> slew/accel-limited pulses.
-        mo = self.motion
-        drive_servos(self.servos, mo.joints, mo.jaw_um, dt)
-
-    def busy(self):
-        # Anything moving the arm on purpose: flash writes and new jobs wait.
-        return self.m.busy() or self.finisher is not None or self.cal is not None or self.motion.active
 
     def _led(self, now):
         m = self.m
@@ -442,15 +317,9 @@ class App:
                 1 if self.settings.load_error else 0)
 
     def _job(self, rid, a):
-        if self.finisher is not None or self.cal is not None:
-            self._reply(rid, link.E_BUSY)
-            return
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
-        r = self.m.start_job(job, check_pose)
+        r = self.start_job(job)
         if r == M_OK:
-            if self.hil is None:          # a simulated job must not leave a marker for boot recovery
-                self._flash_begin()
-                rec.write_marker_at(self.root, (job.pick, job.place, job.part_width_um, job.max_attempts))
             self.cycle_open = 1
             self.cycle_end = 0
             self._reply(rid, link.OK)
@@ -524,28 +393,6 @@ class App:
         self.settings.save(self.root + settings_mod.PATH)
         self._reply(rid, link.OK, (key, self.settings.get(key), self.settings.needs_reboot(key)))
 
-    def apply_settings(self):
-        # Everything that can change without a reboot (pins, loop rate and watchdog need one).
-        s = self.settings
-        b = s.board
-        self.m.reconfigure()
-        self.pot.shift = b["pot_filter_shift"]
-        c = self.current
-        c.offset = b["current_offset_counts"]
-        c.counts_per_a = b["current_counts_per_a"]
-        c.shift = b["current_filter_shift"]
-        c.holding_ma = b["current_holding_ma"]
-        c.stall_ma = b["current_stall_ma"]
-        self.rail.scale = 3300 * b["rail_divider_milli"] // 1000
-        self.estop.reset_reads = b["estop_reset_reads"]
-        for i in range(5):
-            sv = self.servos[i]
-            sv.cal = s.servo_cal(i)
-            speed, accel = s.servo_limits(i)
-            sv.vmax = speed * 1000
-            sv.accel = accel
-            sv.d_brake = speed * speed * 500 // accel
-
     def _calibrate(self, rid, target):
         if self.hil is not None:          # it would persist a calibration of the simulated sensors
             self._reply(rid, link.E_STATE, ("hil",))
@@ -556,26 +403,18 @@ class App:
         if self.m.fault:
             self._reply(rid, link.E_FAULTED, (self.m.fault,))
             return
-        c = Calibration(target, rid)
-        err = c.start(self, self.now_ms)
+        err = self.start_calibration(target, rid, self.now_ms)
         if err:
             self._reply(rid, err[0], err[1])
-            return
-        self.cal = c
 
-    def calibration_done(self, cal, code, payload):
-        # Called by the Calibration when it has a result (or failed): persist, then reply.
-        self.cal = None
-        if code == link.OK:
-            self.apply_settings()
-            self._flash_begin()
-            self.settings.save(self.root + settings_mod.PATH)
+    def calibrated(self, cal, code, payload):
+        # The controller has applied (and persisted) the calibration: reply to the request.
         self._reply(cal.rid, code, payload)
 
     # ---- hardware in the loop (docs/protocol.md HIL_MODE, HIL_SENSORS, HIL_ACT) ----
 
     def _drivers(self):
-        return (self.pot, self.current, self.rail, self.switch, self.beam, self.estop) + tuple(self.servos)
+        return self.sensors.drivers() + tuple(self.servos)
 
     def _hil_mode(self, rid, mode):
         if mode == link.HIL_OFF:
@@ -607,6 +446,7 @@ class App:
         for d in self._drivers():
             d.hal = h
         self.hil = h
+        self.persist = 0          # a simulated arm: no marker, rest pose or calibration on flash
         self._reply(rid, link.OK, (mode,))
 
     def _hil_leave(self):
@@ -636,6 +476,7 @@ class App:
         self.current.filt = -1
         self.hil = None
         self._hil_saved = None
+        self.persist = 1
         now = self.hal.ticks_ms()
         self.last_ms = now
         self.next_telemetry = now
@@ -683,9 +524,7 @@ class App:
 
     # ---- recovery finisher ----
 
-    def _finish_done(self):
-        f = self.finisher
-        self.finisher = None
+    def finisher_done(self, f):
         self.cycle_end = 1
         if f.fault:
             self.log.count(flashlog.C_CYCLES_FAILED)
@@ -707,23 +546,16 @@ class App:
         elif self.cycle_end and self.m.fault and self.cycle_open != 2:
             # A fault ended the cycle: the arm is frozen where it is; that is the pose the next
             # boot must command first. The marker stays until a human clears the fault.
-            self._save_rest()
+            self.save_rest()
             self.cycle_open = 2
             self.cycle_end = 0
             self._flash_commit()
         elif ms_diff(now, self.last_commit) >= self.settings.board["log_commit_ms"]:
             self._flash_commit()
 
-    def _save_rest(self):
-        # The pose the next boot commands first: never the simulated arm's pose under HIL.
-        if self.hil is None:
-            self._flash_begin()
-            rec.write_rest_at(self.root, self.motion.joints, self.motion.jaw_um)
-
     def _end_cycle(self):
-        self._save_rest()
-        if self.hil is None:
-            rec.clear_marker_at(self.root)
+        self.save_rest()
+        self.clear_marker()
         self.cycle_open = 0
         self.cycle_end = 0
         self._flash_commit()
@@ -742,7 +574,7 @@ class App:
                 self._hil_leave()       # the real arm never moved: its pose is the saved one
             if self.motion is not None:
                 self._forward_events()
-                rec.write_rest_at(self.root, self.motion.joints, self.motion.jaw_um)
+                self.save_rest()
             self.log.commit()
         except Exception:
             pass

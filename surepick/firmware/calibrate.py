@@ -9,8 +9,8 @@ from ..shared_fsm.ticks import ticks_diff
 from ..shared_fsm.compat import const
 
 _SETTLE_MS = const(400)      # after the jaw arrives: servo ringing and pad settle
-_STILL_MS = const(300)       # gripper held still before sampling the current offset
-_SAMPLES = const(32)
+STILL_MS = const(300)       # gripper held still before sampling the current offset
+SAMPLES = const(32)
 _TIMEOUT_MS = const(4000)
 
 _P_MOVE = const(0)
@@ -65,7 +65,7 @@ class Calibration:
                 self.phase = _P_SETTLE
                 self.t = now
         elif self.phase == _P_SETTLE:
-            if ticks_diff(now, self.t) >= (_SETTLE_MS if self.target == link.CAL_POT else _STILL_MS):
+            if ticks_diff(now, self.t) >= (_SETTLE_MS if self.target == link.CAL_POT else STILL_MS):
                 self.phase = _P_SAMPLE
         else:
             if self.target == link.CAL_POT:
@@ -73,7 +73,7 @@ class Calibration:
             else:
                 self.sum += app.current.raw
             self.n += 1
-            if self.n >= _SAMPLES:
+            if self.n >= SAMPLES:
                 self._finish(app)
 
     def _finish(self, app):

@@ -27,6 +27,7 @@ MODULES = (
     "firmware/boot_recovery",
     "firmware/calibrate",
     "firmware/cmdparse",
+    "firmware/controller",
     "firmware/flashlog",
     "firmware/framewriter",
     "firmware/fsutil",

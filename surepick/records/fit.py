@@ -21,8 +21,8 @@ import numpy as np
 from surepick.shared_fsm.config import Config
 from surepick.sim import scenarios
 from surepick.sim.params import PlantParams
-from surepick.sim.plant import Plant
-from surepick.engines.sim_board import SimBoard
+from surepick.sim.world import World, plant_seed
+from surepick.engines.inproc import SimulatedBoard, board_settings
 
 from surepick.records.runrecord import PULSE_COLUMNS, TICK_INDEX
 
@@ -114,13 +114,15 @@ class Playback:
         self.cycle = cycle_meta["cycle"]
         if cycle_meta.get("restarts"):
             raise FitError("cycle %d has a controller restart: fit needs cycles without one" % self.cycle)
-        sc = scenarios.get(meta["scenario"])
-        values = sc.resolve(meta.get("params") or {})
-        self.setup = sc.setup(values, scenarios.rng_for(meta["seed"], self.cycle))
+        self.scenario = meta["scenario"]
+        self.values = meta.get("params") or {}
+        self.seed = int(meta["seed"])
+        sc = scenarios.get(self.scenario)
+        self.setup = sc.setup(sc.resolve(self.values), scenarios.rng_for(self.seed, self.cycle))
         if self.setup["injections"]:
             raise FitError("scenario '%s' injects faults; fit needs a run of a scenario without injections "
                            "(e.g. nominal, part_offset, cylinder)" % meta["scenario"])
-        self.plant_seed = int(meta["seed"]) * 1000 + self.cycle + NOISE_SEED_SHIFT
+        self.plant_seed = plant_seed(self.seed, self.cycle) + NOISE_SEED_SHIFT
         self.cfg = Config(meta["config"])
         rows = record.cycle_ticks(self.cycle)
         if len(rows) == 0:
@@ -135,34 +137,35 @@ class Playback:
         self.recorded_cal = float((cycle_meta.get("board_cal") or {}).get("current_offset_counts", float("nan")))
 
     def simulate(self, params_dict):
-        s = self.setup
-        plant = Plant(part=s["part"], params=PlantParams.from_dict(params_dict), seed=self.plant_seed,
-                      part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
-        board = SimBoard(plant, self.cfg)
-        board.calibrate_current()
-        first = int(np.searchsorted(self.t, board.now))
-        if self.first is None:
-            self.first = first
-            self.recorded = {c: v[first:] for c, v in self.recorded_all.items()}
-        inp = board.machine.inp
-        pulses = self.pulses[self.first:]
-        out = np.empty((4, len(pulses)))
-        period = self.cfg.loop_period_ms
-        hal = getattr(board, "hal", None)
-        for i, p in enumerate(pulses):
-            board.read_inputs()
-            out[0, i] = inp.pot_counts
-            out[1, i] = inp.current_ma
-            out[2, i] = inp.rail_mv
-            out[3, i] = inp.switch_pressed
-            if hal is not None:       # the board's pins latch readings when time moves on
-                hal.pulses[:] = p
-                hal.advance(period)
-            else:
-                plant.set_pulses(p)
-                plant.advance(period)
-        sim = {c: out[k] for k, c in enumerate(CHANNELS)}
-        sim["cal"] = float(board.current_offset)
+        world = World(self.scenario, self.values, self.seed, self.cycle, PlantParams.from_dict(params_dict),
+                      noise_seed=self.plant_seed)
+        board = SimulatedBoard(world, board_settings(self.cfg.to_dict()))
+        try:
+            board.calibrate_current()
+            first = int(np.searchsorted(self.t, board.now))
+            if self.first is None:
+                self.first = first
+                self.recorded = {c: v[first:] for c, v in self.recorded_all.items()}
+            ctl = board.ctl
+            pins = board.pins
+            inp = ctl.m.inp
+            pulses = self.pulses[self.first:]
+            out = np.empty((4, len(pulses)))
+            period = self.cfg.loop_period_ms
+            for i, p in enumerate(pulses):
+                # The firmware's drivers read what the pins latched; the recorded pulses go out
+                # open loop instead of the controller's.
+                ctl.read_inputs()
+                out[0, i] = inp.pot_counts
+                out[1, i] = inp.current_ma
+                out[2, i] = inp.rail_mv
+                out[3, i] = inp.switch_pressed
+                pins.pulses[:] = p
+                pins.advance(period)
+            sim = {c: out[k] for k, c in enumerate(CHANNELS)}
+            sim["cal"] = float(ctl.current.offset)
+        finally:
+            board.close()
         return sim
 
 

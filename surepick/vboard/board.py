@@ -102,10 +102,6 @@ class VirtualBoard:
     def start(self):
         if self._thread is not None:
             return self
-        if self.plant_service is None and self.scenario is not None:
-            # A scenario means a plant: build it and let it reset us (brownout, power cut).
-            from surepick.engines.vboard_plant import make_plant_service, wire
-            wire(self, make_plant_service(self.scenario, self.seed))
         try:
             self.console = PtyConsole() if self._pty else TcpConsole(*self._listen, self._allow_remote)
             self.runtime = Runtime()

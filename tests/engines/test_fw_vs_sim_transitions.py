@@ -1,9 +1,9 @@
-# The firmware on the virtual board against the host simulator, same scenario and seed: the
-# firmware's transitions (EVENT frames over the console) must be sim.runner's (same states,
-# reasons and attempts; times within two loop periods). Both sides read the plant through the
-# same driver code (firmware/sensors.py, servo.py, calibrate.py; sim/sim_board.py uses them),
-# boot the same way, calibrate the current offset in the same tick (sim_board.CAL_AT_MS) and
-# start the job at the tick the firmware read it, so in practice every field matches.
+# The firmware on the virtual board against the in-process engine, same scenario and seed: the
+# firmware's transitions (EVENT frames over the console) must be the in-process engine's (same
+# states, reasons and attempts; times within two loop periods). Both run the same controller
+# (firmware/controller.py) on the same world (sim/world.py), calibrate the current offset in the
+# same tick (sim.world.CAL_AT_MS) and start the job at the tick the firmware read it, so in
+# practice every field matches.
 import pytest
 
 from tests.firmware.test_firmware_vboard import run_scenario
@@ -23,12 +23,12 @@ SLOW_SEEDS = range(6, 26)
 
 
 def sim_events(scenario, seed, job_event_ms):
-    # sim.runner's cycle, its job started so that its first step falls in the tick where the
+    # The in-process cycle, its job started so that its first step falls in the tick where the
     # firmware's first transition happened (the firmware read the JOB in the tick before).
     sc = scenarios.get(scenario)
     run = runner.CycleRun(sc, sc.resolve(None), seed, 0)
     while run.board.now < job_event_ms:
-        run.board.tick()
+        run.board.step()
     rec = run.run(record_trajectory=False)
     return [list(e) for e in run.events], rec
 

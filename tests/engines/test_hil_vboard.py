@@ -90,8 +90,8 @@ def test_malformed_hil_frames_get_error_replies_and_the_loop_goes_on(board):
 
 
 def test_lockstep_nominal_job_is_judged_placed_and_recorded(board, tmp_path):
+    from surepick.engines.hil import HilSession, record
     from surepick.records import runrecord
-    from surepick.engines.hil import HilSession, write_record
     s = HilSession(board.address, "nominal", 1, "lockstep")
     t0 = time.monotonic()
     rec = s.run(clear_fault=True)
@@ -100,7 +100,7 @@ def test_lockstep_nominal_job_is_judged_placed_and_recorded(board, tmp_path):
                                                              time.monotonic() - t0, rec["link"]))
     assert rec["fsm_outcome"] == "placed" and rec["judge_outcome"] == "placed", rec
     assert rec["success"] and rec["board"]["board_id"].startswith("pico-")
-    write_record(tmp_path / "run", s, rec)
+    runrecord.write(tmp_path / "run", *record(s, rec))
     r = runrecord.load(tmp_path / "run")
     assert r.meta["kind"] == "hil" and r.cycles[0]["outcome"] == "placed"
 

@@ -10,13 +10,11 @@ import pytest
 from surepick.firmware import settings as fw_settings
 from surepick.firmware.servo import Servo, isqrt
 from surepick.shared_fsm import servo_cal
-from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job
-from surepick.engines import inproc as runner
 from surepick.sim import scenarios
 from surepick.sim.plant import Plant
 from surepick.sim.sensor_models import NoiseStream
-from surepick.engines.sim_board import SimBoard
+from surepick.engines.inproc import SimulatedBoard, board_settings
 
 _SQRT1000_X1000 = 31623
 
@@ -163,11 +161,15 @@ class _Twin:
         self.ticks = 0
         self.seen = set()
 
-    def set_pulses(self, us):
-        self.a.set_pulses(us)
-        self.b.set_pulses(us)
+    @property
+    def now_ms(self):
+        return self.a.now_ms
 
-    def advance(self, ms):
+    def exchange(self, pulses, state, ms):
+        # sim.world.World's exchange, without the judge: pulses out, time on.
+        if pulses is not None:
+            self.a.set_pulses(pulses)
+            self.b.set_pulses(pulses)
         self.a.advance(ms)
         self.b.advance(ms)
 
@@ -192,11 +194,12 @@ def test_plant_read_inputs_matches_one_read_per_channel_through_a_grasp_and_faul
     sc = scenarios.get("nominal")
     setup = sc.setup(sc.resolve({}), scenarios.rng_for(4, 0))
     twin = _Twin(part=setup["part"], seed=4004, part_pose=setup["part_pose"])
-    board = SimBoard(twin, Config())
+    board = SimulatedBoard(twin, board_settings())
     board.calibrate_current()
-    pick = runner._um(scenarios.pick_pose_mm(setup["part"], setup["part_width_mm"]))
-    place = runner._um(scenarios.place_pose_mm(setup["part"]))
-    assert board.machine.start_job(Job(pick, place, int(setup["part_width_mm"] * 1000)), runner.check_pose) == 0
+    um = lambda pose: tuple(int(round(v * 1000)) for v in pose)
+    pick = um(scenarios.pick_pose_mm(setup["part"], setup["part_width_mm"]))
+    place = um(scenarios.place_pose_mm(setup["part"]))
+    assert board.ctl.start_job(Job(pick, place, int(setup["part_width_mm"] * 1000))) == 0
     faults = {3600: ("current_offset", {"counts": 150}), 4200: ("brownout", {"duration_ms": 30}),
               4600: ("beam_blocked", {"on": True}), 4700: ("switch_stuck", {"level": 1}),
               4800: ("pot_broken", {"rail": 1}), 4900: ("clear", {}), 5000: ("estop", {"on": True})}
@@ -204,7 +207,7 @@ def test_plant_read_inputs_matches_one_read_per_channel_through_a_grasp_and_faul
         fault = faults.get(twin.a.now_ms)
         if fault is not None:
             twin.inject(fault[0], **fault[1])
-        board.tick()
+        board.step()
     assert twin.ticks > 2500
     # The run went through a pressed switch and a broken beam, not only the open-jaw readings.
     assert (0, 0) in twin.seen and (1, 1) in twin.seen

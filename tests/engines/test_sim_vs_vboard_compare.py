@@ -37,7 +37,7 @@ def check(scenario, seed, tmp_path):
     t0 = time.perf_counter()
     a = host_sim_record(tmp_path / "sim", scenario, seed)
     t1 = time.perf_counter()
-    vboard_run.run(scenario, seed, 1, out=tmp_path / "vboard", workdir=tmp_path)
+    runrecord.write(str(tmp_path / "vboard"), *vboard_run.run(scenario, seed, 1, workdir=tmp_path))
     b = runrecord.load(str(tmp_path / "vboard"))
     t2 = time.perf_counter()
     assert a.meta["kind"] == "host-sim" and b.meta["kind"] == "virtual-board"

@@ -45,10 +45,10 @@ def _cycle_end(f):
 def run_scenario(flash, scenario, seed, tail_ms=TAIL_MS, timeout=90, **plant_kw):
     """Deploy the firmware into `flash`, boot it on a virtual board with the scenario's plant,
     and do what the host simulator does (sim.runner): calibrate the current offset in the tick at
-    sim_board.CAL_AT_MS, then send the scenario's job; both requests travel over the console and
+    sim.world.CAL_AT_MS, then send the scenario's job; both requests travel over the console and
     are read while virtual time holds, so the run is deterministic. Returns (EVENT fields list,
     the PlantService, all frames, wall seconds, boots)."""
-    from surepick.engines.sim_board import CAL_AT_MS
+    from surepick.sim.world import CAL_AT_MS
     from surepick.engines.vboard_plant import plant_board
     deploy_source(flash)
     board = plant_board(flash, scenario, seed, **plant_kw)

@@ -1,0 +1,195 @@
+"""One cycle's physical world: the scenario's set-up, the plant, the injected faults, the judge.
+
+Every engine (the in-process simulator, the virtual board's plant service, hardware in the loop)
+drives the world through the same exchange, once per control period, in this order:
+
+    exchange(pulses, state, advance_ms)
+        1. the board's servo pulses reach the plant (the judge notes the jaw opening in PLACE)
+        2. the plant advances advance_ms
+        3. the board's machine state is noted (for the scenario's "N ms into STATE" triggers)
+        4. injections due by now are applied; a brownout returns a controller reset
+        5. the judge samples the truth every sample_ms
+    then the engine reads the sensors for the board's next tick.
+
+The world reads the board only through what crosses a real board's pins and link: pulse widths
+and the state the firmware reports. Ground truth (plant.truth()) goes to the judge only.
+"""
+from surepick.shared_fsm import states
+from surepick.shared_fsm.config import Config
+
+from . import scenarios
+from .judge import Judge
+from .plant import N_SERVOS, Plant
+
+SAMPLE_MS = 10            # ground truth and trajectory sampling period
+BATCH_SAMPLE_MS = 20      # ground truth only (batches): the judge needs no finer steps
+JUDGE_TAIL_MS = 1300      # keep simulating after the machine is done: "resting for 1 s" needs it
+CYCLE_LIMIT_MS = 60000    # a cycle that has not ended by then is reported as incomplete
+BOOT_MS = 250             # controller restart time after a brownout or power cut
+CAL_AT_MS = 100           # plant ms of the tick in which the host asks for the current calibration
+GRIPPER = 4               # servo index of the jaw
+
+
+def plant_seed(seed, cycle):
+    """The plant's noise seed for a run's seed and cycle index (the one derivation)."""
+    return int(seed) * 1000 + int(cycle)
+
+
+def _um(pose_mm):
+    return tuple(int(round(v * 1000)) for v in pose_mm[:4])
+
+
+class ControllerReset:
+    """The controller lost power at this exchange (brownout on a shared rail, power cut): it
+    gets no reply; the servos are limp for down_ms before it boots again."""
+
+    def __init__(self, why, t_ms, down_ms):
+        self.why = why
+        self.t_ms = t_ms
+        self.down_ms = down_ms
+
+    def __repr__(self):
+        return "ControllerReset(%r at %d ms, down %d ms)" % (self.why, self.t_ms, self.down_ms)
+
+
+class World:
+    """scenario: a scenario or its name; overrides: its parameters (validated); seed, cycle: as a run
+    names them; plant_params: a PlantParams (fitted or perturbed) or None; noise_seed: another
+    sensor-noise seed than the run's (fit re-simulates with other noise than the record)."""
+
+    def __init__(self, scenario="nominal", overrides=None, seed=0, cycle=0, plant_params=None,
+                 sample_ms=SAMPLE_MS, noise_seed=None):
+        # a Scenario, or its name (KeyError/ValueError name the valid ones)
+        self.scenario = scenario if hasattr(scenario, "setup") else scenarios.get(scenario)
+        self.values = self.scenario.resolve(overrides)
+        self.seed = int(seed)
+        self.cycle = int(cycle)
+        self.setup = self.scenario.setup(self.values, scenarios.rng_for(self.seed, self.cycle))
+        s = self.setup
+        self.plant = Plant(part=s["part"], params=plant_params, seed=plant_seed(self.seed, self.cycle) if noise_seed is None else noise_seed,
+                           part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
+        self.judge = Judge(Config().approach_height_um / 1000.0)
+        self.sample_ms = sample_ms
+        self._next_sample = 0
+        self._pending = list(s["injections"])      # (trigger, fault, kwargs) from the scenario
+        self._state = None                         # the board's state name, as last reported
+        self._state_since = 0
+        self._last_grip_pulse = None
+        self.resets = []                           # ControllerReset, in order
+        self.truth = None                          # the last truth sampled, and when
+        self.truth_ms = -1
+        self.on_sample = None                      # callable(t_ms, truth) after each sample
+
+    @property
+    def now_ms(self):
+        return self.plant.now_ms
+
+    def job_um(self):
+        """The scenario's job as an operator would send it: (pick, place, width_um), um/mdeg."""
+        s = self.setup
+        width = s["part_width_mm"]
+        pick = s["pick_mm"] or scenarios.pick_pose_mm(s["part"], width)
+        place = scenarios.place_pose_mm(s["part"])
+        return _um(pick), _um(place), int(round(width * 1000))
+
+    # ---- the exchange ----
+
+    def exchange(self, pulses, state, advance_ms):
+        """pulses: the five pulse widths the board drives (0 = PWM off), or None when the board
+        drives none (not booted); state: its machine state (name or number) or None when not
+        known. -> a ControllerReset when a brownout took the controller down, else None."""
+        if pulses is not None:
+            self.plant.set_pulses(pulses)
+            self._watch_release(pulses[GRIPPER])
+        return self.advance(advance_ms, state)
+
+    def advance(self, advance_ms, state=None):
+        """Steps 2-5 of the exchange (no pulse change)."""
+        if advance_ms:
+            self.plant.advance(advance_ms)
+        if state is not None:
+            self.note_state(state)
+        reset = self._apply_injections()
+        self.sample()
+        return reset
+
+    def note_state(self, state):
+        if isinstance(state, int):
+            state = states.name(state)
+        if state != self._state:
+            self._state = state
+            self._state_since = self.plant.now_ms
+
+    def limp(self, down_ms, period_ms):
+        """The controller is in reset: no PWM for down_ms, time moving on one period at a time
+        (the judge keeps sampling; time-triggered injections still fire)."""
+        self._state = None
+        self.plant.set_pulses([0] * N_SERVOS)
+        self._last_grip_pulse = 0
+        end = self.plant.now_ms + down_ms
+        while self.plant.now_ms < end:
+            self.advance(min(period_ms, end - self.plant.now_ms))
+
+    def inject(self, fault, **kw):
+        """Apply a fault now (tests, the board supervisor); a brownout also resets the controller
+        (returned)."""
+        self.plant.inject(fault, **kw)
+        if fault == "brownout":
+            return self._controller_reset("brownout", int(kw.get("duration_ms", 100)) + BOOT_MS)
+        return None
+
+    def power_cut(self):
+        """The controller's supply is cut now (not the servos' rail)."""
+        return self._controller_reset("power_cut", BOOT_MS)
+
+    def _controller_reset(self, why, down_ms):
+        r = ControllerReset(why, self.plant.now_ms, down_ms)
+        self.resets.append(r)
+        self._state = None
+        return r
+
+    def _apply_injections(self):
+        if not self._pending:
+            return None
+        t = self.plant.now_ms
+        reset = None
+        for item in list(self._pending):
+            trigger, fault, kw = item
+            if trigger[0] == "at":
+                fire = t >= trigger[1]
+            else:
+                fire = self._state == trigger[1] and t - self._state_since >= trigger[2]
+            if fire:
+                self._pending.remove(item)
+                r = self.inject(fault, **kw)
+                reset = reset or r
+        return reset
+
+    # ---- the judge ----
+
+    def sample(self):
+        """Feeds the judge when a sample is due (kept in .truth / .truth_ms)."""
+        t = self.plant.now_ms
+        if t < self._next_sample:
+            return
+        self.truth = self.plant.truth()
+        self.truth_ms = t
+        self.judge.sample(t, self.truth)
+        self._next_sample = t - t % self.sample_ms + self.sample_ms
+        if self.on_sample is not None:
+            self.on_sample(t, self.truth)
+
+    def read_inputs(self):
+        """Every sensor reading a board's pins see, in one call (plant.read_inputs)."""
+        return self.plant.read_inputs()
+
+    def _watch_release(self, grip_pulse):
+        # The moment the machine opens the jaw to place: the gripper's pulse widening while the
+        # board says PLACE. Before it, a part that leaves the fingers was dropped.
+        if (self.judge.release_ms is None and self._state == "PLACE"
+                and self._last_grip_pulse is not None and grip_pulse > self._last_grip_pulse):
+            self.judge.release_ms = self.plant.now_ms
+        self._last_grip_pulse = grip_pulse
+
+    def verdict(self):
+        return self.judge.verdict()

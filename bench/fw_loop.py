@@ -1,7 +1,7 @@
 # Firmware main-loop benchmark under the unix `micropython`:
 #   micropython bench/fw_loop.py [SCENARIO] [--json]
 # Runs firmware/app.py's tick (all drivers, the shared machine, the motion planner, the link)
-# against the scripted stand-in HAL (tests/mpy/fw_standin.py) through one full job, and reports
+# against the scripted stand-in HAL (firmware/hal/scripted.py) through one full job, and reports
 #   - step time per tick (time.ticks_us around App.tick): median, p99, worst, per phase
 #   - bytes allocated per tick (gc.mem_alloc deltas with the GC paused), by class of tick:
 #     plain (nothing sent), frame (a TELEMETRY/EVENT frame went out), plan (a new move was
@@ -18,7 +18,7 @@ _here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
 sys.path[:0] = [_here + "/..", _here + "/../tests/mpy"]    # the repo root: `surepick` as on the board
 from surepick.shared_fsm import link, fake_scenarios  # noqa: E402
 from surepick.shared_fsm.config import Config  # noqa: E402
-from fw_standin import StandInHal  # noqa: E402
+from surepick.firmware.hal.scripted import StandInHal  # noqa: E402
 from surepick.firmware import app as app_mod  # noqa: E402
 import micropython  # noqa: E402
 

@@ -9,7 +9,6 @@
 # Ticks over 2x that handled NO line (the host preempting us) are counted and shown apart.
 import random
 import subprocess
-import sys
 
 import pytest
 

@@ -26,26 +26,29 @@ def _run(cmd, cwd, env, timeout):
     return p
 
 
-def _source_files(root):
-    return {p.relative_to(root).as_posix() for p in (root / "surepick").rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts}
+def _tracked_package_files():
+    # What git tracks under surepick/ (not caches, not anything generated in place).
+    out = subprocess.run(["git", "ls-files", "-z", "surepick"], cwd=str(REPO), capture_output=True,
+                         check=True).stdout.decode()
+    return {p for p in out.split("\0") if p}
 
 
 def test_wheel_installs_and_runs_sim_board_and_deploy(tmp_path):
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     env["SUREPICK_MPY_CACHE"] = str(tmp_path / "mpy-cache")
-    # a copy of what the wheel is built from, so the build leaves nothing in the working tree
+    # a copy of the tracked sources, so the build leaves nothing in the working tree and sees
+    # nothing untracked
     src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    shutil.copytree(REPO / "surepick", src / "surepick", ignore=shutil.ignore_patterns("__pycache__"))
+    tracked = _tracked_package_files()
+    for rel in sorted(tracked) + ["pyproject.toml", "README.md"]:
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / rel, src / rel)
     wheels = tmp_path / "wheels"
     _run([sys.executable, "-m", "pip", "wheel", src, "--no-deps", "-w", wheels], tmp_path, env, 600)
     (wheel,) = wheels.glob("surepick-*.whl")
     inside = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("surepick/")}
-    assert inside == _source_files(src), sorted(inside ^ _source_files(src))
+    assert inside == tracked, sorted(inside ^ tracked)
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", venv], tmp_path, env, 300)

@@ -30,7 +30,7 @@ BENCHES = (
     ("hil_bench.py", PY, [r"lockstep \(TCP\): \{'cycles': 1, 'placed': \d",
                           r"realtime \(pty\): \{'runs': 1, "], True),
     ("monitor_ingest.py", PY, [r"frames: 500,",
-                               r"monitor ingest \(parse \+ model \+ SQLite\): %s frames/s" % NUM], False),
+                               r"monitor ingest \(parse \+ \w+ \+ SQLite\): %s frames/s" % NUM], False),
     ("plant_step.py", PY, [r"plant_full_loop +%s steps/s" % NUM, r"ratio_full_vs_bare_loop +%s" % NUM], False),
     ("sim_bench.py", PY, [r"ratio \(target >= 0\.8\): +%s" % NUM, r"one nominal cycle: +%s x real time" % NUM,
                           r"whole tick +%s us" % NUM, r"mixed batch: 2 cycles"], False),

@@ -1,7 +1,8 @@
 # Time to compare two N-cycle run records (default 1,000). Real host-sim cycles of the nominal
 # plant and of a hardware stand-in are recorded once (K each) and tiled to N cycles per run,
 # written in the run-record format, then `compare` is timed end to end (load + checks + report).
-#   .venv/bin/python bench/compare_bench.py [--cycles 1000] [--real 10]
+#   .venv/bin/python bench/compare_bench.py [--cycles 1000] [--real 10] [--tiny]
+# (--tiny: 2 cycles from 1 real one, for the tests)
 import argparse
 import os
 import shutil
@@ -39,7 +40,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cycles", type=int, default=1000)
     ap.add_argument("--real", type=int, default=10)
+    ap.add_argument("--tiny", action="store_true", help="2 cycles from 1 real one (for the tests)")
     a = ap.parse_args()
+    if a.tiny:
+        a.cycles, a.real = 2, 1
     tmp = tempfile.mkdtemp(prefix="cmpbench")
     try:
         t0 = time.perf_counter()

@@ -5,7 +5,8 @@
 #   warm       nothing changed: only the board-side hashes
 # Every figure includes the soft reset and the wait for the firmware's HELLO frame (shown
 # separately too), unless --no-hello.
-#   .venv/bin/python bench/deploy_time.py [--runs 3] [--no-hello] [--source]
+#   .venv/bin/python bench/deploy_time.py [--runs 3] [--no-hello] [--source] [--tiny]
+# (--tiny: one run, for the tests)
 import argparse
 import shutil
 import statistics
@@ -29,7 +30,10 @@ def main():
     ap.add_argument("--no-hello", dest="hello", action="store_false",
                     help="do not wait for the firmware's hello (a bare board, no HAL)")
     ap.add_argument("--source", action="store_true", help="deploy .py sources instead of .mpy")
+    ap.add_argument("--tiny", action="store_true", help="one run (for the tests)")
     a = ap.parse_args()
+    if a.tiny:
+        a.runs = 1
     real_default = dp.default_cache_dir
 
     def use_cache(d):

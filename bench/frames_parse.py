@@ -2,7 +2,8 @@
 # 5 runs, for a realistic mix (telemetry, events, log records, replies, a little REPL text),
 # fed in 4 KiB chunks as a serial read would deliver them. Compare with the USB link: a
 # full-speed CDC port moves at most about 1 MB/s in practice, so the parser must beat that.
-#   .venv/bin/python bench/frames_parse.py [--frames N] [--chunk BYTES]
+#   .venv/bin/python bench/frames_parse.py [--frames N] [--chunk BYTES] [--tiny]
+# (--tiny: 500 frames, for the tests)
 import argparse
 import random
 import statistics
@@ -49,7 +50,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--frames", type=int, default=50000)
     ap.add_argument("--chunk", type=int, default=4096)
+    ap.add_argument("--tiny", action="store_true", help="500 frames (for the tests)")
     args = ap.parse_args()
+    if args.tiny:
+        args.frames = 500
     data = stream(args.frames)
     runs = [one_run(data, args.chunk) for _ in range(5)]
     n = runs[0][0]

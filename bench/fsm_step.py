@@ -1,13 +1,15 @@
 # Steps per second of the shared machine on the all-states scenario, under CPython and under the
 # `micropython` binary, plus the size of every shared file compiled for the RP2040 (armv6m).
-#   .venv/bin/python bench/fsm_step.py            (runs both interpreters and mpy-cross)
+#   .venv/bin/python bench/fsm_step.py [--tiny]   (runs both interpreters and mpy-cross;
+#                                                  --tiny: one timed run each, for the tests)
 # The scenario's inputs are recorded once through the fake HAL, then replayed into a fresh
 # machine, so the timing covers copying the inputs in and step() itself, not the fake HAL.
 import sys
 
 IS_MPY = sys.implementation.name == "micropython"
 SCENARIO = "part_offset_retry"  # visits all nine states
-REPEATS = 5
+TINY = "--tiny" in sys.argv
+REPEATS = 1 if TINY else 5
 
 
 def _clock_us():
@@ -18,9 +20,18 @@ def _clock_us():
     return int(time.perf_counter() * 1e6)
 
 
+# Every field of machine.Inputs, in the order a recorded row holds them after the time. The
+# replay must copy all of them: with one missing (jaw_done, added after this benchmark) the
+# replayed machine never finished its grasp and the run failed its own check.
+INPUT_FIELDS = ("pot_counts", "switch_pressed", "current_ma", "beam_broken", "estop", "rail_mv",
+                "arrived_seq", "error_seq", "jaw_done")
+
+
 def _record(fake_scenarios, Machine, Config, FakeHal, Job):
     cfg = Config()
     m = Machine(cfg)
+    fields = sorted(m.inp.__dict__)
+    assert fields == sorted(INPUT_FIELDS), "machine.Inputs changed: replay %s" % fields
     hal = FakeHal(cfg, fake_scenarios.find(SCENARIO)[1])
     m.start_job(Job(fake_scenarios.PICK, fake_scenarios.PLACE, 25000))
     rows = []
@@ -28,7 +39,8 @@ def _record(fake_scenarios, Machine, Config, FakeHal, Job):
     while True:
         hal.sense(now, m.inp)
         i = m.inp
-        rows.append((now, i.pot_counts, i.switch_pressed, i.current_ma, i.beam_broken, i.estop, i.arrived_seq))
+        rows.append((now, i.pot_counts, i.switch_pressed, i.current_ma, i.beam_broken, i.estop, i.rail_mv,
+                     i.arrived_seq, i.error_seq, i.jaw_done))
         m.step(now)
         hal.actuate(now, m.out)
         now += 2
@@ -48,7 +60,10 @@ def _replay(rows, Machine, Config, Job, fake_scenarios):
         inp.current_ma = r[3]
         inp.beam_broken = r[4]
         inp.estop = r[5]
-        inp.arrived_seq = r[6]
+        inp.rail_mv = r[6]
+        inp.arrived_seq = r[7]
+        inp.error_seq = r[8]
+        inp.jaw_done = r[9]
         step(r[0])
     dt = _clock_us() - t0
     assert m.cycles_placed == 1
@@ -79,8 +94,11 @@ def main():
     print("CPython %s      steps/s median %d  (all: %s)" % (sys.version.split()[0], med, rates))
     bindir = os.path.dirname(sys.executable)
     mpy = os.path.join(bindir, "micropython")
-    out = subprocess.run([mpy, os.path.abspath(__file__), root], capture_output=True, text=True, timeout=600)
+    out = subprocess.run([mpy, os.path.abspath(__file__), root] + (["--tiny"] if TINY else []),
+                         capture_output=True, text=True, timeout=600)
     print(out.stdout.strip() or out.stderr.strip())
+    if out.returncode != 0:
+        sys.exit("the micropython run failed (exit %d)" % out.returncode)
     import tempfile
     total = 0
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,7 +1,9 @@
 # Firmware main-loop benchmark under the unix `micropython`:
-#   micropython bench/fw_loop.py [SCENARIO] [--json]
+#   micropython bench/fw_loop.py [SCENARIO] [--json] [--tiny]
+# (--tiny: 100 ticks at rest and the first 400 of the job, for the tests; the figures are then
+# from those ticks and the outcome is "unfinished")
 # Runs firmware/app.py's tick (all drivers, the shared machine, the motion planner, the link)
-# against the scripted stand-in HAL (tests/mpy/fw_standin.py) through one full job, and reports
+# against the scripted stand-in HAL (firmware/hal/scripted.py) through one full job, and reports
 #   - step time per tick (time.ticks_us around App.tick): median, p99, worst, per phase
 #   - bytes allocated per tick (gc.mem_alloc deltas with the GC paused), by class of tick:
 #     plain (nothing sent), frame (a TELEMETRY/EVENT frame went out), plan (a new move was
@@ -15,10 +17,10 @@ import sys
 import time
 
 _here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
-sys.path[:0] = [_here + "/..", _here + "/../tests/mpy"]    # the repo root: `surepick` as on the board
+sys.path.insert(0, _here + "/..")    # the repo root: `surepick` as on the board
 from surepick.shared_fsm import link, fake_scenarios  # noqa: E402
 from surepick.shared_fsm.config import Config  # noqa: E402
-from fw_standin import StandInHal  # noqa: E402
+from surepick.firmware.hal.scripted import StandInHal  # noqa: E402
 from surepick.firmware import app as app_mod  # noqa: E402
 import micropython  # noqa: E402
 
@@ -27,7 +29,9 @@ for arg in sys.argv[1:]:
     if not arg.startswith("--"):
         SCENARIO = arg
 AS_JSON = "--json" in sys.argv
-REST_TICKS = 2500          # 5 s at rest before the job (telemetry only)
+TINY = "--tiny" in sys.argv
+REST_TICKS = 100 if TINY else 2500     # 5 s at rest before the job (telemetry only)
+JOB_TICKS = 400 if TINY else 60000     # at most this many ticks of the job
 
 
 def tmpdir():
@@ -117,6 +121,8 @@ def main():
         if job_started and not a.busy() and a.ev_sent > 0 and not a.cycle_end and \
                 hal.ticks_diff(hal.now, job_t0) > 1000:
             break
+        if ticks >= REST_TICKS + JOB_TICKS:
+            break
     gc.enable()
     job_bytes = a.tx_bytes - job_tx0
     job_ms = hal.ticks_diff(hal.now, job_t0)
@@ -130,7 +136,7 @@ def main():
     s = sorted(all_steps)
     res = {
         "scenario": SCENARIO,
-        "outcome": "placed" if a.m.outcome == 10 else "fault %d" % a.m.fault,
+        "outcome": "placed" if a.m.outcome == 10 else ("fault %d" % a.m.fault if a.m.fault else "unfinished"),
         "ticks_timed": len(s),
         "step_us_median": percentile(s, 50),
         "step_us_p99": percentile(s, 99),

@@ -3,34 +3,35 @@
 #   - lockstep cycles per minute (nominal, seeds 1..N, over loopback TCP)
 #   - real-time HIL round trip (sensor frame sent -> first HIL_ACT that used it), median and p99,
 #     over a pty (as a Pico's USB serial port is)
-# Usage: .venv/bin/python bench/hil_bench.py [--cycles N] [--realtime-runs M]
+# Usage: .venv/bin/python bench/hil_bench.py [--cycles N] [--realtime-runs M] [--tiny]
+# (--tiny: one cycle of each, for the tests)
 import argparse
+import shutil
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from test_firmware_vboard import deploy_source  # noqa: E402
-from surepick.engines.hil import HilSession, percentile  # noqa: E402
-from surepick.vboard import VirtualBoard  # noqa: E402
+from surepick.engines.hil import HilSession, percentile
+from surepick.host.deploy import install_source as deploy_source
+from surepick.vboard import VirtualBoard
 
 
 def lockstep(cycles):
     flash = tempfile.mkdtemp(prefix="hilbench-")
     deploy_source(flash)
     walls, ok, rtt = [], 0, []
-    with VirtualBoard(flash) as board:
-        for seed in range(1, cycles + 1):
-            s = HilSession(board.address, "nominal", seed, "lockstep")
-            t0 = time.perf_counter()
-            rec = s.run(clear_fault=True)
-            walls.append(time.perf_counter() - t0)
-            s.client.close()
-            ok += rec["success"]
-            rtt += [v * 1e6 for v in s.latency_s]
+    try:
+        with VirtualBoard(flash) as board:
+            for seed in range(1, cycles + 1):
+                s = HilSession(board.address, "nominal", seed, "lockstep")
+                t0 = time.perf_counter()
+                rec = s.run(clear_fault=True)
+                walls.append(time.perf_counter() - t0)
+                s.client.close()
+                ok += rec["success"]
+                rtt += [v * 1e6 for v in s.latency_s]
+    finally:
+        shutil.rmtree(flash, ignore_errors=True)
     return {"cycles": cycles, "placed": ok, "wall_s_per_cycle_median": round(statistics.median(walls), 2),
             "cycles_per_minute": round(60.0 * cycles / sum(walls), 2),
             "tick_round_trip_us_median": round(statistics.median(rtt)),
@@ -41,15 +42,18 @@ def realtime(runs):
     flash = tempfile.mkdtemp(prefix="hilbench-")
     deploy_source(flash)
     lat, periods, outcomes, late = [], [], [], 0
-    with VirtualBoard(flash, pty=True) as board:
-        for seed in range(1, runs + 1):
-            s = HilSession(board.address, "nominal", seed, "realtime")
-            rec = s.run(clear_fault=True)
-            s.client.close()
-            lat += [v * 1e6 for v in s.latency_s]
-            periods += s.board_period_us
-            outcomes.append("placed" if rec["success"] else rec["outcome"])
-            late += s.late_sends
+    try:
+        with VirtualBoard(flash, pty=True) as board:
+            for seed in range(1, runs + 1):
+                s = HilSession(board.address, "nominal", seed, "realtime")
+                rec = s.run(clear_fault=True)
+                s.client.close()
+                lat += [v * 1e6 for v in s.latency_s]
+                periods += s.board_period_us
+                outcomes.append("placed" if rec["success"] else rec["outcome"])
+                late += s.late_sends
+    finally:
+        shutil.rmtree(flash, ignore_errors=True)
     return {"runs": runs, "port": "pty", "outcomes": outcomes, "samples": len(lat),
             "latency_us_median": round(statistics.median(lat)), "latency_us_p99": round(percentile(lat, 99)),
             "jitter_us_sd": round(statistics.pstdev(lat)),
@@ -61,7 +65,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cycles", type=int, default=3)
     ap.add_argument("--realtime-runs", type=int, default=2)
+    ap.add_argument("--tiny", action="store_true", help="one cycle of each (for the tests)")
     a = ap.parse_args()
+    if a.tiny:
+        a.cycles, a.realtime_runs = 1, 1
     print("lockstep (TCP):", lockstep(a.cycles), flush=True)
     print("realtime (pty):", realtime(a.realtime_runs), flush=True)
 

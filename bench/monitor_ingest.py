@@ -5,7 +5,8 @@
 #       busy arm (about 20/s while cycling) and a LOG_SINCE batch per second, and
 #   (b) what a USB full-speed CDC link can carry at most (~1 MB/s in practice) in frames of
 #       this mix's mean size: the ceiling even a misbehaving board could reach.
-#   .venv/bin/python bench/monitor_ingest.py [--frames N]
+#   .venv/bin/python bench/monitor_ingest.py [--frames N] [--tiny]
+# (--tiny: 500 frames, for the tests)
 import argparse
 import os
 import random
@@ -80,7 +81,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--frames", type=int, default=50000)
     ap.add_argument("--chunk", type=int, default=4096)
+    ap.add_argument("--tiny", action="store_true", help="500 frames (for the tests)")
     a = ap.parse_args()
+    if a.tiny:
+        a.frames = 500
     data = stream(a.frames)
     mean = len(data) / a.frames
     rates = []

@@ -1,7 +1,8 @@
 # Step-rate benchmark of the plant: bare mujoco.mj_step against the plant's full loop (servo
 # models, switch sampling, and the six sensor reads a 500 Hz sim HAL makes every 2 ms), both
 # from the same squeezing-a-cube state. Medians of 5; the ratio comes from the same run.
-#   .venv/bin/python bench/plant_step.py [--steps N]
+#   .venv/bin/python bench/plant_step.py [--steps N] [--tiny]
+# (--tiny: 200 steps, for the tests)
 import argparse
 import json
 import statistics
@@ -93,7 +94,10 @@ def run(steps):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--steps", type=int, default=20000)
+    ap.add_argument("--tiny", action="store_true", help="200 steps (for the tests)")
     args = ap.parse_args(argv)
+    if args.tiny:
+        args.steps = 200
     out = run(args.steps)
     for k, v in out["median_steps_per_s"].items():
         print("%-22s %10.0f steps/s" % (k, v))

@@ -8,7 +8,9 @@
 #   4. wall time of a mixed batch (every scenario, round robin) with --jobs 2 (target: 1,000
 #      cycles under 2 minutes); pass --batch N to choose N (0 skips it)
 #   5. with --breakdown: each phase of a loop tick timed on its own
-#   .venv/bin/python bench/sim_bench.py [--batch 1000] [--breakdown]
+#   .venv/bin/python bench/sim_bench.py [--batch 1000] [--breakdown] [--tiny]
+#   (--tiny, for the tests: one run of each part over 400 ms of the job, the breakdown included,
+#   one cycle, a batch of 2)
 import argparse
 import statistics
 import sys
@@ -160,9 +162,14 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--breakdown", action="store_true",
                     help="also time each phase of a loop tick (medians over ticks, then over 5 runs)")
+    ap.add_argument("--tiny", action="store_true", help="a few iterations of everything (for the tests)")
     a = ap.parse_args()
+    global SIM_MS
+    runs_n = 5
+    if a.tiny:
+        SIM_MS, runs_n, a.breakdown, a.batch = 400, 1, True, 2
     bare, full, rtf, phys_us, rest_us = [], [], [], [], []
-    for _ in range(5):
+    for _ in range(runs_n):
         b, f, p, r = loop_vs_bare()
         bare.append(b)
         full.append(f)
@@ -170,17 +177,17 @@ def main():
         rest_us.append(r * 1e6)
         rtf.append(cycle_rtf()[0])
     ratios = sorted(f / b for b, f in zip(bare, full))
-    print("bare mj_step (same trajectory): %.1f x real time (median of 5: %s)"
-          % (statistics.median(bare), ", ".join("%.1f" % v for v in bare)))
-    print("machine+sensors in the loop:    %.1f x real time (median of 5: %s)"
-          % (statistics.median(full), ", ".join("%.1f" % v for v in full)))
-    print("ratio (target >= 0.8):          %.2f (median of the 5 per-run ratios)" % ratios[2])
+    print("bare mj_step (same trajectory): %.1f x real time (median of %d: %s)"
+          % (statistics.median(bare), runs_n, ", ".join("%.1f" % v for v in bare)))
+    print("machine+sensors in the loop:    %.1f x real time (median of %d: %s)"
+          % (statistics.median(full), runs_n, ", ".join("%.1f" % v for v in full)))
+    print("ratio (target >= 0.8):          %.2f (median of the %d per-run ratios)" % (statistics.median(ratios), runs_n))
     print("per 2 ms loop tick:             %.1f us in mj_step, %.1f us outside it (medians; the latter"
           " includes ~%.2f us per mj_step call for the timing wrapper itself)"
           % (statistics.median(phys_us), statistics.median(rest_us), wrapper_cost() * 1e6))
-    print("one nominal cycle:              %.1f x real time (median of 5)" % statistics.median(rtf))
+    print("one nominal cycle:              %.1f x real time (median of %d)" % (statistics.median(rtf), runs_n))
     if a.breakdown:
-        runs = [breakdown() for _ in range(5)]
+        runs = [breakdown() for _ in range(runs_n)]
         print("per tick, median us (each phase timed by a wrapper):")
         for k in runs[0]:
             v = statistics.median(r[k] for r in runs)

@@ -37,6 +37,7 @@ MODULES = (
     "firmware/status_led",
     "firmware/telemetry",
     "firmware/hal/__init__",
+    "firmware/hal/contract",
     "firmware/hal/hil",
     "firmware/hal/rp2040",
     "firmware/hal/virtual",

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.firmware.test_firmware_vboard import deploy_source
+from tests.support.vboard import deploy_source
 
 SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
 

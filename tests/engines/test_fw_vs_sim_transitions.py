@@ -6,7 +6,7 @@
 # practice every field matches.
 import pytest
 
-from tests.firmware.test_firmware_vboard import run_scenario
+from tests.support.vboard import run_scenario
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config

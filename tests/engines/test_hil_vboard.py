@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.firmware.test_firmware_vboard import deploy_source
+from tests.support.vboard import deploy_source
 from surepick.shared_fsm import link
 
 from tests.support.needs import NEEDS_MICROPYTHON

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.firmware.test_firmware_vboard import Console, deploy_source, run_scenario
+from tests.support.vboard import Console, deploy_source, run_scenario
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states

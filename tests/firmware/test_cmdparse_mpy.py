@@ -1,8 +1,6 @@
 # 10,000 random and mutated lines through firmware/cmdparse.py under the real `micropython`:
 # error replies only for bad input, silence for REPL text and echoes, no exception, and the
 # per-line parse time (time.ticks_us, min of 3 runs per line) well under the 2 ms loop period.
-import sys
-from pathlib import Path
 
 import pytest
 

@@ -2,8 +2,6 @@
 # how the line reader copes with REPL text, CRLF, overlong lines and frames after garbage.
 import binascii
 import os
-import sys
-from pathlib import Path
 
 from surepick.firmware import cmdparse
 from surepick.shared_fsm import link

@@ -1,6 +1,6 @@
 # 10,000 random and mutated lines into the RUNNING firmware's command parser under the real
 # `micropython`: firmware/app.py's own main loop (App.run) on the scripted stand-in HAL
-# (tests/mpy/fw_standin.py, virtual time), the lines fed through its console input one after
+# (firmware/hal/scripted.py, virtual time), the lines fed through its console input one after
 # the other, at most link_rx_bytes per tick as on the board. For every line: silence (REPL text,
 # echoes) or exactly one error REPLY, the same one CPython's copy of the reader and parser gives
 # (firmware/cmdparse.py); never OK, never INTERNAL; no exception out of the loop; the machine
@@ -9,7 +9,6 @@
 # Ticks over 2x that handled NO line (the host preempting us) are counted and shown apart.
 import random
 import subprocess
-import sys
 
 import pytest
 
@@ -36,11 +35,11 @@ CATS = ("mutated", "bad_fields", "echo", "text", "random", "overlong", "version"
 HARNESS = r'''
 import gc
 import sys
-sys.path[:0] = [sys.argv[4] + "/tests/mpy", sys.argv[4]]
 from surepick.shared_fsm import link
 from surepick.shared_fsm.config import Config
-from fw_standin import StandInHal, StopRun
+from surepick.firmware.hal.scripted import StandInHal, StopRun
 from surepick.firmware import app as app_mod
+from checks import result
 
 lines = open(sys.argv[1], "rb")
 out = open(sys.argv[3], "w")
@@ -155,28 +154,28 @@ except StopRun:
     pass
 out.close()
 s = a.stats
-print("RESULT ticks %d" % st["ticks"])
-print("RESULT over2x_line %d" % st["over2x_line"])
-print("RESULT over2x_idle %d" % st["over2x_idle"])
-print("RESULT worst_line_tick_us %d" % st["worst_line_tick"])
-print("RESULT worst_idle_tick_us %d" % st["worst_idle_tick"])
-print("RESULT not_idle %d" % st["not_idle"])
-print("RESULT retry_differs %d" % st["retry_differs"])
-print("RESULT loop_worst_step_us %d" % s.worst_step_us)
-print("RESULT loop_overruns %d" % s.overruns)
-print("RESULT loop_late %d" % s.late)
-print("RESULT flash_ticks %d" % s.flash_ticks)
-print("RESULT rx_lines %d" % a.rx_lines)
-print("RESULT reader_overlong %d" % a.reader.overlong)
+result("ticks", st["ticks"])
+result("over2x_line", st["over2x_line"])
+result("over2x_idle", st["over2x_idle"])
+result("worst_line_tick_us", st["worst_line_tick"])
+result("worst_idle_tick_us", st["worst_idle_tick"])
+result("not_idle", st["not_idle"])
+result("retry_differs", st["retry_differs"])
+result("loop_worst_step_us", s.worst_step_us)
+result("loop_overruns", s.overruns)
+result("loop_late", s.late)
+result("flash_ticks", s.flash_ticks)
+result("rx_lines", a.rx_lines)
+result("reader_overlong", a.reader.overlong)
 t = st.get("telemetry")
 if t:
-    print("RESULT tel_period_us %d" % t[14])
-    print("RESULT tel_worst_us %d" % t[15])
-    print("RESULT tel_overruns %d" % t[16])
+    result("tel_period_us", t[14])
+    result("tel_worst_us", t[15])
+    result("tel_overruns", t[16])
 p = st.get("status_payload")
 if p:
-    print("RESULT status_ok %d" % (1 if p[1] == 0 else 0))
-    print("RESULT status_worst_step_us %d" % p[7])
+    result("status_ok", 1 if p[1] == 0 else 0)
+    result("status_worst_step_us", p[7])
 print("END")
 '''
 
@@ -298,7 +297,7 @@ def run_fuzz(tmp_path, seed, count):
     flash.mkdir()
     res_path = tmp_path / "answers.txt"
     proc = subprocess.run(
-        [host_helpers.micropython(), str(harness), str(src), str(flash), str(res_path), str(REPO)],
+        [host_helpers.micropython(), str(harness), str(src), str(flash), str(res_path)],
         cwd=str(REPO), env=host_helpers.env(), capture_output=True, timeout=600)
     text = proc.stdout.decode()
     assert proc.returncode == 0 and "END" in text, proc.stderr.decode()[-3000:] + text[-2000:]

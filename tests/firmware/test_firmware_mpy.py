@@ -2,8 +2,6 @@
 # loop running fake-HAL scenario jobs end to end through the link, boot recovery, link handlers
 # and config persistence, the frame writer and Ctrl-C. Each runner prints FAIL lines and
 # "RESULT name value" figures.
-import sys
-from pathlib import Path
 
 import pytest
 

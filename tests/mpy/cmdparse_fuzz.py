@@ -8,6 +8,7 @@ from prng import Prng
 from link_vectors import fields_for
 from surepick.shared_fsm import link
 from surepick.firmware import cmdparse
+from checks import fail, finish, result, show_at_most
 
 REQUESTS = [t for t in sorted(link.SCHEMA.keys()) if link.is_request(t)]
 BOARD = [t for t in sorted(link.SCHEMA.keys()) if not link.is_request(t)]
@@ -87,9 +88,9 @@ def main():
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
     rng = Prng(seed)
+    show_at_most(20)
     made = [0] * len(CATS)
     errors = {}
-    fails = 0
     exceptions = 0
     replies = 0
     silent = 0
@@ -119,11 +120,6 @@ def main():
     overlong_frames = 0
     worst_poll = 0
 
-    def fail(msg):
-        if fails < 20:
-            print("FAIL", msg)
-        return fails + 1
-
     for _ in range(count):
         cat = rng.below(len(CATS))
         line, expect = make(rng, cat)
@@ -136,7 +132,7 @@ def main():
                 times.append(time.ticks_diff(time.ticks_us(), t0))
         except Exception as e:
             exceptions += 1
-            fails = fail("exception %r on %r" % (e, line))
+            fail("exception %r on %r" % (e, line))
             continue
         worst_raw = max(worst_raw, times[0])
         if min(times) > worst:
@@ -148,28 +144,28 @@ def main():
         if cmdparse.needs_reply(err):
             replies += 1
             if err != link.OK and cmdparse.error_reply(rid, err) is None:
-                fails = fail("no error reply for %r" % (line,))
+                fail("no error reply for %r" % (line,))
         else:
             silent += 1
         if cat == 0:
             valid_lines += 1
             if err != link.OK or (ftype, (rid,) + args) != expect:
-                fails = fail("valid request rejected %r -> %r" % (line, res))
+                fail("valid request rejected %r -> %r" % (line, res))
         elif err == link.OK:
-            fails = fail("cat %s accepted %r" % (CATS[cat], line))
+            fail("cat %s accepted %r" % (CATS[cat], line))
         elif cat == 1 and not cmdparse.needs_reply(err):
-            fails = fail("mutant went unanswered %r" % (line,))
+            fail("mutant went unanswered %r" % (line,))
         elif cat == 2 and err != link.E_DIRECTION:
-            fails = fail("echo not recognised %r -> %d" % (line, err))
+            fail("echo not recognised %r -> %d" % (line, err))
         elif cat == 3 and err != link.E_NOT_FRAME:
-            fails = fail("text answered %r -> %d" % (line, err))
+            fail("text answered %r -> %d" % (line, err))
         elif cat == 5 and err != link.E_TOO_LONG:
-            fails = fail("overlong not flagged %r" % (line,))
+            fail("overlong not flagged %r" % (line,))
         elif cat == 6 and (err not in (link.E_FIELD_COUNT, link.E_RANGE, link.E_BAD_FIELD)
                            or rid != expect):
-            fails = fail("bad fields %r -> %r" % (line, res))
+            fail("bad fields %r -> %r" % (line, res))
         elif cat == 7 and err != link.E_VERSION:
-            fails = fail("version %r -> %d" % (line, err))
+            fail("version %r -> %d" % (line, err))
 
         src.data = line + b"\n"
         src.i = 0
@@ -187,42 +183,43 @@ def main():
                     overlong_frames += 1
         except Exception as e:
             exceptions += 1
-            fails = fail("reader exception %r" % (e,))
+            fail("reader exception %r" % (e,))
         if seen is not None:
             got += 1
             if cat != 0:
                 # legit only as a resync: a frame after the last RS inside the line
                 tail = line[line.rfind(b"\x1e"):]
                 if link.decode(tail)[0] != link.OK:
-                    fails = fail("reader accepted %r" % (line,))
+                    fail("reader accepted %r" % (line,))
                 else:
                     resync_recovered += 1
         if cat == 0 and seen != expect:
-            fails = fail("reader lost %r" % (line,))
+            fail("reader lost %r" % (line,))
 
     if got != valid_lines + resync_recovered:
-        fails = fail("reader recovered %d of %d valid requests" % (got, valid_lines))
+        fail("reader recovered %d of %d valid requests" % (got, valid_lines))
 
     for i in range(len(CATS)):
-        print("RESULT made_%s %d" % (CATS[i], made[i]))
+        result("made_" + CATS[i], made[i])
     for k in sorted(errors.keys()):
-        print("RESULT err_%s %d" % (link.ERROR_NAMES[k], errors[k]))
-    print("RESULT lines %d" % count)
-    print("RESULT replies %d" % replies)
-    print("RESULT silent %d" % silent)
-    print("RESULT exceptions %d" % exceptions)
-    print("RESULT fails %d" % fails)
-    print("RESULT worst_parse_us %d" % worst)
-    print("RESULT worst_parse_raw_us %d" % worst_raw)
+        result("err_" + link.ERROR_NAMES[k], errors[k])
+    result("lines", count)
+    result("replies", replies)
+    result("silent", silent)
+    result("exceptions", exceptions)
+    result("worst_parse_us", worst)
+    result("worst_parse_raw_us", worst_raw)
     print("INFO worst_parse_line %s" % worst_what)
-    print("RESULT reader_resync_recovered %d" % resync_recovered)
-    print("RESULT mean_parse_us_x100 %d" % (total * 100 // count))
-    print("RESULT reader_lines %d" % reader.lines)
-    print("RESULT reader_valid %d" % got)
-    print("RESULT reader_overlong %d" % reader.overlong)
-    print("RESULT reader_overlong_frames %d" % overlong_frames)
-    print("RESULT reader_resyncs %d" % reader.resyncs)
-    print("RESULT worst_poll_us %d" % worst_poll)
+    result("reader_resync_recovered", resync_recovered)
+    result("mean_parse_us_x100", total * 100 // count)
+    result("reader_lines", reader.lines)
+    result("reader_valid", got)
+    result("reader_overlong", reader.overlong)
+    result("reader_overlong_frames", overlong_frames)
+    result("reader_resyncs", reader.resyncs)
+    result("worst_poll_us", worst_poll)
+
+    finish()
 
 
 main()

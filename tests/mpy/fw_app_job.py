@@ -6,8 +6,9 @@ import sys
 
 from surepick.shared_fsm import link, fake_scenarios, trace_text
 from surepick.shared_fsm.config import Config
-from fw_standin import StandInHal, StopRun
+from surepick.firmware.hal.scripted import StandInHal, StopRun
 from surepick.firmware import app as app_mod
+from checks import result
 
 scenario = sys.argv[1]
 flash = sys.argv[2]
@@ -63,34 +64,34 @@ print("REPLIES", replies)
 if telem:
     print("TELEMETRY_LAST", telem[-1])
 m = a.m
-print("RESULT outcome_placed %d" % (1 if m.outcome == 10 else 0))
-print("RESULT fault %d" % m.fault)
-print("RESULT cycles_ok %d" % a.log.counters[0])
-print("RESULT cycles_failed %d" % a.log.counters[1])
-print("RESULT faults %d" % a.log.counters[2])
-print("RESULT boots %d" % a.log.counters[3])
-print("RESULT hello %d" % names.get("HELLO", 0))
-print("RESULT telemetry %d" % names.get("TELEMETRY", 0))
-print("RESULT events %d" % len(events))
-print("RESULT event_frames_match %d" % (1 if len(events) == m.events.last_seq() else 0))
-print("RESULT log_last_seq %d" % a.log.last_seq)
-print("RESULT log_pending %d" % a.log.pending)
-print("RESULT job_reply_ok %d" % (1 if [r for r in replies if r[0] == 7 and r[1] == 0] else 0))
-print("RESULT ticks %d" % a.stats.ticks)
-print("RESULT overruns %d" % a.stats.overruns)
-print("RESULT worst_step_us %d" % a.stats.worst_step_us)
-print("RESULT flash_ticks %d" % a.stats.flash_ticks)
-print("RESULT feeds %d" % hal.feeds)
-print("RESULT wdt_ms %d" % hal.wdt_ms)
+result("outcome_placed", 1 if m.outcome == 10 else 0)
+result("fault", m.fault)
+result("cycles_ok", a.log.counters[0])
+result("cycles_failed", a.log.counters[1])
+result("faults", a.log.counters[2])
+result("boots", a.log.counters[3])
+result("hello", names.get("HELLO", 0))
+result("telemetry", names.get("TELEMETRY", 0))
+result("events", len(events))
+result("event_frames_match", 1 if len(events) == m.events.last_seq() else 0)
+result("log_last_seq", a.log.last_seq)
+result("log_pending", a.log.pending)
+result("job_reply_ok", 1 if [r for r in replies if r[0] == 7 and r[1] == 0] else 0)
+result("ticks", a.stats.ticks)
+result("overruns", a.stats.overruns)
+result("worst_step_us", a.stats.worst_step_us)
+result("flash_ticks", a.stats.flash_ticks)
+result("feeds", hal.feeds)
+result("wdt_ms", hal.wdt_ms)
 if telem:
     t = telem[-1]
-    print("RESULT tel_period_us %d" % t[14])
-    print("RESULT tel_worst_us %d" % t[15])
-    print("RESULT tel_overruns %d" % t[16])
-    print("RESULT tel_cycles_ok %d" % t[4])
-print("RESULT tx_bytes %d" % a.tx_bytes)
-print("RESULT virtual_ms %d" % (a.stats.ticks * 2))
+    result("tel_period_us", t[14])
+    result("tel_worst_us", t[15])
+    result("tel_overruns", t[16])
+    result("tel_cycles_ok", t[4])
+result("tx_bytes", a.tx_bytes)
+result("virtual_ms", a.stats.ticks * 2)
 import os
-print("RESULT marker %d" % (1 if "job.json" in os.listdir(flash) else 0))
-print("RESULT rest %d" % (1 if "rest.json" in os.listdir(flash) else 0))
+result("marker", 1 if "job.json" in os.listdir(flash) else 0)
+result("rest", 1 if "rest.json" in os.listdir(flash) else 0)
 print("END")

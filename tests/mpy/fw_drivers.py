@@ -2,21 +2,11 @@
 # acceleration limits, no snap on boot, e-stop latch and fail-safe wiring, current offset
 # calibration, pot filter, no heap allocation in the per-tick calls. Prints "FAIL ..." for every
 # broken expectation and "RESULT name value" figures; exit code 1 on any failure.
-import sys
-
 import micropython
 from surepick.shared_fsm.servo_cal import pulse_us, DEFAULT_CAL
 from surepick.firmware.servo import Servo, isqrt
 from surepick.firmware.sensors import Pot, Current, Rail, Switch, EStop, CURRENT_IDLE, CURRENT_HOLDING, CURRENT_STALL
-
-fails = 0
-
-
-def check(cond, what):
-    global fails
-    if not cond:
-        fails += 1
-        print("FAIL", what)
+from checks import check, finish, result
 
 
 class Hal:
@@ -85,8 +75,8 @@ check(over == 0, "servo overshoot %d mdeg" % over)
 check(arrived > 0, "servo arrived on the target")
 # time-optimal trapezoid: 120 deg at 240 deg/s, 2400 deg/s^2 -> 0.6 s cruise + 0.1 s ramps = 0.6 s
 check(arrived * 2 < 800, "servo arrival took %d ms" % (arrived * 2))
-print("RESULT servo_step_arrive_ms %d" % (arrived * 2))
-print("RESULT servo_step_max_dv %d" % max_dv)
+result("servo_step_arrive_ms", arrived * 2)
+result("servo_step_max_dv", max_dv)
 # and back down
 max_dv, max_v, over, arrived = run_move(sv, 20000, 2000)
 check(max_dv <= 4800 and over == 0 and arrived > 0, "servo step down: dv %d over %d" % (max_dv, over))
@@ -104,7 +94,7 @@ for k in range(400):                      # 0.8 s: stays inside the 180 deg trav
     if k > 10:
         lag = max(lag, abs(target - sv.pos))
 check(lag <= 200, "ramp tracking lag %d mdeg" % lag)
-print("RESULT servo_ramp_lag_mdeg %d" % lag)
+result("servo_ramp_lag_mdeg", lag)
 
 # pulses stay in the calibrated range whatever the target
 sv = Servo(hal, 3, (600, 2400, 10, 1), 300, 3000, 0)
@@ -199,7 +189,7 @@ check(vals[0] == 25000, "first step is 1/4 of the way: %d" % vals[0])
 k90 = 0
 while vals[k90] < 38000:
     k90 += 1
-print("RESULT pot_90pct_ticks %d" % (k90 + 1))
+result("pot_90pct_ticks", k90 + 1)
 # noise: alternating +-400 around 30000 shrinks to under 1/3
 hal.adc[0] = 30000
 for _ in range(50):
@@ -213,7 +203,7 @@ for k in range(200):
         spread_lo = min(spread_lo, v)
         spread_hi = max(spread_hi, v)
 check(spread_hi - spread_lo < 800 // 3, "filtered spread %d" % (spread_hi - spread_lo))
-print("RESULT pot_noise_spread %d" % (spread_hi - spread_lo))
+result("pot_noise_spread", spread_hi - spread_lo)
 # downwards to a rail (broken wire) also settles exactly
 hal.adc[0] = 0
 for _ in range(80):
@@ -256,5 +246,4 @@ except MemoryError:
 micropython.heap_unlock()
 check(ok, "sensor reads allocated")
 
-print("RESULT fails %d" % fails)
-sys.exit(1 if fails else 0)
+finish()

@@ -9,21 +9,12 @@ import sys
 
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
-from fw_standin import StandInHal
+from surepick.firmware.hal.scripted import StandInHal
 from surepick.firmware import app as app_mod
 from surepick.firmware import settings as settings_mod
+from checks import check, finish
 
 FLASH = sys.argv[1]
-fails = 0
-
-
-def check(cond, what):
-    global fails
-    if not cond:
-        fails += 1
-        print("FAIL", what)
-
-
 hal = StandInHal(Config(), {})
 a = app_mod.App(hal, root=FLASH)
 hal.out = a.m.out
@@ -169,5 +160,4 @@ r, _ = ask(link.T_PING, 33)
 check(r[:2] == (33, link.OK), "still answering after garbage %s" % (r,))
 check(a.stats.ticks >= ticks0, "the loop kept running")
 
-print("RESULT fails %d" % fails)
-sys.exit(1 if fails else 0)
+finish()

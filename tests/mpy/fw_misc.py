@@ -11,21 +11,12 @@ import sys
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
 from surepick.firmware.framewriter import FrameWriter
-from fw_standin import StandInHal
+from surepick.firmware.hal.scripted import StandInHal
 
 from surepick.firmware import app as app_mod
+from checks import check, finish, result
 
 FLASH = sys.argv[1]
-fails = 0
-
-
-def check(cond, what):
-    global fails
-    if not cond:
-        fails += 1
-        print("FAIL", what)
-
-
 seed = [12345]
 
 
@@ -54,7 +45,7 @@ for n in range(600):
         same += 1
     else:
         check(False, "frame differs: %r vs %r" % (got, ref))
-print("RESULT frames_identical %d" % same)
+result("frames_identical", same)
 
 # ---- Ctrl-C mid-job ----
 hal = StandInHal(Config(), {})
@@ -85,5 +76,4 @@ check(0 not in hal.pulses, "no servo went limp: %s" % hal.pulses)
 check("rest.json" in os.listdir(FLASH), "pose saved at shutdown")
 check("job.json" in os.listdir(FLASH), "the marker stays: the cycle was interrupted")
 check(a.log.pending == 0, "log committed at shutdown")
-print("RESULT fails %d" % fails)
-sys.exit(1 if fails else 0)
+finish()

@@ -10,21 +10,12 @@ import sys
 from surepick.shared_fsm import link, servo_cal, kinematics
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.codes import F_INTERRUPTED, K_NOTE, K_FAULT, R_PLACED
-from fw_standin import StandInHal, StopRun
+from surepick.firmware.hal.scripted import StandInHal, StopRun
 from surepick.firmware import boot_recovery as rec
 from surepick.firmware import app as app_mod
+from checks import check, finish, result
 
 BASE = sys.argv[1]
-fails = 0
-
-
-def check(cond, what):
-    global fails
-    if not cond:
-        fails += 1
-        print("FAIL", what)
-
-
 cfg = Config()
 W = 25000
 closed = W - cfg.squeeze_um                      # 19 mm: closed on nothing
@@ -212,8 +203,8 @@ check(abs(jaw_of_pulse(fp[4]) - (24000 - cfg.hold_squeeze_um)) < 500,
 # gentle all the way: no servo pulse jumps more than a few us per tick
 worst = max(max_step_per_tick(hal, i) for i in range(4))
 check(worst <= 3, "B3 arm pulse step per tick %d us" % worst)
-print("RESULT finish_arm_pulse_step_us %d" % worst)
-print("RESULT finish_virtual_ms %d" % (a.stats.ticks * 2))
+result("finish_arm_pulse_step_us", worst)
+result("finish_virtual_ms", a.stats.ticks * 2)
 
 # B4: clean boot: the stored rest pose is commanded first, exactly, and nothing moves
 a, hal, d = boot("clean", held=False, marker=False)
@@ -234,5 +225,4 @@ f.close()
 q, jaw, stored = rec.read_rest_at(d2)
 check(q == rec.HOME_JOINTS_MDEG and not stored, "B5 torn rest -> home pose")
 
-print("RESULT fails %d" % fails)
-sys.exit(1 if fails else 0)
+finish()

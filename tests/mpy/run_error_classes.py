@@ -1,6 +1,4 @@
 # The shared error classes must construct under MicroPython (no unbound ValueError.__init__ there).
-import sys
-sys.path.insert(0, sys.argv[1])
 from surepick.shared_fsm import kinematics
 from surepick.shared_fsm.config import Config
 try:

@@ -1,15 +1,13 @@
 # Runs the fake-HAL scenario suite under the `micropython` binary (no pytest there) and prints
 # each scenario's event trace, one record per line, in the same text the CPython side produces.
-#   micropython tests/mpy/run_fsm_scenarios.py ROOT [heaplock]
+#   micropython tests/mpy/run_fsm_scenarios.py [heaplock]     (MICROPYPATH: tests/support/mpy.py)
 # With "heaplock", every machine.step() runs under micropython.heap_lock(): any allocation in
 # the step raises MemoryError, which is reported and fails the run.
 import sys
 
-root = sys.argv[1]
-sys.path.insert(0, root)
-heaplock = len(sys.argv) > 2 and sys.argv[2] == "heaplock"
+from surepick.shared_fsm import fake_scenarios, trace_text
 
-from surepick.shared_fsm import fake_scenarios, trace_text  # noqa: E402
+heaplock = len(sys.argv) > 1 and sys.argv[1] == "heaplock"
 
 if heaplock:
     import micropython

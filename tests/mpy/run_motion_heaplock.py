@@ -1,13 +1,12 @@
 # Motion.tick() under micropython.heap_lock(): planning a move may allocate (once per move),
-# advancing it every tick must not.  micropython tests/mpy/run_motion_heaplock.py ROOT
+# advancing it every tick must not.  micropython tests/mpy/run_motion_heaplock.py
 import sys
 
-sys.path.insert(0, sys.argv[1])
-import micropython  # noqa: E402
-from surepick.shared_fsm.config import Config  # noqa: E402
-from surepick.shared_fsm.machine import Inputs, Outputs, MOVE_LINE, MOVE_FREE  # noqa: E402
-from surepick.shared_fsm.motion import Motion  # noqa: E402
-from surepick.shared_fsm import kinematics  # noqa: E402
+import micropython
+from surepick.shared_fsm.config import Config
+from surepick.shared_fsm.machine import Inputs, Outputs, MOVE_LINE, MOVE_FREE
+from surepick.shared_fsm.motion import Motion
+from surepick.shared_fsm import kinematics
 
 q = [0, 0, 0, 0]
 kinematics.inverse_mdeg(160000, -60000, 12500, -90000, q)

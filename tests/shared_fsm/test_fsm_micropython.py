@@ -3,10 +3,10 @@
 import subprocess
 
 from tests.conftest import REPO
+from tests.support import mpy as host_helpers
 from surepick.shared_fsm import fake_scenarios
 from surepick.shared_fsm import trace_text
 
-RUNNER = REPO / "tests" / "mpy" / "run_fsm_scenarios.py"
 START = (1 << 30) - 3000
 
 
@@ -19,24 +19,24 @@ def _cpython_text():
     return "\n".join(out) + "\n"
 
 
-def _run_mpy(micropython_bin, *extra):
-    r = subprocess.run([micropython_bin, str(RUNNER), str(REPO)] + list(extra),
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    return r.stdout
+def _run_mpy(*extra):
+    r = host_helpers.run("run_fsm_scenarios.py", *extra, timeout=120)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert r.returncode == 0, out[-2000:] + err[-2000:]
+    return out
 
 
-def test_traces_identical_under_micropython_and_cpython(micropython_bin):
-    mpy = _run_mpy(micropython_bin)
+def test_traces_identical_under_micropython_and_cpython():
+    mpy = _run_mpy()
     cpy = _cpython_text()
     assert mpy.count("== ") == len(fake_scenarios.names())
     assert mpy == cpy
 
 
-def test_step_allocates_nothing_under_heap_lock(micropython_bin):
+def test_step_allocates_nothing_under_heap_lock():
     # The runner wraps every Machine.step in micropython.heap_lock(); an allocation raises
     # MemoryError, which the runner reports with exit code 3.
-    out = _run_mpy(micropython_bin, "heaplock")
+    out = _run_mpy("heaplock")
     assert out == _cpython_text()
     # the suite visits all nine states, so every state's step ran under the lock
     visited = set()
@@ -68,17 +68,15 @@ def test_every_shared_file_compiles_for_rp2040(mpy_cross_bin, tmp_path):
         assert out.stat().st_size > 0
 
 
-def test_motion_tick_allocates_nothing_under_heap_lock(micropython_bin):
-    r = subprocess.run([micropython_bin, str(REPO / "tests" / "mpy" / "run_motion_heaplock.py"), str(REPO)],
-                       capture_output=True, text=True, timeout=120)
+def test_motion_tick_allocates_nothing_under_heap_lock():
+    r = host_helpers.run("run_motion_heaplock.py", timeout=120, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith("OK ticks=")
     assert int(r.stdout.split("ticks=")[1].split()[0]) > 500
 
 
-def test_error_classes_work_under_micropython(micropython_bin):
-    r = subprocess.run([micropython_bin, str(REPO / "tests" / "mpy" / "run_error_classes.py"), str(REPO)],
-                       capture_output=True, text=True, timeout=60)
+def test_error_classes_work_under_micropython():
+    r = host_helpers.run("run_error_classes.py", timeout=60, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].startswith("ok 1 pose unreachable (too far)")

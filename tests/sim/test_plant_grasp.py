@@ -9,7 +9,7 @@ import pytest
 from surepick.sim import plant as plant_mod
 from surepick.sim.plant import Plant
 
-from tests.sim.test_plant_helpers import SQUEEZE_MM, Script, home_pose, pick, pulses_for
+from tests.support.plant_script import SQUEEZE_MM, Script, home_pose, pick, pulses_for
 
 CUBE_MM = 25.0
 LIFT_MM = 60.0

@@ -177,7 +177,7 @@ def test_stall_torque_and_current_follow_the_rail():
         p.rail.nominal_mv = nominal_mv
         plant = Plant(part=None, obstacle=True, params=p)
         plant.set_pulses(list(plant.servos.pulses))
-        from tests.sim.test_plant_helpers import Script, home_pose
+        from tests.support.plant_script import Script, home_pose
         sc = Script(plant, home_pose(plant))
         sc.move(x=140.0, y=0.0, z=80.0, jaw=45.0)
         sc.move(z=25.0, speed_mm_s=60.0)

@@ -5,7 +5,7 @@ import pytest
 from surepick.sim.plant import Plant
 from surepick.sim.sensor_models import quantise_u16
 
-from tests.sim.test_plant_helpers import Script, home_pose, pick
+from tests.support.plant_script import Script, home_pose, pick
 
 
 def record(plant, script_fn, ms=None):

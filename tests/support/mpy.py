@@ -1,7 +1,7 @@
 # For the pytest side (CPython) only: run a script of tests/mpy under the real `micropython`
-# binary and read its "RESULT name value" lines. MICROPYPATH puts the repo root first, so the
-# scripts import the board code exactly as the board does (`from surepick.firmware import app`),
-# and tests/mpy after it for the scripts' shared helpers.
+# binary and read its "RESULT name value" lines (tests/mpy/checks.py writes them). MICROPYPATH
+# puts the repo root first, so the scripts import the board code exactly as the board does
+# (`from surepick.firmware import app`), and tests/mpy after it for the scripts' shared helpers.
 import os
 import shutil
 import subprocess
@@ -28,10 +28,11 @@ def mpy_cross():
 MICROPYPATH = ".frozen:%s:%s" % (ROOT, HERE)
 
 
-def env():
+def env(first=()):
+    # `first`: directories searched before the usual path (e.g. a stand-in `machine` module).
     e = dict(os.environ)
     e["SUREPICK_ROOT"] = str(ROOT)
-    e["MICROPYPATH"] = MICROPYPATH
+    e["MICROPYPATH"] = ":".join([str(d) for d in first] + [MICROPYPATH])
     return e
 
 
@@ -39,9 +40,9 @@ def command(script, *args):
     return [micropython(), str(HERE / script)] + [str(a) for a in args]
 
 
-def run(script, *args, timeout=120, stdin=None):
-    proc = subprocess.run(command(script, *args), cwd=str(ROOT), env=env(), input=stdin,
-                          capture_output=True, timeout=timeout)
+def run(script, *args, timeout=120, stdin=None, text=False, path_first=()):
+    proc = subprocess.run(command(script, *args), cwd=str(ROOT), env=env(path_first), input=stdin,
+                          capture_output=True, timeout=timeout, text=text)
     return proc
 
 

@@ -35,7 +35,7 @@ class HilPins:
         self.fresh = 1
         self.got += 1
 
-    # ---- what the drivers call (firmware/board_hal.py's names) ----
+    # ---- what the drivers call: the PINS level of hal/contract.py ----
     def read_u16(self, adc):
         return self.adc[self.slot[adc]]
 

@@ -9,11 +9,19 @@
 # world: anything with now_ms, read_inputs() -> (pot, current, rail read_u16 counts, e-stop,
 # switch, beam pin levels) and exchange(pulses or None, state or None, advance_ms) -> a
 # controller reset or None (sim/world.py World; engines/vboard.py's recorded world).
+from .contract import RESET_HARD, RESET_POWER_ON, RESET_SOFT, RESET_UNKNOWN, RESET_WATCHDOG
+
 _TICKS_MASK = 0x3FFFFFFF
-RESET_POWER_ON = 1          # hal/contract.py: every boot of a simulated board is a power-on
 
 
 class PlantPins:
+    # The contract's constants, as the module-level HALs have them.
+    RESET_UNKNOWN = RESET_UNKNOWN
+    RESET_POWER_ON = RESET_POWER_ON
+    RESET_WATCHDOG = RESET_WATCHDOG
+    RESET_SOFT = RESET_SOFT
+    RESET_HARD = RESET_HARD
+
     def __init__(self, world, uid="sim"):
         self.world = world
         self.uid = uid
@@ -103,7 +111,7 @@ class PlantPins:
         pass
 
     def reset_cause(self):
-        return RESET_POWER_ON
+        return RESET_POWER_ON       # every boot of a simulated board is a power-on
 
     def unique_id(self):
         return self.uid

@@ -1,22 +1,8 @@
 # The board HAL for the Raspberry Pi Pico: the ONLY firmware module that imports `machine` and
 # `time`. Everything above it (drivers, app) gets this module handed in as `hal` and calls only
-# the functions below, so the same firmware runs against tools/vhal/board_hal.py (the virtual
-# board, lockstep with the MuJoCo plant) and against the stand-in HALs of the tests.
-#
-# API (shared with tools/vhal/board_hal.py):
-#   setup(pins)                      pins: settings.Pins (servo GPIOs, ADC channels, input pins, LED)
-#   pwm_start(pulses_us)             start the 5 servo PWMs at 50 Hz with these pulses (0 = off)
-#   set_pulse_us(index, us)          servo 0..4; 0 = PWM off (limp)
-#   read_u16(adc)                    ADC channel 0..2 -> 0..65535
-#   read_pin(gpio)                   input level 0/1 (pull-ups)
-#   led(on)
-#   ticks_ms() ticks_us() ticks_add(t, d) ticks_diff(a, b)   clock the control loop runs on
-#   cpu_us()                         free-running us counter for measuring work (== ticks_us here)
-#   wait_until_us(deadline_us)       idle until the clock reaches deadline (returns at once if late)
-#   sleep_ms(ms)                     blocking wait, boot only
-#   wdt_start(timeout_ms) wdt_feed() wdt_keepalive()
-#   reset_cause() -> RESET_*         unique_id() -> hex str
-#   console_read_byte() -> -1 | 0..255 (never blocks)   console_write(data)
+# the functions below, so the same firmware runs against hal/virtual.py (the virtual board,
+# lockstep with the MuJoCo plant) and against hal/scripted.py (the tests' stand-in).
+# The functions and RESET_* constants it provides are the BOARD level of hal/contract.py.
 import sys
 import time
 
@@ -25,17 +11,11 @@ import machine
 from ...shared_fsm.ticks import ticks_add, ticks_diff  # noqa: F401  (part of the HAL's API)
 
 from ...shared_fsm.compat import const
+from .contract import RESET_HARD, RESET_POWER_ON, RESET_SOFT, RESET_UNKNOWN, RESET_WATCHDOG
 
 NAME = "rp2040"
 SERVO_FREQ_HZ = const(50)
 _TICKS_MASK = const(0x3FFFFFFF)
-
-# Reset causes as reported in HELLO (stable numbers; machine's constants differ per port).
-RESET_UNKNOWN = const(0)
-RESET_POWER_ON = const(1)   # includes a brownout: the RP2040 has no separate flag for it
-RESET_WATCHDOG = const(2)
-RESET_SOFT = const(3)
-RESET_HARD = const(4)
 
 _pwms = [None, None, None, None, None]
 _pulses = [0, 0, 0, 0, 0]

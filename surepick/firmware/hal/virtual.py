@@ -31,6 +31,7 @@ import time
 from ...shared_fsm.ticks import ticks_add, ticks_diff  # noqa: F401  (part of the HAL's API)
 
 from ...shared_fsm.compat import const
+from .contract import RESET_HARD, RESET_POWER_ON, RESET_SOFT, RESET_UNKNOWN, RESET_WATCHDOG  # noqa: F401
 
 try:
     import vboard_settings as _vs
@@ -43,12 +44,6 @@ _UNSET = const(0xFFFF)
 _NO_STATE = const(0xFF)
 _HOLD = const(0x80)
 _LINE_MAX = const(260)     # a frame (256) + CR LF, with room to spare
-
-RESET_UNKNOWN = const(0)
-RESET_POWER_ON = const(1)
-RESET_WATCHDOG = const(2)
-RESET_SOFT = const(3)
-RESET_HARD = const(4)
 
 # ---- state ----
 _plant = None if _vs is None else getattr(_vs, "PLANT", None)

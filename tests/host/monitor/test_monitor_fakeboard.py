@@ -4,40 +4,19 @@
 # exactly once, compared against the board's own log read back from its flash.
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from surepick.firmware.flashlog import FlashLog
-from surepick.host.monitor.fake_board import READY
-from surepick.host.monitor.model import Model
-from surepick.host.monitor.session import Session
-from surepick.host.monitor.store import Store
+
+from tests.support.monitor import Monitor, free_port, start_board, wait_until
 
 SUREPICK = str(Path(sys.executable).parent / "surepick")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def start_board(flash, port, *extra):
-    p = subprocess.Popen([sys.executable, "-m", "surepick.host.monitor.fake_board", "--listen",
-                          "127.0.0.1:%d" % port, "--flash", str(flash), *extra],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    line = p.stdout.readline()
-    assert line.startswith(READY), line
-    return p
 
 
 def board_log(flash):
@@ -52,40 +31,6 @@ def stored(db, board_id):
                        "WHERE board_id=? ORDER BY seq", (board_id,)).fetchall()
     con.close()
     return [(r[0], r[1], tuple(r[2:])) for r in rows]
-
-
-def wait_until(pred, timeout, what):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
-
-
-class Monitor:
-    # A Session on its own thread, as `surepick monitor` runs it.
-    def __init__(self, port, db, **kw):
-        self.store = Store(db)
-        self.model = Model(port)
-        self.said = []   # (monotonic s, kind, data) of everything but telemetry: failure evidence
-        self.session = Session(port, self.store, self.model, log_poll_s=0.3, out=self._out, **kw)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.session.run, args=(self.stop,), daemon=True)
-        self.thread.start()
-
-    def _out(self, kind, data):
-        if kind != "telemetry":
-            self.said.append((round(time.monotonic(), 3), kind, data))
-
-    def story(self, last=60):
-        return "\n".join("%.3f %s %r" % x for x in self.said[-last:])
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(10)
-        assert not self.thread.is_alive()
-        self.store.close()
 
 
 @pytest.fixture

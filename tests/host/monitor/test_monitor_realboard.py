@@ -6,7 +6,6 @@
 # board had committed, exactly once, compared with the board's own log read from its flash.
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,20 +23,12 @@ from surepick.shared_fsm import states
 
 from tests.support.needs import NEEDS_MICROPYTHON
 
-from tests.host.monitor.test_monitor_fakeboard import Monitor, wait_until  # one threaded-session helper for both
+from tests.support.monitor import Monitor, free_port, wait_until
 
 pytestmark = NEEDS_MICROPYTHON
 
 SUREPICK = str(Path(sys.executable).parent / "surepick")
 SEED = 3
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class BoardProcess:

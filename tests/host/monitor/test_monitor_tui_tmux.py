@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.host.monitor.test_monitor_fakeboard import free_port, start_board
+from tests.support.monitor import free_port, start_board
 
 SUREPICK = str(Path(sys.executable).parent / "surepick")
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")

@@ -1,7 +1,7 @@
 # Open-loop scripting for the plant tests: straight-line tool moves with a smooth (bounded
 # acceleration) profile, turned into pulses through the shared kinematics and servo calibration,
-# exactly as the firmware would command them. No state machine, no feedback.
-# (Named test_plant_* so it sits with the tests it serves; it holds no tests itself.)
+# exactly as the firmware would command them. No state machine, no feedback. Used by the plant
+# tests in tests/sim.
 import math
 
 from surepick.shared_fsm import kinematics

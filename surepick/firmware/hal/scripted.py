@@ -1,12 +1,21 @@
-# A scripted stand-in for firmware/board_hal.py under the unix `micropython`: the same function
-# names, pins and ADC channels, in virtual time. Behind the pins sits the shared FakeHal (the
-# scripted arm of shared_fsm/fake_hal.py): its logical readings become raw read_u16 counts and
-# pin levels, and the gripper's command comes back from the PWM pulse the firmware wrote.
+# The scripted board HAL: a stand-in for a real board in tests and benchmarks, on both
+# interpreters (tests/mpy/fw_*.py and bench/fw_loop.py under `micropython`, the conformance test
+# under CPython too). The BOARD level of hal/contract.py as the methods of one object, in virtual
+# time: behind the pins sits the shared FakeHal (the scripted arm of shared_fsm/fake_hal.py), its
+# logical readings turned into raw read_u16 counts and pin levels, and the gripper's command read
+# back from the PWM pulse the firmware wrote. Host and test only: not in the manifest.
 import time
 
-from surepick.shared_fsm import servo_cal
-from surepick.shared_fsm.fake_hal import FakeHal
-from surepick.shared_fsm.machine import Inputs
+from ...shared_fsm import servo_cal
+from ...shared_fsm.fake_hal import FakeHal
+from ...shared_fsm.machine import Inputs
+from . import contract
+
+try:
+    from time import ticks_us as _cpu_clock_us
+except ImportError:      # CPython
+    def _cpu_clock_us():
+        return time.perf_counter_ns() // 1000
 
 _MASK = 0x3FFFFFFF
 _HALF = 0x20000000
@@ -29,9 +38,13 @@ class _OutProxy:
 
 
 class StandInHal:
-    RESET_POWER_ON = 1
+    RESET_UNKNOWN = contract.RESET_UNKNOWN
+    RESET_POWER_ON = contract.RESET_POWER_ON
+    RESET_WATCHDOG = contract.RESET_WATCHDOG
+    RESET_SOFT = contract.RESET_SOFT
+    RESET_HARD = contract.RESET_HARD
 
-    def __init__(self, cfg, options=None, start_ms=START_MS, period_ms=2, cause=1):
+    def __init__(self, cfg, options=None, start_ms=START_MS, period_ms=2, cause=contract.RESET_POWER_ON):
         self.fake = FakeHal(cfg, options or {})
         self.period = period_ms
         self.now = start_ms
@@ -91,7 +104,7 @@ class StandInHal:
         return (self.now * 1000) & _MASK
 
     def cpu_us(self):
-        return time.ticks_us() & _MASK
+        return _cpu_clock_us() & _MASK
 
     def ticks_add(self, t, d):
         return (t + d) & _MASK
@@ -182,7 +195,7 @@ class StandInHal:
 
     def frames(self):
         # Decoded board -> host frames written so far: [(ftype, fields)]
-        from surepick.shared_fsm import link
+        from ...shared_fsm import link
         out = []
         for line in bytes(self.console_out).split(b"\n"):
             if line:

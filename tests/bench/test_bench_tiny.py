@@ -1,0 +1,54 @@
+# Every script in bench/ runs in its --tiny mode (a few iterations of every part it measures), so
+# none can rot unnoticed: exit 0 and its figures printed. The figures of a tiny run mean nothing;
+# the benchmarks' real runs (without --tiny) are what README quotes.
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+from tests.support import mpy as host_helpers
+
+BENCH = REPO / "bench"
+PY, MPY = "python", "micropython"
+NUM = r"-?\d+(\.\d+)?"
+
+# (script, interpreter, lines it must print (regular expressions), slow: over ~10 s here)
+BENCHES = (
+    ("compare_bench.py", PY, [r"recorded and wrote 2 x 2 cycles",
+                              r"compare 2 vs 2 cycles: load %s s, checks %s s, report %s s" % (NUM, NUM, NUM)], True),
+    ("deploy_time.py", PY, [r"deploy to the virtual board \(mpy, \d+ files",
+                            r"cold: +%s s median" % NUM, r"cold/cache: +%s s median" % NUM,
+                            r"warm: +%s s median" % NUM], True),
+    ("frames_parse.py", PY, [r"frames_parse: 500 frames",
+                             r"median of 5: %s frames/s, %s MB/s" % (NUM, NUM)], False),
+    ("fsm_step.py", PY, [r"CPython \S+ +steps/s median \d+", r"MicroPython \S+ steps/s median \d+",
+                         r"total \.mpy: \d+ bytes"], False),
+    ("fw_loop.py", MPY, [r"step_us_median +\d+", r"step_us_p99 +\d+", r"alloc_bytes_per_tick_mean +%s" % NUM,
+                         r"heap_locked_ticks_ok +\d+", r"link_bytes_per_s_rest +\d+"], False),
+    ("hil_bench.py", PY, [r"lockstep \(TCP\): \{'cycles': 1, 'placed': \d",
+                          r"realtime \(pty\): \{'runs': 1, "], True),
+    ("monitor_ingest.py", PY, [r"frames: 500,",
+                               r"monitor ingest \(parse \+ \w+ \+ SQLite\): %s frames/s" % NUM], False),
+    ("plant_step.py", PY, [r"plant_full_loop +%s steps/s" % NUM, r"ratio_full_vs_bare_loop +%s" % NUM], False),
+    ("sim_bench.py", PY, [r"ratio \(target >= 0\.8\): +%s" % NUM, r"one nominal cycle: +%s x real time" % NUM,
+                          r"whole tick +%s us" % NUM, r"mixed batch: 2 cycles"], False),
+)
+
+
+def test_every_bench_script_has_a_tiny_run_here():
+    assert {p.name for p in BENCH.glob("*.py")} == {b[0] for b in BENCHES}
+
+
+@pytest.mark.parametrize("script,interp,expect", [
+    pytest.param(s, i, e, id=s, marks=[pytest.mark.slow] if slow else []) for s, i, e, slow in BENCHES])
+def test_bench_runs_tiny(script, interp, expect, tmp_path):
+    exe = host_helpers.micropython() if interp == MPY else sys.executable
+    # run from outside the repo, as a user would: nothing written into the working tree
+    proc = subprocess.run([exe, str(BENCH / script), "--tiny"], cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=600)
+    out = proc.stdout
+    assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
+    missing = [e for e in expect if not re.search(e, out, re.M)]
+    assert not missing, (missing, out[-3000:])

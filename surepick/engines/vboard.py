@@ -24,7 +24,6 @@
 #                 assumed: the shadow's pulses must equal the firmware's at every tick and its
 #                 events the firmware's EVENT frames; run.json source.reconstruction says so, and
 #                 a mismatch is reported (ReconstructionError unless allow_mismatch).
-import os
 import re
 import shutil
 import socket
@@ -485,32 +484,3 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, out=None,
     if out is not None:
         runrecord.write(str(out), meta, recs, events, ticks)
     return meta, recs
-
-
-# ---- `surepick sim run --engine vboard` -------------------------------------------------------
-
-def cli_run(args, overrides, cfg, plant):
-    # Called by host/cmd_sim.py. -> exit code (0 every cycle verified placed, 1 otherwise, 2 usage).
-    import sys
-    if cfg:
-        print("surepick sim run --engine vboard: --config is not supported yet (the firmware reads its "
-              "config from /config.json on its flash)", file=sys.stderr)
-        return 2
-    if getattr(args, "viewer", False):
-        print("surepick sim run --engine vboard: --viewer needs --engine sim", file=sys.stderr)
-        return 2
-    try:
-        from surepick.vboard.interp import find_micropython
-        find_micropython()
-    except Exception as e:
-        print("surepick sim run --engine vboard: no micropython binary: %s" % e, file=sys.stderr)
-        return 2
-    try:
-        _, recs = run(args.scenario, args.seed, args.cycles, overrides, plant, args.out, log=print)
-    except VboardRunError as e:
-        print("surepick sim run --engine vboard: %s" % e, file=sys.stderr)
-        return 1
-    ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
-    print("run record: %s  (kind virtual-board; verified placed %d/%d)" % (os.path.join(args.out, "run.json"),
-                                                                          ok, len(recs)))
-    return 0 if ok == len(recs) else 1

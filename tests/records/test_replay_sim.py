@@ -1,7 +1,6 @@
 # `surepick replay`: a host sim run reproduces itself; a tampered sensor column diverges where it should.
 import csv
 import subprocess
-import sys
 
 import pytest
 
@@ -9,8 +8,9 @@ from surepick.records import replay
 from surepick.records import runrecord
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
+from tests.support.cli import SUREPICK_BIN
 
-SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
+SUREPICK = [SUREPICK_BIN]
 
 
 def _sim(out, scenario, seed=1):

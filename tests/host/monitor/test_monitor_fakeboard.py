@@ -1,4 +1,4 @@
-# The monitor against a stand-in board (host/monitor/fake_board.py: the link protocol over a
+# The monitor against a stand-in board (link_standin.py beside this file: the link protocol over a
 # real loopback socket, the firmware's own flash log in a directory). The board is killed
 # and restarted mid-run with its flash kept; the store must then hold every committed record
 # exactly once, compared against the board's own log read back from its flash.
@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from surepick.firmware.flashlog import FlashLog
-from surepick.host.monitor.fake_board import READY
-from surepick.host.monitor.model import Model
-from surepick.host.monitor.session import Session
+from surepick.host.monitor.loop import MonitorLoop
+from surepick.host.monitor.status import BoardStatus
 from surepick.host.monitor.store import Store
+from tests.host.monitor.link_standin import READY
+from tests.support.cli import SUREPICK_BIN as SUREPICK
 
-SUREPICK = str(Path(sys.executable).parent / "surepick")
+STAND_IN = Path(__file__).with_name("link_standin.py")
 
 
 def free_port():
@@ -32,7 +33,7 @@ def free_port():
 
 
 def start_board(flash, port, *extra):
-    p = subprocess.Popen([sys.executable, "-m", "surepick.host.monitor.fake_board", "--listen",
+    p = subprocess.Popen([sys.executable, str(STAND_IN), "--listen",
                           "127.0.0.1:%d" % port, "--flash", str(flash), *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     line = p.stdout.readline()
@@ -64,14 +65,14 @@ def wait_until(pred, timeout, what):
 
 
 class Monitor:
-    # A Session on its own thread, as `surepick monitor` runs it.
+    # A MonitorLoop on its own thread, as `surepick monitor` runs it.
     def __init__(self, port, db, **kw):
         self.store = Store(db)
-        self.model = Model(port)
+        self.status = BoardStatus(port)
         self.said = []   # (monotonic s, kind, data) of everything but telemetry: failure evidence
-        self.session = Session(port, self.store, self.model, log_poll_s=0.3, out=self._out, **kw)
+        self.loop = MonitorLoop(port, self.store, self.status, log_poll_s=0.3, out=self._out, **kw)
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.session.run, args=(self.stop,), daemon=True)
+        self.thread = threading.Thread(target=self.loop.run, args=(self.stop,), daemon=True)
         self.thread.start()
 
     def _out(self, kind, data):
@@ -101,12 +102,12 @@ def test_monitor_records_a_run_with_garbage_on_the_line(flash, tmp_path):
     db = str(tmp_path / "m.db")
     m = Monitor("socket://127.0.0.1:%d" % port, db)
     try:
-        wait_until(lambda: (m.model.snapshot()["telemetry"] or {}).get("cycles_ok", 0) + 
-                   (m.model.snapshot()["telemetry"] or {}).get("cycles_failed", 0) >= 6, 30, "6 cycles")
+        wait_until(lambda: (m.status.snapshot()["telemetry"] or {}).get("cycles_ok", 0) + 
+                   (m.status.snapshot()["telemetry"] or {}).get("cycles_failed", 0) >= 6, 30, "6 cycles")
         time.sleep(1.0)   # one more log poll after the last commit
-        m.session.store.flush()
-        wait_until(lambda: m.model.snapshot()["last_seq"] >= board_log(flash)[-1][0], 10, "the back-fill")
-        snap = m.model.snapshot()
+        m.loop.store.flush()
+        wait_until(lambda: m.status.snapshot()["last_seq"] >= board_log(flash)[-1][0], 10, "the back-fill")
+        snap = m.status.snapshot()
     finally:
         m.close()
         b.kill()
@@ -126,15 +127,15 @@ def test_board_killed_and_restarted_loses_nothing(flash, tmp_path):
     b = start_board(flash, port, "--step-ms", "15")
     m = Monitor("socket://127.0.0.1:%d" % port, db, board_id="fake-0001")
     try:
-        wait_until(lambda: m.model.snapshot()["records_stored"] >= 20, 30, "records before the kill")
+        wait_until(lambda: m.status.snapshot()["records_stored"] >= 20, 30, "records before the kill")
         b.send_signal(signal.SIGKILL)            # a power cut: uncommitted RAM records are lost
         b.wait()
-        wait_until(lambda: not m.model.snapshot()["connected"], 10, "the monitor to notice")
+        wait_until(lambda: not m.status.snapshot()["connected"], 10, "the monitor to notice")
         time.sleep(0.5)
         b = start_board(flash, port, "--step-ms", "15")   # same flash, same port
-        wait_until(lambda: m.model.snapshot()["reconnects"] >= 1, 20, "the reconnect")
+        wait_until(lambda: m.status.snapshot()["reconnects"] >= 1, 20, "the reconnect")
         before = board_log(flash)[-1][0]
-        wait_until(lambda: m.model.snapshot()["last_seq"] > before + 10, 30, "records after the restart")
+        wait_until(lambda: m.status.snapshot()["last_seq"] > before + 10, 30, "records after the restart")
         b.send_signal(signal.SIGTERM)
         b.wait()
         final = board_log(flash)
@@ -143,9 +144,9 @@ def test_board_killed_and_restarted_loses_nothing(flash, tmp_path):
         b = start_board(flash, port, "--step-ms", "15", "--cycles", "0")
         # the third boot's own record must be in flash before "everything" is well defined
         wait_until(lambda: [r[1] for r in board_log(flash)].count(3) >= 3, 20, "the third boot record")
-        wait_until(lambda: m.model.snapshot()["last_seq"] >= board_log(flash)[-1][0], 20, "the final back-fill")
+        wait_until(lambda: m.status.snapshot()["last_seq"] >= board_log(flash)[-1][0], 20, "the final back-fill")
         final = board_log(flash)
-        snap = m.model.snapshot()
+        snap = m.status.snapshot()
     finally:
         m.close()
         b.kill()
@@ -181,13 +182,13 @@ def test_board_log_restarted_is_kept_as_a_new_epoch(flash, tmp_path):
     b = start_board(flash, port, "--cycles", "2", "--name-in-ping", "--step-ms", "5")
     m = Monitor("socket://127.0.0.1:%d" % port, db)
     try:
-        wait_until(lambda: m.model.snapshot()["last_seq"] >= 15, 20, "first log")
+        wait_until(lambda: m.status.snapshot()["last_seq"] >= 15, 20, "first log")
         first = board_log(flash)
         b.kill()
         b.wait()
         shutil.rmtree(flash / "log")          # flash wiped: seqs start again at 1
         b = start_board(flash, port, "--cycles", "1", "--name-in-ping", "--step-ms", "5")
-        wait_until(lambda: m.session.epoch == 1 and m.model.snapshot()["last_seq"] >= 8, 20, "second log")
+        wait_until(lambda: m.loop.epoch == 1 and m.status.snapshot()["last_seq"] >= 8, 20, "second log")
     finally:
         m.close()
         b.kill()
@@ -204,10 +205,10 @@ def test_no_board_yet_then_it_appears(tmp_path, flash):
     m = Monitor("socket://127.0.0.1:%d" % port, db)
     try:
         time.sleep(1.0)
-        assert "waiting for the board" in m.model.snapshot()["note"]
+        assert "waiting for the board" in m.status.snapshot()["note"]
         b = start_board(flash, port, "--cycles", "1", "--name-in-ping")
         try:
-            wait_until(lambda: m.model.snapshot()["records_stored"] > 0, 20, "records")
+            wait_until(lambda: m.status.snapshot()["records_stored"] > 0, 20, "records")
         finally:
             b.kill()
             b.wait()

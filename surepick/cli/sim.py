@@ -59,14 +59,31 @@ def run(args):
     overrides = dict(args.param)
     cfg = config_overrides_file(args.config) if args.config else None
     plant_params = plant_params_file(args.plant) if args.plant else None
+    if verb == "run":
+        _check_scenario(args.scenario, overrides)
+        if args.cycles < 1:
+            raise CommandError("--cycles must be at least 1")
+        if args.engine == "vboard":
+            return _run_vboard(args, overrides, cfg, plant_params)
+        return _run(args, overrides, cfg, plant_params)
+    return _batch(args, overrides, cfg, plant_params)
+
+
+def _check_scenario(name, overrides):
+    # Before any work: an unknown scenario or a bad parameter is bad input, named.
+    from surepick.sim import scenarios
     try:
-        if verb == "run":
-            if args.engine == "vboard":
-                return _run_vboard(args, overrides, cfg, plant_params)
-            return _run(args, overrides, cfg, plant_params)
-        return _batch(args, overrides, cfg, plant_params)
-    except (ValueError, KeyError, OSError) as e:   # an unknown scenario or parameter, an unusable --out
+        scenarios.get(name).resolve(overrides)
+    except (ValueError, KeyError) as e:
         raise CommandError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
+
+
+def _make_out_dir(path):
+    # Before any work: an --out that cannot be written is found now, not after the run.
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise CommandError("cannot use --out %s: %s" % (path, e.strerror or e)) from None
 
 
 def _scenarios(args):
@@ -84,8 +101,7 @@ def _scenarios(args):
 def _run(args, overrides, cfg, plant_params):
     from surepick.engines.inproc_cycles import run_cycles
     from surepick.records import report
-    if args.cycles < 1:
-        raise CommandError("--cycles must be at least 1")
+    _make_out_dir(args.out)
 
     def said(rec):
         print("cycle %d: machine %s%s, judge %s (%s), attempts %d, %.1f s simulated in %.2f s" % (
@@ -122,9 +138,8 @@ def _run_vboard(args, overrides, cfg, plant_params):
                            "/config.json on its flash)")
     if args.viewer:
         raise CommandError("--viewer needs --engine sim")
-    if args.cycles < 1:
-        raise CommandError("--cycles must be at least 1")
     find_micropython()      # MicropythonNotFound says how to get it
+    _make_out_dir(args.out)
     _, recs = vboard.run(args.scenario, args.seed, args.cycles, overrides, plant_params, args.out, log=print)
     ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
     print("run record: %s  (kind virtual-board; verified placed %d/%d)"
@@ -141,7 +156,10 @@ def _batch(args, overrides, cfg, plant_params):
     names = sorted(scenarios.SCENARIOS) if args.scenario == "all" else [args.scenario]
     if len(names) > 1 and overrides:
         raise CommandError("--param works with a single scenario, not 'all'")
+    for name in names:
+        _check_scenario(name, overrides if len(names) == 1 else None)
     items = batch.plan(names, args.count, args.seed, overrides, cfg, plant_params)
+    _make_out_dir(args.out)
     with Progress(len(items)) as progress:
         summary, _ = batch.run_batch(items, args.out, args.jobs, progress.update)
     print("%s %d/%d cycles in %.1f s: machine placed %d, judge placed %d, false successes %d, "

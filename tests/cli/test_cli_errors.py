@@ -90,3 +90,13 @@ def test_a_bad_json_file_is_named_before_any_work(tmp_path):
     assert r.returncode == 2
     assert "must hold a JSON object" in one_line(r, "surepick sim run: plant file %s" % bad)
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("verb", [("sim", "run", "--scenario", "nominal"),
+                                  ("sim", "batch", "--scenario", "nominal", "--count", "2")], ids=" ".join)
+def test_an_unusable_out_is_found_before_any_simulation(tmp_path, verb):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    r = surepick(*verb, "--out", blocker / "run", timeout=60)
+    assert r.returncode == 2
+    assert "Not a directory" in one_line(r, "surepick %s: cannot use --out %s" % (" ".join(verb[:2]), blocker / "run"))

@@ -1,5 +1,5 @@
 # How fast the monitor takes in a board's byte stream: frames/s parsed (host/frames.py) AND
-# handled as the session does (model update, telemetry rows and log records into SQLite), in
+# handled as the monitor loop does (status update, telemetry rows and log records into SQLite), in
 # 4 KiB chunks as a serial read delivers them; median of 5 runs. Compared with
 #   (a) what the firmware sends: TELEMETRY at telemetry_hz (10) plus the EVENT frames of a
 #       busy arm (about 20/s while cycling) and a LOG_SINCE batch per second, and
@@ -15,8 +15,8 @@ import tempfile
 import time
 
 from surepick.host.link.frames import FrameParser
-from surepick.host.monitor.model import Model
-from surepick.host.monitor.session import Session
+from surepick.host.monitor.loop import MonitorLoop
+from surepick.host.monitor.status import BoardStatus
 from surepick.host.monitor.store import Store
 from surepick.shared_fsm import link
 
@@ -52,13 +52,13 @@ class _NullClient:
 
 def one_run(data, chunk, db):
     store = Store(db)
-    model = Model("bench")
-    s = Session("bench", store, model)
+    status = BoardStatus("bench")
+    s = MonitorLoop("bench", store, status)
     s.board_id, s.epoch = "bench-board", 0
     store.touch_board("bench-board")
     logs = []
     t0 = time.perf_counter()
-    p = FrameParser(on_text=model.add_text)
+    p = FrameParser(on_text=status.add_text)
     n = 0
     for i in range(0, len(data), chunk):
         for f in p.feed(data[i:i + chunk]):
@@ -96,7 +96,7 @@ def main():
     fw = TELEMETRY_HZ + EVENTS_PER_S + LOG_PER_S
     usb = USB_FS_BYTES_PER_S / mean
     print("frames: %d, mean %.0f bytes (telemetry/event/log mix)" % (a.frames, mean))
-    print("monitor ingest (parse + model + SQLite): %.0f frames/s (median of 5; runs %s)"
+    print("monitor ingest (parse + status + SQLite): %.0f frames/s (median of 5; runs %s)"
           % (r, ", ".join("%.0f" % x for x in rates)))
     print("firmware output at telemetry_hz=%d, busy arm: ~%d frames/s -> %.0fx headroom"
           % (TELEMETRY_HZ, fw, r / fw))

@@ -10,6 +10,9 @@
 #   ... --power-cut-at-ms 5000 | --power-cut-random SEED      -> a power cut in virtual time
 import sys
 
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
+
 READY_PREFIX = "surepick-board: serving on "
 
 
@@ -48,7 +51,7 @@ def run(args):
     import signal
     import threading
 
-    from surepick.vboard import MicropythonNotFound, VirtualBoard
+    from surepick.vboard import VirtualBoard
     from surepick.engines.vboard_plant import make_plant_service, random_cut_ms, wire
 
     stop = threading.Event()
@@ -57,42 +60,41 @@ def run(args):
         stop.set()
 
     try:
-        plant = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms, args.power_cut_random)
-        board = VirtualBoard(
+        plant_service = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms,
+                                           args.power_cut_random)
+        vboard = VirtualBoard(
             args.flash, pty=args.pty, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote,
-            plant_service=plant, scenario=args.scenario, seed=args.seed,
+            plant_service=plant_service, scenario=args.scenario, seed=args.seed,
             micropython=args.micropython, log=None if args.quiet else _note,
             on_fail=lambda e: stop.set())
-        wire(board, plant)
-    except (MicropythonNotFound, ValueError, FileNotFoundError, OSError) as e:
-        print("surepick board: %s" % e, file=sys.stderr)
-        return 2
+        wire(vboard, plant_service)
+    except (ValueError, OSError) as e:  # a bad --listen, --flash or scenario (MicropythonNotFound maps itself)
+        raise CommandError(str(e)) from None
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        board.start()
-        if board.flash_is_temporary:
+        vboard.start()
+        if vboard.flash_is_temporary:
             _note("flash is a new temporary directory %s (kept; reuse it with --flash)"
-                  % board.flash_dir)
+                  % vboard.flash_dir)
         else:
-            _note("flash is %s" % board.flash_dir)
-        if plant is not None:
-            _note("plant: scenario %s, seed %d, lockstep virtual time" % (plant.scenario_name, plant.seed))
+            _note("flash is %s" % vboard.flash_dir)
+        if plant_service is not None:
+            _note("plant: scenario %s, seed %d, lockstep virtual time"
+                  % (plant_service.scenario_name, plant_service.seed))
             if args.power_cut_random is not None:
                 _note("power cut at %d ms of plant time" % random_cut_ms(args.power_cut_random))
-        print(READY_PREFIX + board.address, flush=True)
+        print(READY_PREFIX + vboard.address, flush=True)
         while not stop.wait(3600):
             pass
     except OSError as e:
-        print("surepick board: %s" % e, file=sys.stderr)
-        return 1
+        raise CommandError(str(e), exitcodes.FAILED) from None
     finally:
-        board.close()
+        vboard.close()
         for s, h in old.items():
             signal.signal(s, h)
-    if board.error is not None:
-        print("surepick board: %s" % board.error, file=sys.stderr)
-        return 1
+    if vboard.error is not None:
+        raise CommandError(str(vboard.error), exitcodes.FAILED)
     if not args.quiet:
         _note("stopped")
-    return 0
+    return exitcodes.OK

@@ -2,42 +2,35 @@
 # link (CALIBRATE, docs/protocol.md) and print the value it measured and saved.
 #   pot      close the empty jaw and record the pot reading: pot_closed_counts
 #   current  hold the gripper still and record the current-sense zero: current_offset_counts
-import sys
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
+from surepick.cli.options import add_port_argument, board_port
 
 
 def add_arguments(parser):
     parser.add_argument("target", choices=("pot", "current"),
                         help="pot: jaw closed on nothing (the jaw must be empty); "
                              "current: current-sense zero (the gripper must be still)")
-    parser.add_argument("--port", required=True, metavar="PORT",
-                        help="serial device, pty, socket://HOST:PORT or `auto` (the one Pico)")
+    add_port_argument(parser)
     parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
                         help="seconds to wait for the result (default 10; the routine takes a few)")
 
 
 def run(args):
     from surepick.shared_fsm import link
-    from surepick.host.link.client import LinkClient, LinkError, resolve_port
+    from surepick.host.link.client import LinkClient
 
     target = link.CAL_POT if args.target == "pot" else link.CAL_CURRENT
-    try:
-        with LinkClient(resolve_port(args.port)) as c:
-            r = c.request(link.T_CALIBRATE, (target,), args.timeout)
-    except LinkError as e:
-        print("surepick calibrate: %s" % e, file=sys.stderr)
-        return EXIT_FAILED
+    with LinkClient(board_port(args)) as c:
+        r = c.request(link.T_CALIBRATE, (target,), args.timeout)
     if not r.ok:
         why = {link.E_BUSY: "the arm is busy: wait until it is at rest",
                link.E_FAULTED: "a fault is latched: clear it first",
                link.E_STATE: "not possible now"}.get(r.code, "the board answered %s" % r.code_name)
         detail = " (%s)" % ", ".join(str(p) for p in r.payload) if r.payload else ""
-        print("surepick calibrate %s: %s%s" % (args.target, why, detail), file=sys.stderr)
-        return EXIT_FAILED
+        raise CommandError("%s: %s%s" % (args.target, why, detail), exitcodes.FAILED)
     if len(r.payload) >= 2:
         print("%s = %s (saved on the board)" % (r.payload[0], r.payload[1]))
     else:
         print("calibrated (the board sent no value)")
-    return 0
+    return exitcodes.OK

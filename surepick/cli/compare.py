@@ -1,8 +1,7 @@
 # `surepick compare RUN_A RUN_B --out DIR`: phase-by-phase comparison of two run records that
 # exits 1 when a difference exceeds its tolerance, so it can gate CI.
-import sys
-
-EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
 
 
 def add_arguments(p):
@@ -25,22 +24,15 @@ def add_arguments(p):
 
 
 def run(args):
-    from surepick.records.compare import CompareError, compare, load_tolerances
-    from surepick.records.runrecord import RunRecordError, load
-    try:
-        tol = load_tolerances(args.tolerances)
-        a = load(args.run_a)
-        b = load(args.run_b)
-        cmp = compare(a, b, tol)
-    except (RunRecordError, CompareError) as e:
-        print("surepick compare: %s" % e, file=sys.stderr)
-        return EXIT_USAGE
     from surepick.records import compare_report
+    from surepick.records.compare import compare, load_tolerances
+    from surepick.records.runrecord import load
+    tol = load_tolerances(args.tolerances)
+    cmp = compare(load(args.run_a), load(args.run_b), tol)
     try:
         path = compare_report.write(cmp, args.out, *args.labels)
     except OSError as e:
-        print("surepick compare: cannot write the report in %s: %s" % (args.out, e), file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("cannot write the report in %s: %s" % (args.out, e)) from None
     for n in cmp.notes:
         print("note: %s" % n)
     for c in cmp.checks:
@@ -49,6 +41,6 @@ def run(args):
                 c.phase, c.metric, c.a, c.b, c.diff, c.tol, (" " + c.note) if c.note else ""))
     if cmp.passed:
         print("PASS: %d aligned cycle(s), %d checks within tolerance; report %s" % (len(cmp.aligned), len(cmp.checks), path))
-        return EXIT_OK
+        return exitcodes.OK
     print("FAIL: phases differing beyond tolerance: %s; report %s" % (", ".join(cmp.failing_phases()), path))
-    return EXIT_DIFFERENT
+    return exitcodes.FAILED

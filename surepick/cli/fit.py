@@ -1,9 +1,7 @@
 # `surepick fit RUN --out PLANT.json`: fit the plant's parameters to a run record's sensor traces
-# (host/fit.py); `surepick sim run --plant PLANT.json` then runs on the fitted plant.
-import json
-import sys
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# (records/fit.py); `surepick sim run --plant PLANT.json` then runs on the fitted plant.
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
 
 
 def add_arguments(p):
@@ -29,39 +27,27 @@ def add_arguments(p):
 
 
 def run(args):
+    from surepick.records import fit as fitting
     if args.stand_in is not None:
-        from surepick.records.fit import stand_in_params
-        return _write(args.out, stand_in_params(args.stand_in), "stand-in plant (seed %d)" % args.stand_in)
+        return _write(args.out, fitting.stand_in_params(args.stand_in), "stand-in plant (seed %d)" % args.stand_in)
     if not args.run:
-        print("surepick fit: give a run directory (or --stand-in SEED)", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("give a run directory (or --stand-in SEED)")
     if args.cycles < 1 or args.max_evals < 4:
-        print("surepick fit: --cycles must be >= 1 and --max-evals >= 4", file=sys.stderr)
-        return EXIT_USAGE
-    from surepick.records.fit import FitError, GROUPS, OPTIONAL_GROUPS, fit, named_values
-    from surepick.records.runrecord import RunRecordError, load
-    known = [g for g, _ in GROUPS + OPTIONAL_GROUPS]
-    for g in args.group or []:
-        if g not in known:
-            print("surepick fit: unknown group %r (groups: %s)" % (g, ", ".join(known)), file=sys.stderr)
-            return EXIT_USAGE
+        raise CommandError("--cycles must be >= 1 and --max-evals >= 4")
+    fitting.check_groups(args.group)
+    from surepick.cli.options import plant_params_file
+    from surepick.records.runrecord import load
+    start = plant_params_file(args.start) if args.start else None
+    rec = load(args.run)
+    cycles = [c["cycle"] for c in rec.cycles[:args.cycles]]
     try:
-        start = None
-        if args.start:
-            with open(args.start) as f:
-                start = json.load(f)
-            from surepick.sim.params import PlantParams
-            PlantParams.from_dict(start)
-        rec = load(args.run)
-        cycles = [c["cycle"] for c in rec.cycles[:args.cycles]]
-        res = fit(rec, cycles=cycles, start=start, max_evals=args.max_evals, groups=args.group, log=print)
-    except (RunRecordError, FitError, OSError, ValueError, KeyError) as e:
-        print("surepick fit: %s" % e, file=sys.stderr)
-        return EXIT_USAGE
+        res = fitting.fit(rec, cycles=cycles, start=start, max_evals=args.max_evals, groups=args.group, log=print)
+    except (OSError, ValueError, KeyError) as e:   # a record the fit cannot use (FitError is a ValueError)
+        raise CommandError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
     print("residuals (RMS)      %12s %12s" % ("before", "after"))
     for k in res.before:
         print("  %-18s %12.3g %12.3g" % (k, res.before[k], res.after[k]))
-    a, b = named_values(res.start), named_values(res.params)
+    a, b = fitting.named_values(res.start), fitting.named_values(res.params)
     print("parameters           %12s %12s" % ("start", "fitted"))
     for k in a:
         print("  %-28s %10.4g %12.4g" % (k, a[k], b[k]))
@@ -70,11 +56,10 @@ def run(args):
 
 
 def _write(path, params, what):
+    from surepick.records.fit import write_params
     try:
-        with open(path, "w") as f:
-            json.dump(params, f, indent=1, sort_keys=True)
+        write_params(path, params)
     except OSError as e:
-        print("surepick fit: cannot write %s: %s" % (path, e.strerror), file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("cannot write %s: %s" % (path, e.strerror or e)) from None
     print("%s written to %s" % (what, path))
-    return EXIT_OK
+    return exitcodes.OK

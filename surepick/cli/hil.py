@@ -1,9 +1,11 @@
 # `surepick hil`: one pick-and-place cycle with the firmware on a board (a real Pico or the virtual
-# board) and the arm simulated here (host/hil.py). Exit 0 placed (machine and judge agree),
-# 1 otherwise, 2 bad usage or no board.
+# board) and the arm simulated here (engines/hil.py). Exit 0 placed (machine and judge agree),
+# 1 otherwise (including no board or a link failure), 2 bad usage.
 import sys
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
+from surepick.cli.options import add_port_argument, board_port
 
 
 def add_arguments(p):
@@ -11,9 +13,8 @@ def add_arguments(p):
                      "plant and its servo pulses drive it, over the serial link. lockstep: one board tick "
                      "per sensor frame (deterministic, virtual time); realtime: the board runs on its own "
                      "clock and the link's latency and jitter are measured. The judge scores the cycle as "
-                     "in `sim run`. Exit 0 placed, 1 otherwise, 2 bad usage.")
-    p.add_argument("--port", required=True,
-                   help="the board: /dev/ttyACM0, a pty, socket://HOST:PORT (surepick board --listen) or auto")
+                     "in `sim run`. Exit 0 placed, 1 otherwise (or no board), 2 bad usage.")
+    add_port_argument(p)
     p.add_argument("--scenario", required=True, help="scenario name (see `surepick sim scenarios`)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--mode", choices=("lockstep", "realtime"), default="lockstep",
@@ -27,27 +28,21 @@ def run(args):
     from surepick.sim import scenarios
     from surepick.engines.hil import HilSession, record
     from surepick.records import runrecord
-    from surepick.host.link.client import LinkError, resolve_port
     if args.scenario not in scenarios.SCENARIOS:
-        print("surepick hil: unknown scenario '%s'; valid: %s"
-              % (args.scenario, ", ".join(sorted(scenarios.SCENARIOS))), file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("unknown scenario '%s'; valid: %s"
+                           % (args.scenario, ", ".join(sorted(scenarios.SCENARIOS))))
+    port = board_port(args)
     try:
-        port = resolve_port(args.port)
-        session = HilSession(port, args.scenario, args.seed, args.mode,
-                             log=lambda msg: print("surepick hil: " + msg, file=sys.stderr))
-        rec = session.run(clear_fault=args.clear_fault)
-    except LinkError as e:
-        print("surepick hil: %s" % e, file=sys.stderr)
-        return EXIT_USAGE
-    except (ValueError, OSError) as e:
-        print("surepick hil: %s" % e, file=sys.stderr)
-        return EXIT_USAGE
+        hil = HilSession(port, args.scenario, args.seed, args.mode,
+                         log=lambda msg: print("surepick hil: " + msg, file=sys.stderr))
+    except ValueError as e:
+        raise CommandError(str(e)) from None
+    try:
+        rec = hil.run(clear_fault=args.clear_fault)
+    except OSError as e:
+        raise CommandError(str(e), exitcodes.FAILED) from None
     finally:
-        try:
-            session.client.close()
-        except NameError:
-            pass
+        hil.client.close()
     lk = rec["link"]
     print("board %s firmware %s, %s mode, scenario %s seed %d"
           % (rec["board"]["board_id"], rec["board"]["fw_version"], args.mode, args.scenario, args.seed))
@@ -63,6 +58,9 @@ def run(args):
               % (lk.get("board_period_us_median"), lk.get("board_period_us_p99"), lk["late_sends"],
                  lk["realtime_ratio"] or 0))
     if args.out:
-        runrecord.write(args.out, *record(session, rec))
+        try:
+            runrecord.write(args.out, *record(hil, rec))
+        except OSError as e:
+            raise CommandError("cannot write the run record in %s: %s" % (args.out, e.strerror or e)) from None
         print("run record: %s" % args.out)
-    return EXIT_OK if rec["success"] else EXIT_FAILED
+    return exitcodes.OK if rec["success"] else exitcodes.FAILED

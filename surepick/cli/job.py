@@ -1,10 +1,11 @@
 # `surepick job start|abort|clear|status`: drive a board's pick-and-place from the host over the
 # link (JOB, ABORT, CLEAR_FAULT, STATUS in docs/protocol.md). `start --wait` follows the board's
 # EVENT frames until the cycle ends and exits 0 only when the machine reports PLACED.
-import sys
 import time
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
+from surepick.cli.options import add_port_argument, board_port
 
 # The reference cell (sim/plant.py layout): a 25 mm part on the source pad, released over the bin.
 DEFAULT_PICK_MM = (160.0, -60.0, 15.5, -90.0)
@@ -30,7 +31,7 @@ def add_arguments(p):
                        ("status", "print the board's state and counters")):
         sub.add_parser(name, help=text, description=text)
     for sp in sub.choices.values():
-        sp.add_argument("--port", required=True, help="serial device, pty, socket://HOST:PORT or `auto`")
+        add_port_argument(sp)
 
 
 def _pose(text):
@@ -50,37 +51,30 @@ def run(args):
     from surepick.shared_fsm import codes
     from surepick.shared_fsm import link
     from surepick.shared_fsm import states
-    from surepick.host.link.client import LinkClient, LinkError, resolve_port
+    from surepick.host.link.client import LinkClient
     verb = getattr(args, "job_verb", None)
     if verb is None:
-        print("surepick job: say what to do: start, abort, clear or status", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        with LinkClient(resolve_port(args.port)) as c:
-            if verb == "start":
-                return _start(c, args, link, codes, states)
-            if verb == "status":
-                r = c.request(link.T_STATUS, (), 3.0, collect=(link.T_TELEMETRY,))
-                if not r.frames:
-                    print("surepick job: the board sent no telemetry with its status", file=sys.stderr)
-                    return EXIT_FAILED
-                t = dict(zip(link.SCHEMA[link.T_TELEMETRY][3], r.frames[-1].fields))
-                print("state %s, attempt %d, fault %s, cycles ok %d failed %d, faults %d, loop %d us "
-                      "(worst step %d us, overruns %d)" % (
-                          states.name(t["state"]), t["attempt"], codes.name(t["fault"]) if t["fault"] else "none",
-                          t["cycles_ok"], t["cycles_failed"], t["faults_total"], t["loop_period_us"],
-                          t["worst_step_us"], t["overruns"]))
-                return EXIT_OK
-            ftype = link.T_ABORT if verb == "abort" else link.T_CLEAR_FAULT
-            r = c.request(ftype, (), 3.0)
-            if not r.ok:
-                print("surepick job %s: the board answered %s" % (verb, r.code_name), file=sys.stderr)
-                return EXIT_FAILED
-            print("%s: ok" % verb)
-            return EXIT_OK
-    except LinkError as e:
-        print("surepick job %s: %s" % (verb, e), file=sys.stderr)
-        return EXIT_FAILED
+        raise CommandError("say what to do: start, abort, clear or status")
+    with LinkClient(board_port(args)) as c:
+        if verb == "start":
+            return _start(c, args, link, codes, states)
+        if verb == "status":
+            r = c.request(link.T_STATUS, (), 3.0, collect=(link.T_TELEMETRY,))
+            if not r.frames:
+                raise CommandError("the board sent no telemetry with its status", exitcodes.FAILED)
+            t = dict(zip(link.SCHEMA[link.T_TELEMETRY][3], r.frames[-1].fields))
+            print("state %s, attempt %d, fault %s, cycles ok %d failed %d, faults %d, loop %d us "
+                  "(worst step %d us, overruns %d)" % (
+                      states.name(t["state"]), t["attempt"], codes.name(t["fault"]) if t["fault"] else "none",
+                      t["cycles_ok"], t["cycles_failed"], t["faults_total"], t["loop_period_us"],
+                      t["worst_step_us"], t["overruns"]))
+            return exitcodes.OK
+        ftype = link.T_ABORT if verb == "abort" else link.T_CLEAR_FAULT
+        r = c.request(ftype, (), 3.0)
+        if not r.ok:
+            raise CommandError("the board answered %s" % r.code_name, exitcodes.FAILED)
+        print("%s: ok" % verb)
+        return exitcodes.OK
 
 
 def _start(c, args, link, codes, states):
@@ -90,18 +84,16 @@ def _start(c, args, link, codes, states):
     if args.attempts is not None:
         um.append(args.attempts)
     if link.check(link.T_JOB, [1] + um) != link.OK:
-        print("surepick job start: a value is outside what the link carries (poses within 1 m, "
-              "width 0.001-100 mm, attempts 1-9)", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("a value is outside what the link carries (poses within 1 m, "
+                           "width 0.001-100 mm, attempts 1-9)")
     seen = []
     r = c.request(link.T_JOB, um, 3.0, collect=(link.T_EVENT,))
     if not r.ok:
-        print("surepick job start: refused: %s %s" % (r.code_name, " ".join(str(p) for p in r.payload)),
-              file=sys.stderr)
-        return EXIT_FAILED
+        raise CommandError("refused: %s %s" % (r.code_name, " ".join(str(p) for p in r.payload)),
+                           exitcodes.FAILED)
     print("job accepted")
     if not args.wait:
-        return EXIT_OK
+        return exitcodes.OK
     events = list(r.frames)
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
@@ -115,11 +107,10 @@ def _start(c, args, link, codes, states):
                                                      codes.name(e[5]), e[6]))
             if e[2] == codes.K_FAULT:
                 print("cycle ended: fault %s in %s" % (codes.name(e[5]), states.name(e[3])))
-                return EXIT_FAILED
+                return exitcodes.FAILED
             if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED:
                 print("cycle ended: placed")
-                return EXIT_OK
+                return exitcodes.OK
         f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
         events = [f] if f is not None else []
-    print("surepick job start: no end of cycle within %.0f s" % args.timeout, file=sys.stderr)
-    return EXIT_FAILED
+    raise CommandError("no end of cycle within %.0f s" % args.timeout, exitcodes.FAILED)

@@ -1,11 +1,15 @@
 # The `surepick` command: one table of verbs, each a module with add_arguments(parser) and
-# run(args) -> exit code. Modules are imported only when their verb runs, so `--help` and
-# light verbs stay fast and do not pull in MuJoCo.
+# run(args) -> exit code. A verb that cannot do its job raises CommandError (cli/errors.py);
+# main prints it once and exits with its code. Modules are imported only when their verb
+# runs, so `--help` and light verbs stay fast and do not pull in MuJoCo.
 import argparse
 import importlib
 import sys
 
-# (verb, module under surepick, one-line help). Keep alphabetical within a group.
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError, as_command_error
+
+# (verb, module under surepick, one-line help). Keep alphabetical.
 COMMANDS = [
     ("board", "cli.board", "run the firmware on a virtual Pico served on a pty or loopback TCP (for mpremote)"),
     ("calibrate", "cli.calibrate", "calibrate the jaw pot (closed on nothing) or the current-sense zero on the running firmware"),
@@ -16,15 +20,15 @@ COMMANDS = [
     ("fit", "cli.fit", "fit the MuJoCo plant's parameters to a run record's sensor traces; writes PLANT.json for `sim run --plant`"),
     ("hil", "cli.hil", "hardware in the loop: the board's firmware on the host's MuJoCo plant over the link (lockstep or real time), judged like sim runs"),
     ("job", "cli.job", "start a pick-and-place job on a board over the link (and abort, clear, status)"),
-    ("log", "cli.log", "export the monitor's SQLite record store as CSV/JSON, or summarise faults and success rate"),
+    ("log", "cli.log", "export the monitor's SQLite record store as CSV/JSON or as a run record, or summarise faults and success rate"),
     ("monitor", "cli.monitor", "live view of a running board; stores every log record once in SQLite, back-fills after resets"),
     ("replay", "cli.replay", "replay a run record's readings through the shared machine; mark where it decides differently"),
     ("sim", "cli.sim", "simulate pick-and-place on the MuJoCo plant: run, batch, scenarios"),
 ]
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
+EXIT_HELP = ("exit status: %d done (the run, comparison or job said yes), %d it said no or the board "
+             "failed, %d bad usage, %d interrupted"
+             % (exitcodes.OK, exitcodes.FAILED, exitcodes.USAGE, exitcodes.INTERRUPTED))
 
 
 def build_parser(verb=None):
@@ -34,6 +38,7 @@ def build_parser(verb=None):
         prog="surepick",
         description="Pick-and-place firmware, simulator and host tools for a hobby-servo gripper arm "
         "on an RP2040. Every verb has its own --help.",
+        epilog=EXIT_HELP,
     )
     parser.add_argument("--version", action="store_true", help="print versions and exit")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
@@ -42,11 +47,21 @@ def build_parser(verb=None):
         p.set_defaults(_module=modname)
         if name == verb:
             _module(modname).add_arguments(p)
+            _name_errors_after(p)
     return parser
 
 
 def _module(modname):
     return importlib.import_module("surepick." + modname)
+
+
+def _name_errors_after(parser):
+    # Every (sub)parser stores its own prog ("surepick job start"): errors name what was run.
+    parser.set_defaults(_prog=parser.prog)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for p in action.choices.values():
+                _name_errors_after(p)
 
 
 def _verb_of(argv):
@@ -59,24 +74,35 @@ def _verb_of(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    verb = _verb_of(argv)
     try:
-        parser = build_parser(_verb_of(argv))
+        parser = build_parser(verb)
     except ImportError as e:
-        print("surepick %s is not available: %s" % (_verb_of(argv), e), file=sys.stderr)
-        return EXIT_USAGE
+        return _fail("surepick %s" % verb, CommandError("not available: %s" % e, exitcodes.USAGE))
     args = parser.parse_args(argv)
     if args.version:
         from surepick import __version__
         print("surepick", __version__)
-        return EXIT_OK
+        return exitcodes.OK
     if not args.verb:
         parser.print_help()
-        return EXIT_USAGE
+        return exitcodes.USAGE
+    prog = getattr(args, "_prog", "surepick " + args.verb)
     try:
         return _module(args._module).run(args)
     except KeyboardInterrupt:
-        print("surepick: interrupted", file=sys.stderr)
-        return 130
+        print("%s: interrupted" % prog, file=sys.stderr)
+        return exitcodes.INTERRUPTED
+    except Exception as e:
+        err = as_command_error(e)
+        if err is None:
+            raise
+        return _fail(prog, err)
+
+
+def _fail(prog, err):
+    print("%s: %s" % (prog, err.message), file=sys.stderr, flush=True)
+    return err.exit_code
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 # `surepick monitor`: watch a running board, store everything in SQLite, survive resets.
-# The connection loop is host/monitor/session.py; the views are monitor/tui.py and plain.py.
+# The loop is host/monitor/loop.py; the views are host/monitor/tui.py and plain.py.
 import sys
+
+from surepick.cli import exitcodes
+from surepick.cli.options import add_port_argument, board_port
 
 HELP = """\
 Shows the board's state, current job, cycles and success rate, the last faults with their
@@ -18,8 +21,7 @@ def add_arguments(parser):
     import argparse
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = (parser.description or "") + "\n\n" + HELP
-    parser.add_argument("--port", required=True, metavar="PORT",
-                        help="serial device, pty, socket://HOST:PORT (the virtual board) or `auto`")
+    add_port_argument(parser)
     parser.add_argument("--db", metavar="FILE",
                         help="SQLite file (default: monitor.sqlite3 in the user data directory)")
     parser.add_argument("--plain", action="store_true",
@@ -39,47 +41,38 @@ def add_arguments(parser):
 def run(args):
     import threading
 
-    from surepick.host.link.client import LinkError, resolve_port
-    from surepick.host.monitor.model import Model
-    from surepick.host.monitor.session import Session
-    from surepick.host.monitor.store import Store, StoreError, default_db_path
+    from surepick.host.monitor.loop import MonitorLoop
+    from surepick.host.monitor.status import BoardStatus
+    from surepick.host.monitor.store import Store, default_db_path
 
-    try:
-        port = resolve_port(args.port)
-    except LinkError as e:
-        print("surepick monitor: %s" % e, file=sys.stderr)
-        return 2
+    port = board_port(args)
     db = args.db or default_db_path()
-    try:
-        store = Store(db)
-    except StoreError as e:
-        print("surepick monitor: %s" % e, file=sys.stderr)
-        return 2
-    model = Model(port)
+    store = Store(db)
+    status = BoardStatus(port)
     stop = threading.Event()
     if args.seconds:
         threading.Timer(args.seconds, stop.set).start()
     try:
         if args.plain:
             from surepick.host.monitor.plain import PlainPrinter
-            printer = PlainPrinter(model, telemetry=args.telemetry)
+            printer = PlainPrinter(status, telemetry=args.telemetry)
             print("surepick monitor: %s -> %s" % (port, db), file=sys.stderr, flush=True)
 
             def on_text(data):
-                model.add_text(data)
+                status.add_text(data)
                 printer.text(data)
 
-            session = Session(port, store, model, board_id=args.board_id, log_poll_s=args.poll,
-                              out=printer, on_text=on_text)
+            loop = MonitorLoop(port, store, status, board_id=args.board_id, log_poll_s=args.poll,
+                               out=printer, on_text=on_text)
             try:
-                session.run(stop)
+                loop.run(stop)
             except KeyboardInterrupt:
                 stop.set()
         else:
             from surepick.host.monitor.tui import run_tui
-            session = Session(port, store, model, board_id=args.board_id, log_poll_s=args.poll)
-            run_tui(session, model, stop, db)
+            loop = MonitorLoop(port, store, status, board_id=args.board_id, log_poll_s=args.poll)
+            run_tui(loop, status, stop, db)
     finally:
         stop.set()
         store.close()
-    return 0
+    return exitcodes.OK

@@ -1,9 +1,12 @@
 # `surepick sim`: run the shared machine on the MuJoCo plant (run, batch) and list scenarios.
+# The cycles run in engines/ (inproc_cycles, vboard, batch); reports are written by records/.
 import json
 import os
 import sys
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
+from surepick.cli.options import config_overrides_file, key_value, plant_params_file
 
 
 def add_arguments(p):
@@ -20,7 +23,7 @@ def add_arguments(p):
     r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     r.add_argument("--cycles", type=int, default=1, help="cycles to run (default 1)")
     r.add_argument("--out", default="runs/sim", help="output directory (default runs/sim)")
-    r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+    r.add_argument("--param", action="append", default=[], type=key_value, metavar="KEY=VALUE",
                    help="scenario parameter override (repeatable)")
     r.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides")
     r.add_argument("--plant", metavar="PLANT.json", help="plant parameters (e.g. from `surepick fit`)")
@@ -29,7 +32,7 @@ def add_arguments(p):
     r.add_argument("--engine", choices=("sim", "vboard"), default="sim",
                    help="sim: the shared machine on the host (default); vboard: the firmware itself on the "
                    "virtual board against the same plant, written as a run record of kind virtual-board "
-                   "(host/vboard_run.py; needs the micropython binary)")
+                   "(engines/vboard.py; needs the micropython binary)")
 
     b = sub.add_parser("batch", help="run many seeded cycles over worker processes",
                        description="Run COUNT seeds (S, S+1, ...) of a scenario, or of every scenario with "
@@ -41,7 +44,7 @@ def add_arguments(p):
     b.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPUs)")
     b.add_argument("--out", required=True, help="output directory")
-    b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+    b.add_argument("--param", action="append", default=[], type=key_value, metavar="KEY=VALUE",
                    help="scenario parameter override (single scenario only)")
     b.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides")
     b.add_argument("--plant", metavar="PLANT.json", help="plant parameters")
@@ -50,47 +53,37 @@ def add_arguments(p):
 def run(args):
     verb = getattr(args, "sim_verb", None)
     if verb is None:
-        print("surepick sim: say what to do: scenarios, run or batch (see surepick sim --help)", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("say what to do: scenarios, run or batch (see surepick sim --help)")
+    if verb == "scenarios":
+        return _scenarios(args)
+    overrides = dict(args.param)
+    cfg = config_overrides_file(args.config) if args.config else None
+    plant_params = plant_params_file(args.plant) if args.plant else None
+    if verb == "run":
+        _check_scenario(args.scenario, overrides)
+        if args.cycles < 1:
+            raise CommandError("--cycles must be at least 1")
+        if args.engine == "vboard":
+            return _run_vboard(args, overrides, cfg, plant_params)
+        return _run(args, overrides, cfg, plant_params)
+    return _batch(args, overrides, cfg, plant_params)
+
+
+def _check_scenario(name, overrides):
+    # Before any work: an unknown scenario or a bad parameter is bad input, named.
+    from surepick.sim import scenarios
     try:
-        if verb == "scenarios":
-            return _scenarios(args)
-        overrides = _params(args.param)
-        cfg = _json_file(args.config, "config") if args.config else None
-        plant = _json_file(args.plant, "plant") if args.plant else None
-        if cfg is not None:
-            from surepick.shared_fsm.config import Config
-            Config(cfg)  # validate now: a clear error beats a traceback in a worker
-        if plant is not None:
-            from surepick.sim.params import PlantParams
-            PlantParams.from_dict(plant)
-        if verb == "run":
-            return _run(args, overrides, cfg, plant)
-        return _batch(args, overrides, cfg, plant)
-    except (ValueError, KeyError, OSError) as e:
-        print("surepick sim %s: %s" % (verb, e), file=sys.stderr)
-        return EXIT_USAGE
+        scenarios.get(name).resolve(overrides)
+    except (ValueError, KeyError) as e:
+        raise CommandError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
 
 
-def _params(items):
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise ValueError("--param needs KEY=VALUE, got %r" % item)
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
-
-
-def _json_file(path, what):
+def _make_out_dir(path):
+    # Before any work: an --out that cannot be written is found now, not after the run.
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except json.JSONDecodeError as e:
-        raise ValueError("%s file %s is not valid JSON: %s" % (what, path, e))
-    if not isinstance(data, dict):
-        raise ValueError("%s file %s must hold a JSON object" % (what, path))
-    return data
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise CommandError("cannot use --out %s: %s" % (path, e.strerror or e)) from None
 
 
 def _scenarios(args):
@@ -102,68 +95,78 @@ def _scenarios(args):
                           for n, s in sorted(scenarios.SCENARIOS.items())}, indent=1))
     else:
         print(scenarios.describe())
-    return EXIT_OK
+    return exitcodes.OK
 
 
-def _run(args, overrides, cfg, plant):
-    if getattr(args, "engine", "sim") == "vboard":
-        if args.cycles < 1:
-            raise ValueError("--cycles must be at least 1")
-        return _run_vboard(args, overrides, cfg, plant)
-    from surepick.engines import inproc as runner
-    from surepick.sim import scenarios
+def _run(args, overrides, cfg, plant_params):
+    from surepick.engines.inproc_cycles import run_cycles
     from surepick.records import report
-    sc = scenarios.get(args.scenario)
-    values = sc.resolve(overrides)
-    if args.cycles < 1:
-        raise ValueError("--cycles must be at least 1")
-    viewer = _open_viewer() if args.viewer else None
-    cycles, trajectories = [], []
-    model_hash = None
-    for k in range(args.cycles):
-        run = runner.CycleRun(sc, values, args.seed, k, plant, cfg)
-        if viewer is not None:
-            run.viewer = viewer
-        rec = run.run(record_trajectory=True)
-        rec["scenario"] = sc.name
-        model_hash = model_hash or run.plant.model_hash()
-        cycles.append(rec)
-        trajectories.append(run.trajectory)
+    _make_out_dir(args.out)
+
+    def said(rec):
         print("cycle %d: machine %s%s, judge %s (%s), attempts %d, %.1f s simulated in %.2f s" % (
-            k, rec["fsm_outcome"], (" " + rec["fsm_fault"]) if rec["fsm_fault"] else "",
+            rec["cycle"], rec["fsm_outcome"], (" " + rec["fsm_fault"]) if rec["fsm_fault"] else "",
             rec["judge_outcome"], rec["judge_reason"], rec["attempts"], rec["sim_ms"] / 1000.0, rec["wall_s"]))
-    meta = {"scenario": sc.name, "params": values, "seed": args.seed, "cycles_requested": args.cycles,
-            "model_hash": model_hash, "config_overrides": cfg or {}, "plant_params": plant}
-    path = report.write_report(args.out, meta, cycles, trajectories, plots=not args.no_plots)
+
+    meta, cycles, trajectories = run_cycles(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg,
+                                            viewer=args.viewer and _has_display(), on_cycle=said)
+    try:
+        path = report.write_report(args.out, meta, cycles, trajectories, plots=not args.no_plots)
+    except OSError as e:
+        raise CommandError("cannot write the report in %s: %s" % (args.out, e.strerror or e)) from None
     s = report.summarise(cycles)
     print("report: %s  (verified placed %d/%d, false successes %d, false failures %d)" % (
         path, s["verified_placed"], s["cycles"], s["false_success"], s["false_failure"]))
-    return EXIT_OK if s["verified_placed"] == s["cycles"] else EXIT_FAILED
+    return exitcodes.OK if s["verified_placed"] == s["cycles"] else exitcodes.FAILED
 
 
-def _open_viewer():
+def _has_display():
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         print("surepick sim run: --viewer needs a display (DISPLAY is not set); running headless",
               file=sys.stderr)
-        return None
+        return False
     print("surepick sim run: opening the MuJoCo viewer", file=sys.stderr)
-    return "passive"
+    return True
 
 
-def _batch(args, overrides, cfg, plant):
+def _run_vboard(args, overrides, cfg, plant_params):
+    # The firmware itself on the virtual board, one fresh board per cycle (engines/vboard.py).
+    from surepick.engines import vboard
+    from surepick.vboard.interp import find_micropython
+    if cfg:
+        raise CommandError("--config is not supported yet (the firmware reads its config from "
+                           "/config.json on its flash)")
+    if args.viewer:
+        raise CommandError("--viewer needs --engine sim")
+    find_micropython()      # MicropythonNotFound says how to get it
+    _make_out_dir(args.out)
+    from surepick.records import runrecord
+    meta, recs, events, ticks = vboard.run(args.scenario, args.seed, args.cycles, overrides, plant_params, log=print)
+    try:
+        runrecord.write(str(args.out), meta, recs, events, ticks)
+    except OSError as e:
+        raise CommandError("cannot write the run record in %s: %s" % (args.out, e.strerror or e)) from None
+    ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
+    print("run record: %s  (kind virtual-board; verified placed %d/%d)"
+          % (os.path.join(args.out, "run.json"), ok, len(recs)))
+    return exitcodes.OK if ok == len(recs) else exitcodes.FAILED
+
+
+def _batch(args, overrides, cfg, plant_params):
+    from surepick.cli.progress import Progress
     from surepick.engines import batch
     from surepick.sim import scenarios
     if args.count < 1 or args.jobs < 1:
-        raise ValueError("--count and --jobs must be at least 1")
+        raise CommandError("--count and --jobs must be at least 1")
     names = sorted(scenarios.SCENARIOS) if args.scenario == "all" else [args.scenario]
     if len(names) > 1 and overrides:
-        raise ValueError("--param works with a single scenario, not 'all'")
-    items = batch.plan(names, args.count, args.seed, overrides, cfg, plant)
-    progress = _progress_bar(len(items))
-    try:
-        summary, results = batch.run_batch(items, args.out, args.jobs, progress.update)
-    finally:
-        progress.close()
+        raise CommandError("--param works with a single scenario, not 'all'")
+    for name in names:
+        _check_scenario(name, overrides if len(names) == 1 else None)
+    items = batch.plan(names, args.count, args.seed, overrides, cfg, plant_params)
+    _make_out_dir(args.out)
+    with Progress(len(items)) as progress:
+        summary, _ = batch.run_batch(items, args.out, args.jobs, progress.update)
     print("%s %d/%d cycles in %.1f s: machine placed %d, judge placed %d, false successes %d, "
           "false failures %d, agreement %s" % (
               "INTERRUPTED:" if summary["interrupted"] else "batch:", summary["count"], summary["planned"],
@@ -171,61 +174,5 @@ def _batch(args, overrides, cfg, plant):
               summary["false_failure"], summary["agreement"]))
     print("summary: %s" % os.path.join(args.out, "summary.json"))
     if summary["interrupted"]:
-        return 130
-    return EXIT_OK if summary["false_success"] == 0 else EXIT_FAILED
-
-
-class _progress_bar:
-    # A rich progress bar on a terminal; plain periodic lines otherwise (CI logs).
-    def __init__(self, total):
-        self.total = total
-        self.tty = sys.stderr.isatty()
-        self.bar = None
-        self.last_pct = -1
-        if self.tty:
-            from rich.progress import Progress
-            self.bar = Progress(transient=False)
-            self.bar.start()
-            self.task = self.bar.add_task("cycles", total=total)
-
-    def update(self, done, total, rec):
-        if self.bar is not None:
-            self.bar.update(self.task, completed=done)
-            return
-        pct = done * 10 // total
-        if pct != self.last_pct:
-            self.last_pct = pct
-            print("  %d/%d cycles done" % (done, total), file=sys.stderr)
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.stop()
-
-
-def _run_vboard(args, overrides, cfg, plant):
-    # `sim run --engine vboard`. -> exit code (0 every cycle verified placed, 1 otherwise, 2 usage).
-    from surepick.engines import vboard as vboard_run
-    from surepick.records import runrecord
-    if cfg:
-        print("surepick sim run --engine vboard: --config is not supported yet (the firmware reads its "
-              "config from /config.json on its flash)", file=sys.stderr)
-        return 2
-    if getattr(args, "viewer", False):
-        print("surepick sim run --engine vboard: --viewer needs --engine sim", file=sys.stderr)
-        return 2
-    try:
-        from surepick.vboard.interp import find_micropython
-        find_micropython()
-    except Exception as e:
-        print("surepick sim run --engine vboard: no micropython binary: %s" % e, file=sys.stderr)
-        return 2
-    try:
-        meta, recs, events, ticks = vboard_run.run(args.scenario, args.seed, args.cycles, overrides, plant, log=print)
-    except vboard_run.VboardRunError as e:
-        print("surepick sim run --engine vboard: %s" % e, file=sys.stderr)
-        return 1
-    runrecord.write(str(args.out), meta, recs, events, ticks)
-    ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
-    print("run record: %s  (kind virtual-board; verified placed %d/%d)" % (os.path.join(args.out, "run.json"),
-                                                                          ok, len(recs)))
-    return 0 if ok == len(recs) else 1
+        return exitcodes.INTERRUPTED
+    return exitcodes.OK if summary["false_success"] == 0 else exitcodes.FAILED

@@ -1,4 +1,4 @@
-# Renders a Comparison (host/compare.py) as DIR/summary.md, DIR/report.html and the PNG plots the
+# Renders a Comparison (records/compare.py) as DIR/summary.md, DIR/report.html and the PNG plots the
 # HTML shows: overlaid state timelines, sensor traces and dwell-time histograms.
 import html
 import json

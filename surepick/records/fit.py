@@ -70,6 +70,29 @@ OPTIONAL_GROUPS = (
 FITTED_BY_DEFAULT = tuple(n for _, names in GROUPS for n in names) + tuple(LINEAR)
 
 
+def check_groups(groups):
+    # FitError naming the known groups when one of `groups` is not one.
+    known = [g for g, _ in GROUPS + OPTIONAL_GROUPS]
+    for g in groups or ():
+        if g not in known:
+            raise FitError("unknown group %r (groups: %s)" % (g, ", ".join(known)))
+
+
+def write_params(path, params_dict):
+    # The fitted (or stand-in) plant parameters as PLANT.json, for `sim run --plant`. Written
+    # whole or not at all; OSError when the path cannot be written.
+    import json
+    import os
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        with open(tmp, "w") as f:
+            json.dump(params_dict, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
 def get_param(d, path):
     for k in path:
         d = d[k]
@@ -297,6 +320,7 @@ def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None):
     # -> FitResult. start: PlantParams dict to start from (default: the nominal plant; never the
     # record's own plant_params, which for a stand-in would be the hidden answer).
     t0 = time.perf_counter()
+    check_groups(groups)
     chosen = [c for c in record.cycles if cycles is None or c["cycle"] in cycles]
     if not chosen:
         raise FitError("no cycle to fit (the run has cycles %s)" % [c["cycle"] for c in record.cycles])

@@ -3,10 +3,12 @@
 # decides is checked against what the record says the machine decided. A host-sim run replays
 # exactly; a field recording replays to the first point where the desk copy and the board part.
 from surepick.shared_fsm import codes
+from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job, Machine
+from surepick.shared_fsm.trace_text import event_line
 
-from surepick.records.runrecord import INPUT_COLUMNS, TICK_INDEX
+from surepick.records.runrecord import INPUT_COLUMNS, TICK_INDEX, RunRecordError
 
 # What a tick's decision is: the state after the step and the commands it left.
 DECISION_COLUMNS = ("state", "move_seq", "move_kind", "move_gentle", "x_um", "y_um", "z_um", "pitch_mdeg",
@@ -140,6 +142,56 @@ def _drain(m, seen, into):
 
 
 def replay(record, cycles=None):
+    # -> [CycleReplay] for every cycle of the record, or for the cycle numbers in `cycles`
+    # (RunRecordError, before any work, when the record lacks one of them).
+    known = [c["cycle"] for c in record.cycles]
+    missing = sorted(set(cycles or ()) - set(known))
+    if missing:
+        raise RunRecordError("%s has no cycle %s (cycles: %s)" % (
+            record.path, ", ".join(str(n) for n in missing), _few(known)))
     cfg = Config(record.meta["config"])
     chosen = [c for c in record.cycles if cycles is None or c["cycle"] in cycles]
     return [replay_cycle(record, c, cfg) for c in chosen]
+
+
+def _few(items, n=20):
+    return ", ".join(str(i) for i in items[:n]) + (" ..." if len(items) > n else "")
+
+
+# ---- the replay as text: the replay's transitions, marked where it parts from the record ----
+
+def verdict(r):
+    # One phrase for a CycleReplay.
+    if r.first_divergence_ms is not None:
+        return "DIVERGES first at t=%d ms" % r.first_divergence_ms
+    if r.reading_mismatches():
+        return "same decisions, but the record's event readings differ from its ticks"
+    return "reproduced exactly"
+
+
+def transcript(r, quiet=False):
+    # -> the lines of one cycle's replay, in time order: its transitions ("    "), the same
+    # decision with other readings (" ~  "), decisions only one side made and stretches of
+    # ticks whose state or commands differ ("!!  "). quiet: only the marked lines.
+    rec_keys = {decision(e) for e in r.recorded}
+    rep_keys = {decision(e) for e in r.events}
+    differs = {decision(b) for a, b in r.reading_mismatches()}
+    lines = []
+    for e in r.events:
+        if decision(e) in rec_keys:
+            if decision(e) in differs:
+                lines.append((e[1], 0, " ~  " + event_line(e) + "   <- same decision; the record's event "
+                              "readings differ from its ticks"))
+            elif not quiet:
+                lines.append((e[1], 0, "    " + event_line(e)))
+        else:
+            lines.append((e[1], 1, "!!  " + event_line(e) + "   <- replay only: the record did not do this"))
+    for e in r.recorded:
+        if decision(e) not in rep_keys:
+            lines.append((e[1], 2, "!!  " + event_line(e) + "   <- record only: the replay did not do this"))
+    for t0, t1, n, theirs, mine in r.spans:
+        lines.append((t0, 3, "!!  t=%d..%d ms (%d ticks): record state %s move %d jaw %d hold %d, replay state %s "
+                      "move %d jaw %d hold %d" % (t0, t1, n, states.name(theirs[0]), theirs[1], theirs[8], theirs[9],
+                                                  states.name(mine[0]), mine[1], mine[8], mine[9])))
+    lines.sort(key=lambda x: (x[0], x[1]))
+    return [text for _, _, text in lines]

@@ -1,7 +1,7 @@
 # Writes what a run leaves behind: report.json (versions, seed, parameters, model hash, every
 # cycle's outcome, the judge's verdict and the event timeline), trajectory.csv and PNG plots of
 # the state timeline over the sensor traces, and, when the cycles carry their tick traces, the
-# run record (run.json, cycles.jsonl, events.csv, ticks.csv; host/runrecord.py) in the same place.
+# run record (run.json, cycles.jsonl, events.csv, ticks.csv; records/runrecord.py) in the same place.
 import csv
 import json
 import os
@@ -48,7 +48,7 @@ def write_run_record(out_dir, report, cycles, traces, kind="host-sim"):
             "config": cfg, "loop_period_ms": cfg["loop_period_ms"],
             "plant_params": PlantParams.from_dict(report.get("plant_params") or {}).to_dict(),
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "source": {"command": "surepick sim run", "engine": "sim.runner.CycleRun"}}
+            "source": {"command": "surepick sim run", "engine": "engines.inproc.CycleRun"}}
     rows = []
     for c in cycles:
         rows.append({k: c[k] for k in ("cycle", "seed", "job", "board_cal", "initial_jaw_um", "restarts",

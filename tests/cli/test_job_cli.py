@@ -2,14 +2,14 @@
 # started from the command line runs to PLACED; status, abort and clear behave.
 import re
 import subprocess
-import sys
 import time
 
 import pytest
 
+from tests.support.cli import SUREPICK_BIN
 from tests.support.vboard import deploy_source
 
-SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
+SUREPICK = [SUREPICK_BIN]
 
 
 @pytest.fixture

@@ -4,17 +4,15 @@ import csv
 import io
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from surepick.cli.log import parse_since, summarise
+from surepick.host.monitor.export import parse_since
+from surepick.host.monitor.stats import summarise
 from surepick.host.monitor.store import Store
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
-
-SUREPICK = str(Path(sys.executable).parent / "surepick")
+from tests.support.cli import SUREPICK_BIN as SUREPICK
 
 
 def ev(kind, frm, to, reason):

@@ -3,12 +3,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
+from tests.support.cli import SUREPICK_BIN
+
+SUREPICK = [SUREPICK_BIN]
 
 
 def _run(args, timeout=300):

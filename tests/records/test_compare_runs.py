@@ -1,11 +1,12 @@
 # `surepick compare`: same plant passes, different scenarios are a usage error, the report is written.
 import json
 import subprocess
-import sys
 
 import pytest
 
-SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
+from tests.support.cli import SUREPICK_BIN
+
+SUREPICK = [SUREPICK_BIN]
 
 
 def _cli(args):

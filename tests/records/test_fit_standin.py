@@ -4,7 +4,6 @@
 # stand-in's run recovers the plant; then compare between the fitted sim and the stand-in passes.
 import json
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -14,9 +13,10 @@ from surepick.records import fit
 from surepick.records import runrecord
 
 from tests.support.needs import NEEDS_MICROPYTHON
+from tests.support.cli import SUREPICK_BIN
 
 
-SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
+SUREPICK = [SUREPICK_BIN]
 SEED = 11
 
 

@@ -1,7 +1,6 @@
 # `surepick replay`: a host sim run reproduces itself; a tampered sensor column diverges where it should.
 import csv
 import subprocess
-import sys
 
 import pytest
 
@@ -9,8 +8,9 @@ from surepick.records import replay
 from surepick.records import runrecord
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
+from tests.support.cli import SUREPICK_BIN
 
-SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
+SUREPICK = [SUREPICK_BIN]
 
 
 def _sim(out, scenario, seed=1):
@@ -51,3 +51,11 @@ def test_a_tampered_switch_column_diverges_at_the_verify_decision(tmp_path):
     assert r.returncode == 1
     assert "DIVERGES first at t=%d ms" % verify_t in r.stdout
     assert "VERIFY>RECOVER VERIFY_DISAGREE" in r.stdout and "replay only" in r.stdout
+
+
+def test_a_cycle_the_record_lacks_is_refused_before_any_replay(tmp_path):
+    d = _sim(tmp_path / "nominal", "nominal", seed=2)
+    r = subprocess.run(SUREPICK + ["replay", str(d), "--cycle", "0", "--cycle", "7"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == "surepick replay: %s has no cycle 7 (cycles: 0)\n" % d

@@ -1,13 +1,13 @@
 # The run record written by `surepick sim run`, read back; bad directories are clear errors.
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 from surepick.records import runrecord
+from tests.support.cli import SUREPICK_BIN
 
-SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
+SUREPICK = [SUREPICK_BIN]
 
 
 def _cli(args):

@@ -1,5 +1,5 @@
-# Monitor-test helpers shared by tests/host/monitor: a free loopback port, the stand-in board
-# (host/monitor/fake_board.py) as a child process, a polling wait, and a monitor Session on its own
+# Monitor-test helpers shared by tests/host/monitor: a free loopback port, the link stand-in
+# (tests/support/link_standin.py) as a child process, a polling wait, and a MonitorLoop on its own
 # thread as `surepick monitor` runs it.
 import socket
 import subprocess
@@ -7,10 +7,15 @@ import sys
 import threading
 import time
 
-from surepick.host.monitor.fake_board import READY
-from surepick.host.monitor.model import Model
-from surepick.host.monitor.session import Session
+from pathlib import Path
+
+from surepick.host.monitor.loop import MonitorLoop
+from surepick.host.monitor.status import BoardStatus
 from surepick.host.monitor.store import Store
+
+from tests.support.link_standin import READY
+
+STAND_IN = Path(__file__).with_name("link_standin.py")
 
 
 def free_port():
@@ -22,7 +27,7 @@ def free_port():
 
 
 def start_board(flash, port, *extra):
-    p = subprocess.Popen([sys.executable, "-m", "surepick.host.monitor.fake_board", "--listen",
+    p = subprocess.Popen([sys.executable, str(STAND_IN), "--listen",
                           "127.0.0.1:%d" % port, "--flash", str(flash), *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     line = p.stdout.readline()
@@ -40,14 +45,14 @@ def wait_until(pred, timeout, what):
 
 
 class Monitor:
-    # A Session on its own thread, as `surepick monitor` runs it.
+    # A MonitorLoop on its own thread, as `surepick monitor` runs it.
     def __init__(self, port, db, **kw):
         self.store = Store(db)
-        self.model = Model(port)
+        self.status = BoardStatus(port)
         self.said = []   # (monotonic s, kind, data) of everything but telemetry: failure evidence
-        self.session = Session(port, self.store, self.model, log_poll_s=0.3, out=self._out, **kw)
+        self.loop = MonitorLoop(port, self.store, self.status, log_poll_s=0.3, out=self._out, **kw)
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.session.run, args=(self.stop,), daemon=True)
+        self.thread = threading.Thread(target=self.loop.run, args=(self.stop,), daemon=True)
         self.thread.start()
 
     def _out(self, kind, data):

@@ -5,35 +5,15 @@
 # One thread drives it: request() sends a frame and reads until the REPLY with its id arrives;
 # every other frame read meanwhile goes to on_frame (telemetry keeps flowing during a
 # request), REPL text goes to on_text. Nothing here retries forever or sleeps unbounded.
-import os
 import time
 
 from surepick.shared_fsm import link
+# The errors a LinkClient raises, importable from here beside it.
+from surepick.host.link.errors import Disconnected, LinkError, NoBoard, PortBusy, RequestTimeout  # noqa: F401
 from surepick.host.link.frames import FrameParser
+from surepick.host.link.ports import BUSY_TEXT, busy_error, open_serial
 
-PICO_USB_VID = 0x2E8A              # Raspberry Pi (RP2040 boards running MicroPython)
-BUSY_TEXT = b"surepick-board: busy"  # the virtual board's answer to a second client
 _READ_S = 0.05                     # one blocking read at most this long: stays responsive
-
-
-class LinkError(Exception):
-    """A link failure with a message meant for the user."""
-
-
-class NoBoard(LinkError):
-    """Nothing to talk to on that port (no device, nothing listening, no Pico found)."""
-
-
-class PortBusy(LinkError):
-    """Another program has the port open."""
-
-
-class Disconnected(LinkError):
-    """The port went away while in use (cable pulled, board reset, virtual board killed)."""
-
-
-class RequestTimeout(LinkError):
-    """No REPLY to a request in time (firmware not running, or busy in the REPL)."""
 
 
 class Reply:
@@ -55,100 +35,6 @@ class Reply:
 
     def __repr__(self):
         return "Reply(%d, %s, %r)" % (self.req_id, self.code_name, self.payload)
-
-
-# ---- finding and opening the port ----
-
-def is_url(port):
-    return "://" in port
-
-
-def find_pico_ports():
-    # -> [(device, description)] of USB serial ports with the Raspberry Pi vendor id.
-    from serial.tools import list_ports
-    return [(p.device, p.description or "") for p in list_ports.comports()
-            if p.vid == PICO_USB_VID]
-
-
-def resolve_port(port):
-    # "auto" -> the one Pico's device path; anything else is returned as given.
-    if port != "auto":
-        return port
-    found = find_pico_ports()
-    if not found:
-        raise NoBoard("no Raspberry Pi Pico found (no USB serial port with vendor id %04X); "
-                      "plug it in, or give --port /dev/ttyACM0 or socket://HOST:PORT" % PICO_USB_VID)
-    if len(found) > 1:
-        raise NoBoard("several Picos found (%s): choose one with --port"
-                      % ", ".join(d for d, _ in found))
-    return found[0][0]
-
-
-def holders_of(device):
-    # -> ["pid 123 (mpremote)", ...]: other processes that have `device` open, read from
-    # /proc/*/fd (Linux; empty elsewhere or when we may not look).
-    try:
-        target = os.path.realpath(device)
-        pids = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
-    except OSError:
-        return []
-    out = []
-    for pid in pids:
-        fd_dir = "/proc/%s/fd" % pid
-        try:
-            fds = os.listdir(fd_dir)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink("%s/%s" % (fd_dir, fd)) == target:
-                    out.append("pid %s (%s)" % (pid, _process_name(pid)))
-                    break
-            except OSError:
-                continue
-    return out
-
-
-def _process_name(pid):
-    try:
-        with open("/proc/%s/cmdline" % pid, "rb") as f:
-            argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-        if argv:
-            # "python .../mpremote connect ..." says more than "python3"
-            return " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv[:4]))
-    except OSError:
-        pass
-    return "?"
-
-
-def busy_error(port, holders):
-    return PortBusy("%s is in use by %s; close it first (only one program can talk to the board)"
-                    % (port, ", ".join(holders)))
-
-
-def check_not_busy(port):
-    # Device paths only: a second reader on a tty steals bytes from the first.
-    if is_url(port):
-        return
-    holders = holders_of(port)
-    if holders:
-        raise busy_error(port, holders)
-
-
-def open_serial(port, baudrate=115200):
-    # -> an open pyserial object (non-blocking-ish reads). Raises NoBoard / PortBusy.
-    import serial
-    check_not_busy(port)
-    if not is_url(port) and not os.path.exists(port):
-        raise NoBoard("no board on %s: the device does not exist" % port)
-    try:
-        return serial.serial_for_url(port, baudrate=baudrate, timeout=_READ_S,
-                                     write_timeout=2, exclusive=True)
-    except (serial.SerialException, OSError, ValueError) as e:
-        text = str(e)
-        if "lock" in text.lower() or "busy" in text.lower():
-            raise busy_error(port, holders_of(port) or ["another program"]) from None
-        raise NoBoard("no board on %s: %s" % (port, text)) from None
 
 
 # ---- the client ----
@@ -173,7 +59,7 @@ class LinkClient:
 
     def open(self):
         self.close()
-        self.ser = open_serial(self.port, self.baudrate)
+        self.ser = open_serial(self.port, self.baudrate, _READ_S)
         self._busy_seen = False
         return self
 

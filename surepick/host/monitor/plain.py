@@ -9,9 +9,8 @@ import sys
 import time
 
 from surepick.shared_fsm import codes
-from surepick.host.monitor.model import code_name, state_name
-
-RTYPE_NAMES = {1: "transition", 2: "fault", 3: "boot", 4: "note", 5: "counters"}
+from surepick.firmware import flashlog
+from surepick.host.monitor.names import EVENT_RECORD_TYPES, code_name, record_type_name, state_name
 
 
 def _now():
@@ -27,12 +26,12 @@ def event_text(ev):
 
 
 def record_text(seq, rtype, r):
-    name = RTYPE_NAMES.get(rtype, "rtype%d" % rtype)
-    if rtype in (1, 2, 4):
+    name = record_type_name(rtype)
+    if rtype in EVENT_RECORD_TYPES:
         body = event_text(r)
-    elif rtype == 5:
+    elif rtype == flashlog.R_COUNTERS:
         body = "cycles_ok=%d cycles_failed=%d faults=%d boots=%d dropped=%d" % tuple(r[:5])
-    elif rtype == 3:
+    elif rtype == flashlog.R_BOOT:
         body = "t_ms=%d reset_cause=%d boot_count=%d action=%d" % (r[1], r[2], r[3], r[4])
     else:
         body = " ".join(str(v) for v in r)
@@ -40,8 +39,8 @@ def record_text(seq, rtype, r):
 
 
 class PlainPrinter:
-    def __init__(self, model, out=sys.stdout, err=sys.stderr, telemetry=False):
-        self.model = model
+    def __init__(self, status, out=sys.stdout, err=sys.stderr, telemetry=False):
+        self.status = status
         self.outf = out
         self.errf = err
         self.telemetry = telemetry
@@ -60,7 +59,7 @@ class PlainPrinter:
                 data["t_ms"], code_name(data["fault"]), state_name(data["state"]), data["attempt"],
                 data["faults_total"])
         elif kind == "record":
-            line = "record board=%s %s" % (self.model.board_id, record_text(*data))
+            line = "record board=%s %s" % (self.status.board_id, record_text(*data))
         elif kind == "telemetry":
             if not self.telemetry:
                 return

@@ -55,7 +55,7 @@ class StoreError(Exception):
 
 
 class Store:
-    # One connection, used by one thread at a time (the session thread writes; readers such
+    # One connection, used by one thread at a time (the monitor loop writes; readers such
     # as `surepick log` open their own Store).
     def __init__(self, path, readonly=False):
         self.path = str(path)
@@ -163,15 +163,33 @@ class Store:
             self.db.commit()
             self._telemetry = []
 
-    # ---- link sessions ----
+    def records(self, board_id=None, since=None):
+        # -> every stored record as a dict (board_id, epoch, seq, rtype, RECORD_COLUMNS...,
+        # received_at), oldest first per board and epoch. since: ("seq", N) for log seq above
+        # N, or ("time", epoch seconds) for records received at or after it.
+        q = "SELECT board_id, epoch, seq, rtype, %s, received_at FROM records" % ", ".join(RECORD_COLUMNS)
+        where, args = [], []
+        if board_id:
+            where.append("board_id=?")
+            args.append(board_id)
+        if since:
+            where.append("seq>?" if since[0] == "seq" else "received_at>=?")
+            args.append(since[1])
+        if where:
+            q += " WHERE " + " AND ".join(where)
+        q += " ORDER BY board_id, epoch, seq"
+        cols = ("board_id", "epoch", "seq", "rtype") + RECORD_COLUMNS + ("received_at",)
+        return [dict(zip(cols, r)) for r in self.db.execute(q, args)]
 
-    def start_session(self, port, now=None):
+    # ---- link sessions (one per monitor run on a port) ----
+
+    def start_link_session(self, port, now=None):
         cur = self.db.execute("INSERT INTO link_sessions (port, started_at) VALUES (?, ?)",
                               (port, now or time.time()))
         self.db.commit()
         return cur.lastrowid
 
-    def end_session(self, sid, frames, corrupt, reconnects, added, now=None):
+    def end_link_session(self, sid, frames, corrupt, reconnects, added, now=None):
         self.flush()
         self.db.execute("UPDATE link_sessions SET ended_at=?, frames=?, corrupt=?, reconnects=?, "
                         "records_added=? WHERE id=?",

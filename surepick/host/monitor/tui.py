@@ -1,4 +1,4 @@
-# The live view (textual): the session runs in its own thread and fills the Model; the view
+# The live view (textual): the monitor loop runs in its own thread and fills the BoardStatus; the view
 # redraws from a snapshot a few times a second, so a slow terminal never slows the link.
 import threading
 import time
@@ -9,7 +9,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
-from surepick.host.monitor.model import code_name, state_name
+from surepick.host.monitor.names import code_name, state_name
 
 _REDRAW_S = 0.25
 
@@ -88,10 +88,10 @@ class MonitorApp(App):
     """
     BINDINGS = [("q", "quit", "quit")]
 
-    def __init__(self, session, model, stop, db):
+    def __init__(self, loop, status, stop, db):
         super().__init__()
-        self.session = session
-        self.model = model
+        self.loop = loop
+        self.status = status
         self.stop = stop
         self.db = db
         self._thread = None
@@ -106,7 +106,7 @@ class MonitorApp(App):
 
     def on_mount(self):
         self.query_one("#repl").border_title = "REPL / board text"
-        self._thread = threading.Thread(target=self.session.run, args=(self.stop,), name="monitor-session",
+        self._thread = threading.Thread(target=self.loop.run, args=(self.stop,), name="monitor-loop",
                                         daemon=True)
         self._thread.start()
         self.set_interval(_REDRAW_S, self.redraw)
@@ -118,7 +118,7 @@ class MonitorApp(App):
             self.exit()
 
     def redraw(self):
-        s = self.model.snapshot()
+        s = self.status.snapshot()
         self.query_one("#status", Static).update(status_panel(s))
         self.query_one("#link", Static).update(link_panel(s, self.db))
         self.query_one("#faults", Static).update(faults_panel(s))
@@ -132,5 +132,5 @@ class MonitorApp(App):
             self._thread.join(5)
 
 
-def run_tui(session, model, stop, db):
-    MonitorApp(session, model, stop, db).run()
+def run_tui(loop, status, stop, db):
+    MonitorApp(loop, status, stop, db).run()

@@ -1,4 +1,4 @@
-# The .mpy cache of host/deploy.py: a warm build compiles nothing and gives byte-identical
+# The .mpy cache of host/deploy/artifacts.py: a warm build compiles nothing and gives byte-identical
 # artifacts; a changed source recompiles exactly that module; another mpy-cross (its banner
 # is part of the key) recompiles everything; a damaged entry is compiled again. No board.
 import shutil
@@ -6,6 +6,7 @@ import shutil
 import pytest
 
 from surepick.host import deploy as dp
+from surepick.host.deploy import artifacts
 
 try:
     EXE = dp.find_mpy_cross()
@@ -53,7 +54,7 @@ def test_another_mpy_cross_recompiles_everything(sources, tmp_path, monkeypatch)
     cache = tmp_path / "cache"
     cold, st0 = _build(sources, cache)
     real = dp.mpy_cross_version(EXE)
-    monkeypatch.setattr(dp, "mpy_cross_version", lambda exe: (real[0], real[1], real[2] + " (other)"))
+    monkeypatch.setattr(artifacts, "mpy_cross_version", lambda exe: (real[0], real[1], real[2] + " (other)"))
     _, st = _build(sources, cache)
     assert st.compiled == st0.compiled and st.cached == 0
 

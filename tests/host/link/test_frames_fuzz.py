@@ -1,10 +1,8 @@
-# host/frames.py against a seeded stream of 5,000 (quick) / 100,000 (slow) random and mutated
+# host/link/frames.py against a seeded stream of 5,000 (quick) / 100,000 (slow) random and mutated
 # pieces: valid board frames, damaged frames, random bytes, REPL text, overlong and truncated
 # frames, echoed requests. No exception; every valid frame recovered in order; the damage
 # counted; REPL text that follows a frame passed through verbatim.
 import random
-import sys
-from pathlib import Path
 
 import pytest
 

@@ -1,4 +1,4 @@
-# host/frames.py: REPL text passes through, frames come out decoded whatever the chunking,
+# host/link/frames.py: REPL text passes through, frames come out decoded whatever the chunking,
 # and garbage of every kind is counted without hiding the frames that follow it.
 from hypothesis import given, settings, strategies as st
 

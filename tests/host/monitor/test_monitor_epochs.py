@@ -4,12 +4,12 @@
 # the real firmware: the restarted board committed 12..15, the back-fill stored them, then its
 # HELLO saying 13 was read); that must not open a new epoch. A wiped or replaced log must.
 # The board side is the firmware's own FlashLog in a directory, answered as firmware/app.py
-# answers LOG_SINCE; the Session's loop steps are called directly, in the order that matters.
+# answers LOG_SINCE; the MonitorLoop's steps are called directly, in the order that matters.
 from surepick.firmware.flashlog import R_TRANSITION, FlashLog
 from surepick.host.link.frames import Frame
 from surepick.host.link.client import Reply
-from surepick.host.monitor.model import Model
-from surepick.host.monitor.session import Session
+from surepick.host.monitor.loop import MonitorLoop
+from surepick.host.monitor.status import BoardStatus
 from surepick.host.monitor.store import Store
 from surepick.shared_fsm import link
 
@@ -42,9 +42,9 @@ def hello(board, boots):
     return (BID, "0.1.0", 1, 1, boots, board.log.last_seq)
 
 
-def session(tmp_path, board):
+def monitor_loop(tmp_path, board):
     notes = []
-    s = Session("socket://127.0.0.1:1", Store(str(tmp_path / "m.db")), Model("x"),
+    s = MonitorLoop("socket://127.0.0.1:1", Store(str(tmp_path / "m.db")), BoardStatus("x"),
                 out=lambda kind, data: notes.append(data) if kind == "note" else None)
     s.client = board
     return s, notes
@@ -63,7 +63,7 @@ def on_board(board):
 def test_a_stale_hello_after_the_backfill_keeps_the_epoch(tmp_path):
     board = LogBoard(str(tmp_path / "log"))
     board.add(10, 100)
-    s, notes = session(tmp_path, board)
+    s, notes = monitor_loop(tmp_path, board)
     s._on_hello(hello(board, 1))
     assert stored(s, 0) == on_board(board)
     # the board restarts: its HELLO is sent at boot, then two more commits follow at once
@@ -84,7 +84,7 @@ def test_a_stale_hello_after_the_backfill_keeps_the_epoch(tmp_path):
 def test_a_wiped_log_shorter_than_the_stored_one_is_a_new_epoch(tmp_path):
     board = LogBoard(str(tmp_path / "log"))
     board.add(12, 100)
-    s, notes = session(tmp_path, board)
+    s, notes = monitor_loop(tmp_path, board)
     s._on_hello(hello(board, 1))
     first = stored(s, 0)
     assert first == on_board(board)
@@ -101,7 +101,7 @@ def test_a_wiped_log_shorter_than_the_stored_one_is_a_new_epoch(tmp_path):
 def test_a_wiped_log_that_grew_past_the_stored_one_is_a_new_epoch(tmp_path):
     board = LogBoard(str(tmp_path / "log"))
     board.add(5, 100)
-    s, notes = session(tmp_path, board)
+    s, notes = monitor_loop(tmp_path, board)
     s._on_hello(hello(board, 1))
     first = stored(s, 0)
     other = LogBoard(str(tmp_path / "log2"))     # same id, other log, already longer

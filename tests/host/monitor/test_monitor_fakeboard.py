@@ -1,4 +1,4 @@
-# The monitor against a stand-in board (host/monitor/fake_board.py: the link protocol over a
+# The monitor against a stand-in board (tests/support/link_standin.py: the link protocol over a
 # real loopback socket, the firmware's own flash log in a directory). The board is killed
 # and restarted mid-run with its flash kept; the store must then hold every committed record
 # exactly once, compared against the board's own log read back from its flash.
@@ -6,17 +6,15 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from surepick.firmware.flashlog import FlashLog
 
+from tests.support.cli import SUREPICK_BIN as SUREPICK
 from tests.support.monitor import Monitor, free_port, start_board, wait_until
 
-SUREPICK = str(Path(sys.executable).parent / "surepick")
 
 
 def board_log(flash):
@@ -46,12 +44,12 @@ def test_monitor_records_a_run_with_garbage_on_the_line(flash, tmp_path):
     db = str(tmp_path / "m.db")
     m = Monitor("socket://127.0.0.1:%d" % port, db)
     try:
-        wait_until(lambda: (m.model.snapshot()["telemetry"] or {}).get("cycles_ok", 0) + 
-                   (m.model.snapshot()["telemetry"] or {}).get("cycles_failed", 0) >= 6, 30, "6 cycles")
+        wait_until(lambda: (m.status.snapshot()["telemetry"] or {}).get("cycles_ok", 0) + 
+                   (m.status.snapshot()["telemetry"] or {}).get("cycles_failed", 0) >= 6, 30, "6 cycles")
         time.sleep(1.0)   # one more log poll after the last commit
-        m.session.store.flush()
-        wait_until(lambda: m.model.snapshot()["last_seq"] >= board_log(flash)[-1][0], 10, "the back-fill")
-        snap = m.model.snapshot()
+        m.loop.store.flush()
+        wait_until(lambda: m.status.snapshot()["last_seq"] >= board_log(flash)[-1][0], 10, "the back-fill")
+        snap = m.status.snapshot()
     finally:
         m.close()
         b.kill()
@@ -71,15 +69,15 @@ def test_board_killed_and_restarted_loses_nothing(flash, tmp_path):
     b = start_board(flash, port, "--step-ms", "15")
     m = Monitor("socket://127.0.0.1:%d" % port, db, board_id="fake-0001")
     try:
-        wait_until(lambda: m.model.snapshot()["records_stored"] >= 20, 30, "records before the kill")
+        wait_until(lambda: m.status.snapshot()["records_stored"] >= 20, 30, "records before the kill")
         b.send_signal(signal.SIGKILL)            # a power cut: uncommitted RAM records are lost
         b.wait()
-        wait_until(lambda: not m.model.snapshot()["connected"], 10, "the monitor to notice")
+        wait_until(lambda: not m.status.snapshot()["connected"], 10, "the monitor to notice")
         time.sleep(0.5)
         b = start_board(flash, port, "--step-ms", "15")   # same flash, same port
-        wait_until(lambda: m.model.snapshot()["reconnects"] >= 1, 20, "the reconnect")
+        wait_until(lambda: m.status.snapshot()["reconnects"] >= 1, 20, "the reconnect")
         before = board_log(flash)[-1][0]
-        wait_until(lambda: m.model.snapshot()["last_seq"] > before + 10, 30, "records after the restart")
+        wait_until(lambda: m.status.snapshot()["last_seq"] > before + 10, 30, "records after the restart")
         b.send_signal(signal.SIGTERM)
         b.wait()
         final = board_log(flash)
@@ -88,9 +86,9 @@ def test_board_killed_and_restarted_loses_nothing(flash, tmp_path):
         b = start_board(flash, port, "--step-ms", "15", "--cycles", "0")
         # the third boot's own record must be in flash before "everything" is well defined
         wait_until(lambda: [r[1] for r in board_log(flash)].count(3) >= 3, 20, "the third boot record")
-        wait_until(lambda: m.model.snapshot()["last_seq"] >= board_log(flash)[-1][0], 20, "the final back-fill")
+        wait_until(lambda: m.status.snapshot()["last_seq"] >= board_log(flash)[-1][0], 20, "the final back-fill")
         final = board_log(flash)
-        snap = m.model.snapshot()
+        snap = m.status.snapshot()
     finally:
         m.close()
         b.kill()
@@ -126,13 +124,13 @@ def test_board_log_restarted_is_kept_as_a_new_epoch(flash, tmp_path):
     b = start_board(flash, port, "--cycles", "2", "--name-in-ping", "--step-ms", "5")
     m = Monitor("socket://127.0.0.1:%d" % port, db)
     try:
-        wait_until(lambda: m.model.snapshot()["last_seq"] >= 15, 20, "first log")
+        wait_until(lambda: m.status.snapshot()["last_seq"] >= 15, 20, "first log")
         first = board_log(flash)
         b.kill()
         b.wait()
         shutil.rmtree(flash / "log")          # flash wiped: seqs start again at 1
         b = start_board(flash, port, "--cycles", "1", "--name-in-ping", "--step-ms", "5")
-        wait_until(lambda: m.session.epoch == 1 and m.model.snapshot()["last_seq"] >= 8, 20, "second log")
+        wait_until(lambda: m.loop.epoch == 1 and m.status.snapshot()["last_seq"] >= 8, 20, "second log")
     finally:
         m.close()
         b.kill()
@@ -149,10 +147,10 @@ def test_no_board_yet_then_it_appears(tmp_path, flash):
     m = Monitor("socket://127.0.0.1:%d" % port, db)
     try:
         time.sleep(1.0)
-        assert "waiting for the board" in m.model.snapshot()["note"]
+        assert "waiting for the board" in m.status.snapshot()["note"]
         b = start_board(flash, port, "--cycles", "1", "--name-in-ping")
         try:
-            wait_until(lambda: m.model.snapshot()["records_stored"] > 0, 20, "records")
+            wait_until(lambda: m.status.snapshot()["records_stored"] > 0, 20, "records")
         finally:
             b.kill()
             b.wait()

@@ -8,7 +8,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,11 +22,11 @@ from surepick.shared_fsm import states
 
 from tests.support.needs import NEEDS_MICROPYTHON
 
+from tests.support.cli import SUREPICK_BIN as SUREPICK
 from tests.support.monitor import Monitor, free_port, wait_until
 
 pytestmark = NEEDS_MICROPYTHON
 
-SUREPICK = str(Path(sys.executable).parent / "surepick")
 SEED = 3
 
 
@@ -118,22 +117,22 @@ def test_monitor_backfills_every_committed_record_across_a_board_kill(tmp_path):
         # The monitor joins after that hello. Until the firmware names itself in PING replies,
         # the id is given as with `surepick monitor --board-id` (a PING payload would win).
         mon = Monitor(board.address, db, board_id=bid)
-        wait_until(lambda: mon.model.backfills >= 1, 20, "the first back-fill")
-        assert mon.session.board_id == bid
+        wait_until(lambda: mon.status.backfills >= 1, 20, "the first back-fill")
+        assert mon.loop.board_id == bid
         # 2. a whole job: placed, committed at rest, back-filled
-        r = mon.session.call(link.T_JOB, job_args(), timeout=5)
+        r = mon.loop.call(link.T_JOB, job_args(), timeout=5)
         assert r.ok, r
         wait_until(lambda: any(is_placed(x) for x in stored(db)), 40, "the PLACED record in the db")
         before = stored(db)
         # 3. a second job (the part is in the bin now: the pick finds nothing), killed mid-run
-        wait_until(lambda: (mon.model.snapshot()["telemetry"] or {}).get("state") == states.IDLE,
+        wait_until(lambda: (mon.status.snapshot()["telemetry"] or {}).get("state") == states.IDLE,
                    20, "the board at rest")
-        r = mon.session.call(link.T_JOB, job_args(), timeout=5)
+        r = mon.loop.call(link.T_JOB, job_args(), timeout=5)
         assert r.ok, r
-        wait_until(lambda: (mon.model.snapshot()["telemetry"] or {}).get("state", 0) not in
+        wait_until(lambda: (mon.status.snapshot()["telemetry"] or {}).get("state", 0) not in
                    (states.IDLE,), 20, "the second job to run")
         time.sleep(0.3)
-        running = mon.model.snapshot()["telemetry"]
+        running = mon.status.snapshot()["telemetry"]
         t_kill = time.monotonic()
         board.kill()
         assert running["state"] != states.IDLE, running     # really mid-run
@@ -142,7 +141,7 @@ def test_monitor_backfills_every_committed_record_across_a_board_kill(tmp_path):
         # 4. the same port, the same flash: the board boots again (into INTERRUPTED)
         time.sleep(0.5)
         board = BoardProcess(flash, port, blog)
-        wait_until(lambda: mon.session.reconnects >= 1, 30, "the monitor to reconnect")
+        wait_until(lambda: mon.loop.reconnects >= 1, 30, "the monitor to reconnect")
 
         def in_sync():
             a = board_log(flash)
@@ -167,7 +166,7 @@ def test_monitor_backfills_every_committed_record_across_a_board_kill(tmp_path):
         assert sum(1 for x in rows if x[1] == 3) >= 2, rows        # boot records
         assert any(is_placed(x) for x in rows)
         assert any(x[1] == 3 for x in rows[len(killed_log):]), "no boot record after the restart"
-        link_stats = mon.session.link_stats()
+        link_stats = mon.loop.link_stats()
         assert link_stats["reconnects"] >= 1
         # the recording as a run record (kind board-recording, no ticks)
         from surepick.records import runrecord

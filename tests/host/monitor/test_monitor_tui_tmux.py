@@ -2,15 +2,13 @@
 # stand-in board, captured with `tmux capture-pane` while a job is running.
 import shutil
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.support.cli import SUREPICK_BIN as SUREPICK
 from tests.support.monitor import free_port, start_board
 
-SUREPICK = str(Path(sys.executable).parent / "surepick")
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 

@@ -1,4 +1,4 @@
-# The monitor's connection loop: connect, find out which board it is, back-fill its log into
+# The monitor's loop: connect, find out which board it is, back-fill its log into
 # the store (LOG_SINCE from the last stored seq), then follow the live frames, polling the log
 # again whenever new events were seen. When the port goes away (board reset, cable pulled,
 # laptop asleep, virtual board killed) it reconnects on its own and back-fills again, so
@@ -13,7 +13,8 @@ import time
 
 from surepick.shared_fsm import link
 from surepick.host.link.frames import as_dict
-from surepick.host.link.client import Disconnected, LinkClient, LinkError, PortBusy, RequestTimeout
+from surepick.host.link.client import LinkClient
+from surepick.host.link.errors import Disconnected, LinkError, PortBusy, RequestTimeout
 
 _BACKOFF_S = (0.2, 0.5, 1.0, 2.0)   # reconnect waits, then every 2 s
 _IDENTIFY_RETRY_S = 2.0
@@ -22,19 +23,19 @@ _IDLE_POLL_S = 10.0                # ask for the log now and then even when no e
 _FLUSH_S = 1.0
 
 
-class Session:
-    """Follow one port. out(kind, data) receives what happens, for the plain printer:
+class MonitorLoop:
+    """Follow the board on one port into the store and a BoardStatus. out(kind, data) receives what happens, for the plain printer:
     kind in hello / event / fault / record / telemetry / note."""
 
-    def __init__(self, port, store, model, board_id=None, log_poll_s=1.0, out=None,
+    def __init__(self, port, store, status, board_id=None, log_poll_s=1.0, out=None,
                  on_text=None, clock=time.monotonic):
         self.port = port
         self.store = store
-        self.model = model
+        self.status = status
         self.forced_id = board_id
         self.log_poll_s = log_poll_s
         self.out = out or (lambda kind, data: None)
-        self.on_text = on_text or model.add_text
+        self.on_text = on_text or status.add_text
         self.clock = clock
         self.client = None
         self.board_id = None
@@ -56,7 +57,7 @@ class Session:
     # ---- the loop ----
 
     def run(self, stop):
-        sid = self.store.start_session(self.port)
+        sid = self.store.start_link_session(self.port)
         first = True
         failures = 0
         try:
@@ -74,7 +75,7 @@ class Session:
                     self.reconnects += 1
                 first = False
                 self._reset_link_state()
-                self.model.update(connected=True, reconnects=self.reconnects)
+                self.status.update(connected=True, reconnects=self.reconnects)
                 self._note("connected to %s" % self.port)
                 try:
                     self._serve(stop)
@@ -88,7 +89,7 @@ class Session:
                     stop.wait(_BACKOFF_S[0])
         finally:
             self._close_client()
-            self.store.end_session(sid, self._totals["frames"], self._totals["corrupt"],
+            self.store.end_link_session(sid, self._totals["frames"], self._totals["corrupt"],
                                    self.reconnects, self.records_added)
 
     def _close_client(self):
@@ -99,7 +100,7 @@ class Session:
         self._totals["timeouts"] += self.client.timeouts
         self.client.close()
         self.client = None
-        self.model.update(connected=False, link=self.link_stats())
+        self.status.update(connected=False, link=self.link_stats())
 
     def link_stats(self):
         s = dict(self._totals)
@@ -129,12 +130,12 @@ class Session:
             if now - last_flush >= _FLUSH_S:
                 self.store.flush()
                 last_flush = now
-            self.model.update(link=self.link_stats())
+            self.status.update(link=self.link_stats())
 
     # ---- requests from other threads ----
 
     def call(self, ftype, args=(), timeout=_REQUEST_S, wait=None):
-        """Send one request over the monitor's own link (from any thread) -> link_client.Reply.
+        """Send one request over the monitor's own link (from any thread) -> link.client.Reply.
         Raises RequestTimeout when the board does not answer within `timeout` s, Disconnected
         when the link is not up within `wait` s (default: timeout)."""
         done = threading.Event()
@@ -200,9 +201,9 @@ class Session:
             self._note("assuming %s, the board last seen on %s, until it says hello" % (bid, self.port))
         self._set_board(bid, fw, assumed)
         if fw is not None:
-            self.model.update(fw_version=fw)
+            self.status.update(fw_version=fw)
         if boots is not None:
-            self.model.update(boot_count=boots)
+            self.status.update(boot_count=boots)
 
     def _on_hello(self, hello):
         self._hello = None
@@ -210,7 +211,7 @@ class Session:
         self._set_board(hello[0], hello[1], False)
         self._backfill()                 # settles the epoch the boot belongs to
         self.store.add_boot(self.board_id, self.epoch, hello)
-        self.model.update(fw_version=hello[1], boot_count=hello[4])
+        self.status.update(fw_version=hello[1], boot_count=hello[4])
         self.out("hello", hello)
 
     def _set_board(self, bid, fw, assumed):
@@ -218,13 +219,13 @@ class Session:
         # the log stood at boot and can be read after a back-fill already stored newer records.
         # The back-fill decides from the board's log itself.
         if bid != self.board_id:
-            self.model.clear_faults()
+            self.status.clear_faults()
         self.board_id = bid
         self.epoch = self.store.touch_board(bid, self.port, fw)
-        self.model.update(board_id=bid, board_id_assumed=assumed,
+        self.status.update(board_id=bid, board_id_assumed=assumed,
                           records_stored=self.store.count_records(bid),
                           last_seq=self.store.last_seq(bid, self.epoch))
-        self.model.add_fault_records(self.store.recent_faults(bid, self.epoch))
+        self.status.add_fault_records(self.store.recent_faults(bid, self.epoch))
         self._need_backfill = True
 
     # ---- the log ----
@@ -280,10 +281,10 @@ class Session:
             if not more or last <= after:
                 break
             after = last
-        self.model.update(records_stored=self.store.count_records(bid), records_added=self.records_added,
+        self.status.update(records_stored=self.store.count_records(bid), records_added=self.records_added,
                           last_seq=self.store.last_seq(bid, self.epoch),
-                          backfills=self.model.backfills + 1)
-        self.model.add_fault_records(self.store.recent_faults(bid, self.epoch))
+                          backfills=self.status.backfills + 1)
+        self.status.add_fault_records(self.store.recent_faults(bid, self.epoch))
 
     # ---- live frames (called from inside pump/request: record, never request) ----
 
@@ -291,12 +292,12 @@ class Session:
         t = f.ftype
         if t == link.T_TELEMETRY:
             d = as_dict(f)
-            self.model.on_telemetry(d)
+            self.status.on_telemetry(d)
             if self.board_id is not None:
                 self.store.add_telemetry(self.board_id, f.fields)
             self.out("telemetry", d)
         elif t == link.T_EVENT:
-            self.model.on_event(f.fields)
+            self.status.on_event(f.fields)
             self._events_since_poll += 1
             self.out("event", f.fields)
         elif t == link.T_FAULT:
@@ -305,5 +306,5 @@ class Session:
             self._hello = f.fields
 
     def _note(self, text):
-        self.model.update(note=text)
+        self.status.update(note=text)
         self.out("note", text)

@@ -1,11 +1,11 @@
-# A small stand-in board for the monitor's tests and benchmark: a CPython process that speaks
-# the link protocol (shared_fsm.link) on a loopback TCP port, runs scripted pick-and-place
+# A stand-in for a board in the monitor's tests: a CPython process that speaks only the link
+# protocol (shared_fsm.link) on a loopback TCP port, runs scripted pick-and-place
 # cycles, and keeps the firmware's own flash log (firmware/flashlog.py) in a directory, so it
 # can be killed and restarted with its log intact and LOG_SINCE replays from any seq.
 # It is not the firmware: the real thing runs on the virtual board (`surepick board`).
 #
-#   python -m surepick.host.monitor.fake_board --listen 127.0.0.1:PORT --flash DIR [--cycles N]
-# Prints "fake-board: serving on socket://127.0.0.1:PORT" when ready.
+#   python tests/support/link_standin.py --listen 127.0.0.1:PORT --flash DIR [--cycles N]
+# Prints "link-stand-in: serving on socket://127.0.0.1:PORT" when ready.
 import argparse
 import os
 import select
@@ -19,13 +19,13 @@ from surepick.shared_fsm import link
 from surepick.shared_fsm import states
 from surepick.host.link.frames import FrameParser
 
-READY = "fake-board: serving on "
+READY = "link-stand-in: serving on "
 _PATH = (states.APPROACH, states.DESCEND, states.GRASP, states.VERIFY, states.LIFT,
          states.TRANSFER, states.PLACE)
 LOG_BATCH = 16
 
 
-class FakeBoard:
+class LinkStandIn:
     def __init__(self, flash_dir, board_id="fake-0001", telemetry_hz=10, step_ms=20,
                  fault_every=5, cycles=None, noise=0.0, name_in_ping=False):
         self.log = flashlog.FlashLog(os.path.join(flash_dir, "log"), n_segments=4, seg_records=64)
@@ -211,7 +211,7 @@ class FakeBoard:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="a protocol-speaking stand-in board for monitor tests")
+    ap = argparse.ArgumentParser(description="a link-protocol stand-in for a board, for the monitor's tests")
     ap.add_argument("--listen", default="127.0.0.1:0")
     ap.add_argument("--flash", required=True)
     ap.add_argument("--board-id", default="fake-0001")
@@ -224,7 +224,7 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=None)
     a = ap.parse_args(argv)
     host, _, port = a.listen.rpartition(":")
-    b = FakeBoard(a.flash, a.board_id, a.telemetry_hz, a.step_ms, a.fault_every, a.cycles, a.noise,
+    b = LinkStandIn(a.flash, a.board_id, a.telemetry_hz, a.step_ms, a.fault_every, a.cycles, a.noise,
                   a.name_in_ping)
     try:
         b.serve(host or "127.0.0.1", int(port), a.seconds)

@@ -1,28 +1,18 @@
-# What the monitor knows about the board right now: filled by the session thread, read by the
-# live view and the plain printer through snapshot() (a plain dict: no shared mutable state).
+# What the monitor knows about the board right now: filled by the monitor loop's thread, read
+# by the live view and the plain printer through snapshot() (a plain dict: no shared mutable state).
 import collections
 import threading
 import time
 
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
+from surepick.host.monitor.names import code_name
 
 MAX_FAULTS = 8
 MAX_TEXT_LINES = 200
 
 
-def state_name(s):
-    return states.NAMES[s] if 0 <= s < len(states.NAMES) else "state%d" % s
-
-
-def code_name(c):
-    try:
-        return codes.name(c)
-    except Exception:  # an unknown code from a newer firmware: show the number
-        return "code%d" % c
-
-
-class Model:
+class BoardStatus:
     def __init__(self, port):
         self._lock = threading.Lock()
         self.port = port

@@ -1,0 +1,5 @@
+# The one error a deploy raises.
+
+
+class DeployError(Exception):
+    """A deploy failure with a message meant for the user."""

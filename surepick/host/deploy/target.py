@@ -1,0 +1,248 @@
+# The board end of a deploy: mpremote's SerialTransport held in the raw REPL, and the few
+# operations a deploy needs there (what MicroPython runs, hash files, write, rename, reset).
+# Each operation is one small snippet exec'd on the board.
+import os
+import time
+
+from surepick.host.deploy.errors import DeployError
+
+WRITE_CHUNK = 1024                     # bytes per raw-REPL write: small enough for a Pico heap
+
+
+_INFO = """
+import sys, os
+try:
+    import hashlib
+    hashlib.sha256
+    _h = 1
+except Exception:
+    _h = 0
+_s = os.statvfs('/')
+print(repr((sys.implementation.name, tuple(sys.implementation.version), getattr(sys.implementation, '_mpy', 0), _s[0], _s[3], sys.platform, _h)))
+"""
+
+# -> {path: sha256 hex or None} for PATHS, and the names in each of DIRS.
+_HASHES = """
+import os, hashlib, binascii
+def _sp_hash(p):
+    try:
+        f = open(p, 'rb')
+    except OSError:
+        return None
+    h = hashlib.sha256()
+    b = bytearray(512)
+    m = memoryview(b)
+    while True:
+        n = f.readinto(b)
+        if not n:
+            break
+        h.update(m[:n])
+    f.close()
+    return binascii.hexlify(h.digest()).decode()
+def _sp_ls(d):
+    try:
+        return [e[0] for e in os.ilistdir(d) if e[1] == 0x8000]
+    except OSError:
+        return None
+print(repr(({p: _sp_hash(p) for p in %r}, {d: _sp_ls(d) for d in %r})))
+"""
+
+_MKDIRS = """
+import os
+for d in %r:
+    try:
+        os.mkdir(d)
+    except OSError:
+        pass
+"""
+
+# Rename each temp file over its target. Paths are made relative to "/" (we chdir there): a
+# bare unix-port VfsPosix with a root mishandles absolute renames (the virtual board's
+# boot_shim now wraps it, but an older virtual board or a plain unix micropython may not);
+# littlefs on a Pico does not care. FAT cannot rename over a file: remove it first there.
+_INSTALL = """
+import os
+os.chdir('/')
+def _sp_mv(t, p):
+    try:
+        os.rename(t.lstrip('/'), p.lstrip('/'))
+    except OSError:
+        os.remove(p)
+        os.rename(t.lstrip('/'), p.lstrip('/'))
+for _p in %r:
+    try:
+        os.remove(_p)
+    except OSError:
+        pass
+for _t, _p in %r:
+    _sp_mv(_t, _p)
+for _p in %r:
+    try:
+        os.remove(_p)
+    except OSError:
+        pass
+"""
+
+
+class MicropythonInfo:
+    # What the board's MicroPython reports about itself and its filesystem.
+    def __init__(self, t):
+        self.impl, self.version, self.mpy, self.block_size, self.free_blocks, self.platform, \
+            self.has_sha256 = t
+        self.version = tuple(self.version)
+
+    @property
+    def version_text(self):
+        v = ".".join(str(x) for x in self.version[:3])
+        return v + ("-" + str(self.version[3]) if len(self.version) > 3 and self.version[3] else "")
+
+    @property
+    def mpy_major(self):
+        return self.mpy & 0xFF
+
+    @property
+    def mpy_minor(self):
+        return (self.mpy >> 8) & 3
+
+    @property
+    def free_bytes(self):
+        return self.block_size * self.free_blocks
+
+
+def _why_not_open(port, transport_error):
+    # mpremote says only "failed to access PORT"; opening it the way the link does names the
+    # cause (connection refused, no such device) in the words every other verb uses.
+    from surepick.host.link import ports
+    from surepick.host.link.errors import LinkError
+    try:
+        ports.open_serial(port).close()
+    except LinkError as e:
+        return str(e)
+    return "no board on %s: %s" % (port, transport_error)
+
+
+def _pyrepr_eval(raw):
+    import ast
+    return ast.literal_eval(raw.decode().strip())
+
+
+class DeployTarget:
+    # The board being deployed to, reached through mpremote's SerialTransport in the raw REPL.
+    def __init__(self, port):
+        self.port = port
+        self.t = None
+
+    def connect(self, timeout=6):
+        from mpremote.transport import TransportError
+        from mpremote.transport_serial import SerialTransport
+
+        from surepick.host.link import ports
+        from surepick.host.link.errors import LinkError
+        try:
+            ports.check_not_busy(self.port)
+        except LinkError as e:
+            raise DeployError(str(e)) from None
+        if not ports.is_url(self.port) and not os.path.exists(self.port):
+            raise DeployError("no board on %s: the device does not exist" % self.port)
+        for attempt in range(3):
+            try:
+                self.t = SerialTransport(self.port, baudrate=115200)
+            except TransportError as e:
+                holders = ports.holders_of(self.port)
+                if holders:
+                    raise DeployError(str(ports.busy_error(self.port, holders))) from None
+                raise DeployError(_why_not_open(self.port, e)) from None
+            # The virtual board answers a second client with a busy line and hangs up; a
+            # client that was just killed may take a moment to be let go: try again briefly.
+            early = self._early_bytes(0.15)
+            if early is not None and ports.BUSY_TEXT not in early:
+                break
+            self.close()
+            if attempt == 2:
+                raise DeployError(str(ports.busy_error(self.port, ["another client"])))
+            time.sleep(0.5)
+        try:
+            self.t.enter_raw_repl(soft_reset=True, timeout_overall=timeout)
+        except TransportError:
+            self.close()
+            raise DeployError("the device on %s did not answer as a MicroPython REPL (no raw REPL "
+                              "prompt within %d s): is MicroPython flashed on it?" % (self.port, timeout)) from None
+        except Exception as e:  # the port vanished under us (pyserial's own errors)
+            self.close()
+            raise DeployError("no board on %s: %s" % (self.port, e)) from None
+
+    def _early_bytes(self, wait):
+        # What the port says on its own right after opening, or None if it hung up.
+        s = self.t.serial
+        got = b""
+        end = time.monotonic() + wait
+        try:
+            while time.monotonic() < end:
+                n = s.in_waiting
+                if n:
+                    got += s.read(n)
+                else:
+                    time.sleep(0.02)
+        except Exception:  # pyserial: "socket disconnected"
+            return None
+        return got
+
+    def close(self):
+        if self.t is not None:
+            try:
+                self.t.close()
+            except Exception:  # closing a port that already went away
+                pass
+            self.t = None
+
+    def exec(self, code):
+        from mpremote.transport import TransportExecError
+        try:
+            return self.t.exec(code)
+        except TransportExecError as e:
+            raise DeployError("the board raised an error:\n%s" % e.error_output.strip()) from None
+
+    def info(self):
+        return MicropythonInfo(_pyrepr_eval(self.exec(_INFO)))
+
+    def hashes(self, paths, dirs):
+        return _pyrepr_eval(self.exec(_HASHES % (sorted(paths), sorted(dirs))))
+
+    def read_text(self, path):
+        raw = self.exec("try:\n f=open(%r)\n print(repr(f.read()))\n f.close()\nexcept OSError:\n "
+                        "print('None')" % path)
+        return _pyrepr_eval(raw)
+
+    def mkdirs(self, dirs):
+        self.exec(_MKDIRS % (list(dirs),))
+
+    def write(self, path, data, on_chunk=None):
+        self.exec("_sp_f = open(%r, 'wb')" % path)
+        for i in range(0, len(data), WRITE_CHUNK):
+            self.exec("_sp_f.write(%r)" % (data[i:i + WRITE_CHUNK],))
+            if on_chunk:
+                on_chunk(min(i + WRITE_CHUNK, len(data)))
+        self.exec("_sp_f.close()\ndel _sp_f")
+
+    def install(self, pairs, remove, remove_first=()):
+        self.exec(_INSTALL % (list(remove_first), list(pairs), list(remove)))
+
+    def reset_and_wait_hello(self, timeout):
+        # Leave the raw REPL, soft-reset from the friendly one (main.py runs), and read the
+        # console until the firmware's HELLO frame. -> (hello fields or None, REPL text seen).
+        from surepick.host.link.frames import FrameParser
+        from surepick.shared_fsm import link
+        text = bytearray()
+        parser = FrameParser(on_text=text.extend)
+        s = self.t.serial
+        self.t.exit_raw_repl()
+        time.sleep(0.05)
+        s.write(b"\x04")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s.timeout = 0.05
+            data = s.read(s.in_waiting or 1)
+            for f in parser.feed(data):
+                if f.ftype == link.T_HELLO:
+                    return f.fields, bytes(text)
+        return None, bytes(text)

@@ -4,6 +4,8 @@
 # firmware image is a failure, not a skip.
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import time
@@ -13,7 +15,8 @@ import pytest
 import serial
 
 from surepick.engines.rp2040 import Chip, EngineError, FirmwareMissing, find_uf2
-from surepick.engines.rp2040.chip import check_node_modules, find_node
+from surepick.engines.rp2040.chip import (ENGINE, NODE_DIR, check_node_modules, find_bootrom,
+                                          find_node)
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -230,3 +233,42 @@ def test_missing_image_fails_under_ci_and_skips_elsewhere(tmp_path, ci):
     else:
         assert proc.returncode == 0, proc.stdout
         assert "2 skipped" in proc.stdout
+
+
+@pytest.mark.slow
+def test_bootrom_as_a_raw_image_and_a_wrong_one(uf2, tmp_path):
+    text = find_bootrom().read_text()
+    words = [int(h, 16) for h in re.findall(r"0x[0-9a-fA-F]+", text[text.index("Uint32Array(["):])]
+    assert len(words) == 4096
+    raw = tmp_path / "b1.bin"
+    raw.write_bytes(b"".join(w.to_bytes(4, "little") for w in words))
+    with start(uf2, bootrom=raw) as c:
+        assert c.ready["rom_erase"] == 0x237c and c.ready["rom_program"] == 0x23c4  # B1's entries
+        assert mpremote(c.address, "exec", "print(6*7)").strip() == "42"
+    wrong = tmp_path / "zeros.bin"
+    wrong.write_bytes(bytes(16384))
+    with pytest.raises(EngineError, match="no RP2040 ROM header"):
+        start(uf2, bootrom=wrong)
+
+
+@pytest.mark.slow
+def test_side_channel_on_a_tcp_port(uf2):
+    # node engine.mjs --control HOST:PORT: the same protocol on a socket instead of stdin/stdout
+    proc = subprocess.Popen([find_node(), str(ENGINE), "--uf2", str(uf2), "--bootrom", str(find_bootrom()),
+                             "--control", "127.0.0.1:0", "--lockstep", "--quiet"],
+                            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=str(NODE_DIR))
+    try:
+        ready = json.loads(proc.stdout.readline())
+        host, port = ready["control"].rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=60) as s:
+            f = s.makefile("rw")
+            for req in ({"op": "hello", "id": 1}, {"op": "run", "ms": 300, "id": 2}, {"op": "bogus"}):
+                f.write(json.dumps(req) + "\n")
+            f.flush()
+            hello, step, bad = (json.loads(f.readline()) for _ in range(3))
+        assert hello["ok"] and hello["protocol"] == 1 and hello["lockstep"] and hello["id"] == 1
+        assert step["ok"] and step["t_us"] == 300000 and step["usb"] and step["id"] == 2
+        assert bad == {"ok": False, "error": 'unknown op "bogus"'}
+    finally:
+        proc.terminate()
+        proc.wait(30)

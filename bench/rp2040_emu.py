@@ -9,6 +9,8 @@ Reports, on this host:
             throttle does not hide the cost)
   busy      the same while a Python busy loop runs on the chip
   lockstep  host microseconds per 2 ms lockstep step at idle (one side-channel round trip)
+  range     `for i in range(N): pass` in a function, timed on the chip with ticks_us (the probe
+            in ../shared/rp2040 measured 310 ms for N = 100,000)
   mpremote  wall seconds of `mpremote connect ... exec "print(1+1)"` over the socket and the pty,
             `fs cp` and `fs cat` of a 4 KiB file (medians)
 CPU figures are the engine process's own (process.cpuUsage), so they hold on a loaded host; wall
@@ -28,6 +30,14 @@ from surepick.engines.rp2040 import Chip, EngineError
 
 BIN = Path(sys.executable).parent
 MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
+
+RANGE = ("import time\n"
+         "def f(n):\n"
+         "    for i in range(n):\n"
+         "        pass\n"
+         "t = time.ticks_us()\n"
+         "f(%d)\n"
+         "print(time.ticks_diff(time.ticks_us(), t))\n")
 
 BUSY = ("def busy():\n"
         "    global n\n"
@@ -106,6 +116,9 @@ def main(argv=None):
             res["mpremote"]["fs_cat_4k_s"] = round(statistics.median(
                 mpremote(chip.address, "fs", "cat", ":blob.txt")[0] for _ in range(reps)), 2)
 
+        n = 10000 if args.tiny else 100000
+        res["range"] = {"n": n, "emulated_ms": int(mpremote(chip.address, "exec", RANGE % n)[1]) / 1000}
+
         # A busy Python loop: started without waiting, measured in lockstep, counted on the chip.
         mpremote(chip.address, "exec", "--no-follow", BUSY)
         time.sleep(0.2)
@@ -125,11 +138,12 @@ def main(argv=None):
     print("  boot to USB enumerated: %.1f emulated ms; %.2f s host wall, %.2f s engine CPU (incl. Node start)"
           % (b["usb_emulated_ms"], b["host_wall_s"], b["engine_cpu_s"]))
     for name, r in (("idle REPL", i), ("busy loop", u)):
-        print("  %-10s %.2f host CPU s (%.2f wall s) per emulated s over %.2f emulated s; %s M instr/CPU s"
+        print("  %-10s %.4f host CPU s (%.4f wall s) per emulated s over %.2f emulated s; %s M instr/CPU s"
               % (name, r["host_cpu_s_per_emulated_s"], r["host_wall_s_per_emulated_s"], r["emulated_s"],
                  r["m_instructions_per_cpu_s"]))
     print("  lockstep: %.0f host us per 2 ms step (%d steps, idle chip)"
           % (res["lockstep"]["host_us_per_2ms_step"], steps))
+    print("  for i in range(%d): pass  -> %.1f emulated ms on the chip" % (res["range"]["n"], res["range"]["emulated_ms"]))
     m = res["mpremote"]
     print("  mpremote exec: %.2f s socket, %.2f s pty; fs cp 4 KiB %.2f s, fs cat %.2f s (medians of %d)"
           % (m["exec_socket_s"], m["exec_pty_s"], m["fs_cp_4k_s"], m["fs_cat_4k_s"], reps))

@@ -25,6 +25,43 @@ const T_PAGE_PROGRAM_NS = 0.4e6; // 256 B page
 const SECTOR = 4096;
 const PAGE = 256;
 
+// Core 1 is not emulated (rp2040js has one core). The SDK still talks to it through the SIO
+// mailbox: at boot and at every soft reset it resets core 1 through the PSM and waits for the
+// 0 that core 1's bootrom then pushes into core 0's FIFO. We play that part of core 1.
+const SIO_FIFO_ST = 0x50;
+const SIO_FIFO_WR = 0x54;
+const SIO_FIFO_RD = 0x58;
+const PSM_FRCE_OFF = 0x04;
+const PSM_PROC1 = 1 << 16;
+function emulateCore1Mailbox(mcu, log) {
+  const mailbox = []; // core 1 -> core 0
+  const sio = mcu.sio;
+  const sioRead = sio.readUint32.bind(sio);
+  const sioWrite = sio.writeUint32.bind(sio);
+  sio.readUint32 = (offset) => {
+    if (offset === SIO_FIFO_ST) return (mailbox.length ? 1 : 0) | 2; // VLD, RDY
+    if (offset === SIO_FIFO_RD) return mailbox.length ? mailbox.shift() : 0;
+    return sioRead(offset);
+  };
+  let warned = false;
+  sio.writeUint32 = (offset, value) => {
+    if (offset === SIO_FIFO_ST) return; // clears sticky error flags: we raise none
+    if (offset === SIO_FIFO_WR) {
+      if (!warned) log('core 1 is not emulated: a launch on it (e.g. _thread) will wait forever');
+      warned = true;
+      return;
+    }
+    sioWrite(offset, value);
+  };
+  const psm = mcu.peripherals[0x40010];
+  const psmWrite = psm.writeUint32.bind(psm);
+  psm.writeUint32 = (offset, value) => {
+    const wasOff = psm.frceOff & PSM_PROC1;
+    psmWrite(offset, value);
+    if (offset === PSM_FRCE_OFF && wasOff && !(psm.frceOff & PSM_PROC1)) mailbox.push(0);
+  };
+}
+
 const code2 = (s) => s.charCodeAt(0) | (s.charCodeAt(1) << 8);
 
 // Read a bootrom image: a raw 16 KiB .bin, or a JS module holding it as `new Uint32Array([...])`
@@ -132,6 +169,7 @@ export class Chip {
     mcu.loadBootrom(this.rom); // resets the core and erases the flash array
     mcu.flash.set(flash.subarray(0, mcu.flash.length));
     mcu.onBreak = (code) => this.onBreak(code);
+    emulateCore1Mailbox(mcu, this.log);
     const wd = mcu.peripherals[0x40058];
     wd.reason = resetReason; // what machine.reset_cause() reads after a watchdog/forced reset
     wd.onWatchdogTrigger = () => {

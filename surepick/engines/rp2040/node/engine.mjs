@@ -114,43 +114,6 @@ try {
   process.exit(3);
 }
 
-// Core 1 is not emulated (rp2040js has one core). The SDK still talks to it through the SIO
-// mailbox: at boot and at every soft reset it resets core 1 through the PSM and waits for the
-// 0 that core 1's bootrom then pushes into core 0's FIFO. We play that part of core 1.
-const SIO_FIFO_ST = 0x50;
-const SIO_FIFO_WR = 0x54;
-const SIO_FIFO_RD = 0x58;
-const PSM_FRCE_OFF = 0x04;
-const PSM_PROC1 = 1 << 16;
-function emulateCore1Mailbox(mcu) {
-  const mailbox = []; // core 1 -> core 0
-  const sio = mcu.sio;
-  const sioRead = sio.readUint32.bind(sio);
-  const sioWrite = sio.writeUint32.bind(sio);
-  sio.readUint32 = (offset) => {
-    if (offset === SIO_FIFO_ST) return (mailbox.length ? 1 : 0) | 2; // VLD, RDY
-    if (offset === SIO_FIFO_RD) return mailbox.length ? mailbox.shift() : 0;
-    return sioRead(offset);
-  };
-  let warned = false;
-  sio.writeUint32 = (offset, value) => {
-    if (offset === SIO_FIFO_ST) return; // clears sticky error flags: we raise none
-    if (offset === SIO_FIFO_WR) {
-      if (!warned) log('core 1 is not emulated: a launch on it (e.g. _thread) will wait forever');
-      warned = true;
-      return;
-    }
-    sioWrite(offset, value);
-  };
-  const psm = mcu.peripherals[0x40010];
-  const psmWrite = psm.writeUint32.bind(psm);
-  psm.writeUint32 = (offset, value) => {
-    const wasOff = psm.frceOff & PSM_PROC1;
-    psmWrite(offset, value);
-    if (offset === PSM_FRCE_OFF && wasOff && !(psm.frceOff & PSM_PROC1)) mailbox.push(0);
-  };
-}
-
 const io = new PlantIO();
 let serialClient = null;
 const link = new CdcLink((buf) => {
@@ -158,7 +121,6 @@ const link = new CdcLink((buf) => {
   // nobody on the port: the bytes are lost, as on a Pico with no terminal open
 });
 function attach(mcu) {
-  emulateCore1Mailbox(mcu);
   io.attach(mcu);
   link.clear();
   link.attach(mcu, () => chip.nanos);

@@ -8,6 +8,7 @@ import functools
 import json
 import os
 import pty
+import queue
 import select
 import shutil
 import socket
@@ -166,7 +167,10 @@ class Chip:
         self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, cwd=str(NODE_DIR))
         self._stderr_done = threading.Event()
+        self._lines = queue.Queue()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._reader = threading.Thread(target=self._read_stdout, daemon=True)
+        self._reader.start()
         line = self._read_line(timeout)
         try:
             ready = json.loads(line)
@@ -210,7 +214,9 @@ class Chip:
             if line.startswith("engine: emulated "):
                 self.final = line
                 break
+        self._reader.join(5)  # it ends at the engine's end of output
         proc.stdout.close()
+        proc.stderr.close()
         self._proc = None
         return self.final
 
@@ -279,17 +285,22 @@ class Chip:
 
     # ---- plumbing ----
     def _read_line(self, timeout):
-        fd = self._proc.stdout.fileno()
-        ready, _, _ = select.select([fd], [], [], timeout)
-        if not ready:
-            raise EngineError("no answer from the rp2040 engine in %.0f s" % timeout)
-        line = self._proc.stdout.readline()
-        if not line:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise EngineError("no answer from the rp2040 engine in %.0f s" % timeout) from None
+        if line is None:
+            self._lines.put(None)  # stays at the end for later callers
             self._proc.wait(5)
             self._stderr_done.wait(5)
             raise EngineError("the rp2040 engine stopped (exit %s): %s"
                               % (self._proc.returncode, self.log_tail(5)))
         return line.decode()
+
+    def _read_stdout(self):
+        for raw in self._proc.stdout:
+            self._lines.put(raw)
+        self._lines.put(None)
 
     def _drain_stderr(self):
         proc = self._proc

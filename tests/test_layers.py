@@ -1,0 +1,28 @@
+# The folders of the surepick package are layers (README, Layout): an import pointing up a layer
+# fails here, with the file and line. tools/import_graph.py is the same check for a person.
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def test_no_import_points_up_a_layer():
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "import_graph.py")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no upward imports" in proc.stdout
+
+
+def test_the_check_catches_an_upward_import(tmp_path):
+    # The same checker on a copy of the package with one upward import added must fail, naming it.
+    import shutil
+    pkg = tmp_path / "surepick"
+    shutil.copytree(REPO / "surepick", pkg, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
+    (pkg / "sim" / "upward.py").write_text("from surepick.engines import inproc  # noqa\n")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    shutil.copy(REPO / "tools" / "import_graph.py", tools / "import_graph.py")
+    proc = subprocess.run([sys.executable, str(tools / "import_graph.py")], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1
+    assert "surepick/sim/upward.py:1 imports surepick.engines (sim -> engines points up)" in proc.stderr

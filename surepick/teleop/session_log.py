@@ -1,0 +1,126 @@
+# The session log: DIR/teleop.csv, one row per sample (raw pose, converted, filtered, target, IK
+# joints, commanded, measured tool point, latency), written as the session runs so an interrupted
+# session keeps what it did; and DIR/summary.json at the end.
+#
+# Tracking error: at the end of each control period, the distance between the Cartesian target
+# commanded at the start of that period and the tool point measured in the physics.
+# Latency: from a sample reaching the pipeline to the first joint setpoint computed from it.
+import csv
+import json
+import math
+import os
+
+import numpy as np
+
+RAW = ["raw_m%d%d" % (i, j) for i in range(3) for j in range(4)]
+COLUMNS = (["seq", "t_s", "status", "clutch", "fine", "grip_jaw_um"] + RAW
+           + ["hand_x_m", "hand_y_m", "hand_z_m", "hand_pitch_deg",
+              "goal_x_mm", "goal_y_mm", "goal_z_mm", "goal_pitch_deg", "ws_clamped",
+              "tick", "tick_ms", "filt_x_mm", "filt_y_mm", "filt_z_mm", "filt_pitch_deg",
+              "target_x_mm", "target_y_mm", "target_z_mm", "target_pitch_deg", "reach_clamped", "reach_reason",
+              "ik_q0_deg", "ik_q1_deg", "ik_q2_deg", "ik_q3_deg", "ik_iters", "ik_resid_mm", "ik_check_deg",
+              "cmd_q0_deg", "cmd_q1_deg", "cmd_q2_deg", "cmd_q3_deg", "cmd_jaw_um",
+              "meas_x_mm", "meas_y_mm", "meas_z_mm", "meas_pitch_deg", "track_err_mm", "latency_ms"])
+
+
+def _f(v, fmt="%.4f"):
+    if v is None:
+        return ""
+    v = float(v)
+    return "nan" if math.isnan(v) else fmt % v
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    return float(np.percentile(np.asarray(values, dtype=float), p))
+
+
+class SessionLog:
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+        self._f = None
+        if out_dir:
+            os.makedirs(out_dir, exist_ok=True)
+            self._f = open(os.path.join(out_dir, "teleop.csv"), "w", newline="")
+            self._w = csv.writer(self._f)
+            self._w.writerow(COLUMNS)
+        self.samples = 0
+        self.latencies_ms = []
+        self.errors_mm = []
+        self.pitch_errors_deg = []
+        self.target_steps_mm = []
+        self.ik_iters = []
+        self.ik_check_deg = []
+        self.ticks = []           # (tick_ms, target xyz, measured xyz) kept for tests and plots
+        self._last_target = None
+
+    def tick(self, tick_ms, ctrl, cmd_q_deg, cmd_jaw_um, measured):
+        # One control period ended: ctrl was commanded at its start, `measured` at its end.
+        err = float(np.linalg.norm(ctrl.target_mm - measured[:3]))
+        self.errors_mm.append(err)
+        self.pitch_errors_deg.append(abs(ctrl.target_pitch - measured[3]))
+        if self._last_target is not None:
+            self.target_steps_mm.append(float(np.linalg.norm(ctrl.target_mm - self._last_target)))
+        self._last_target = ctrl.target_mm.copy()
+        self.ik_iters.append(ctrl.ik_iters)
+        self.ik_check_deg.append(ctrl.ik_check_deg)
+        self.ticks.append((tick_ms, ctrl.target_mm.copy(), np.asarray(measured[:3]).copy()))
+        return err
+
+    def sample(self, hand, raw_pose, tick_ms, ctrl, cmd_q_deg, cmd_jaw_um, measured, err_mm, latency_ms):
+        self.samples += 1
+        self.latencies_ms.append(latency_ms)
+        if self._f is None:
+            return
+        raw = [""] * 12 if raw_pose is None else [_f(v, "%.6f") for v in np.asarray(raw_pose).reshape(12)]
+        hm = [None] * 3 if hand.hand_m is None else list(hand.hand_m)
+        row = ([hand.seq, "%.4f" % hand.t, hand.status, int(hand.clutch), int(hand.fine), hand.jaw_um] + raw
+               + [_f(v, "%.6f") for v in hm] + [_f(hand.hand_pitch, "%.3f")]
+               + [_f(v, "%.3f") for v in hand.target_mm] + [_f(hand.target_pitch, "%.3f"), int(hand.ws_clamped)]
+               + [ctrl.tick, tick_ms] + [_f(v, "%.3f") for v in ctrl.filtered_mm] + [_f(ctrl.filtered_pitch, "%.3f")]
+               + [_f(v, "%.3f") for v in ctrl.target_mm] + [_f(ctrl.target_pitch, "%.3f"), int(ctrl.reach_clamped),
+                                                            ctrl.reach_reason]
+               + [_f(v, "%.4f") for v in ctrl.q_ik_deg] + [ctrl.ik_iters, _f(ctrl.ik_resid_mm, "%.4f"),
+                                                           _f(ctrl.ik_check_deg, "%.4f")]
+               + [_f(v, "%.3f") for v in cmd_q_deg] + [cmd_jaw_um]
+               + [_f(v, "%.3f") for v in measured] + [_f(err_mm, "%.3f"), _f(latency_ms, "%.3f")])
+        self._w.writerow(row)
+
+    def summary(self, hand_stage, control_stage, extra=None):
+        e = self.errors_mm
+        gate = hand_stage.gate
+        out = {
+            "samples": self.samples,
+            "dropped": gate.dropped,
+            "dropped_by_reason": {k: v for k, v in gate.counts.items() if k != "reanchor"},
+            "reanchors": gate.counts["reanchor"],
+            "rezeros": hand_stage.clutch.rezeros,
+            "workspace_clamped_samples": hand_stage.ws_clamps,
+            "reach_clamped_ticks": control_stage.reach_clamps,
+            "control_ticks": len(e),
+            "tracking_rms_mm": float(math.sqrt(np.mean(np.square(e)))) if e else None,
+            "tracking_max_mm": float(max(e)) if e else None,
+            "tracking_p50_mm": percentile(e, 50),
+            "tracking_pitch_rms_deg": float(math.sqrt(np.mean(np.square(self.pitch_errors_deg)))) if e else None,
+            "target_step_max_mm": float(max(self.target_steps_mm)) if self.target_steps_mm else 0.0,
+            "latency_p50_ms": percentile(self.latencies_ms, 50),
+            "latency_p99_ms": percentile(self.latencies_ms, 99),
+            "ik_iterations_p50": percentile(self.ik_iters, 50),
+            "ik_iterations_max": int(max(self.ik_iters)) if self.ik_iters else None,
+            "ik_dls_vs_analytic_max_deg": float(max(self.ik_check_deg)) if self.ik_check_deg else None,
+        }
+        if extra:
+            out.update(extra)
+        return out
+
+    def close(self, summary=None):
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+        if summary is not None and self.out_dir:
+            path = os.path.join(self.out_dir, "summary.json")
+            with open(path + ".tmp", "w") as f:
+                json.dump(summary, f, indent=1, sort_keys=True)
+                f.write("\n")
+            os.replace(path + ".tmp", path)

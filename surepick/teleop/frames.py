@@ -95,3 +95,22 @@ def tool_rotation(yaw_deg, pitch_deg):
     cp, sp = math.cos(math.radians(pitch_deg)), math.sin(math.radians(pitch_deg))
     pitch = np.array([[cp, 0.0, -sp], [0.0, 1.0, 0.0], [sp, 0.0, cp]])
     return rot_z(yaw_deg) @ pitch
+
+
+def arm_to_openvr(r, t, heading_deg):
+    # A pose in the arm's frame -> the OpenVR-frame pose that the pipeline (Y-up -> Z-up, then
+    # the heading) turns back into it. Jog sources (keyboard, SpaceMouse) speak the stream's frame
+    # this way, so every source feeds the same pipeline.
+    h = rot_z(-heading_deg)
+    return zup_to_yup(h @ r, h @ t)
+
+
+def controller_rotation_arm(pitch_deg):
+    # A controller held level, pointing along the arm's +x, tipped up by pitch (deg): its body
+    # axes (X right, Y up, Z back) in the arm's frame.
+    p = math.radians(pitch_deg)
+    forward = np.array([math.cos(p), 0.0, math.sin(p)])
+    right = np.array([0.0, -1.0, 0.0])
+    z = -forward
+    y = np.cross(z, right)
+    return np.column_stack([right, y, z])

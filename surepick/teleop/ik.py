@@ -104,7 +104,7 @@ class DlsIK:
             mujoco.mj_forward(m, d)
             p, pitch = arm.tool()
             e_pos = target - p
-            e_pitch = pitch_t - math.radians(pitch)
+            e_pitch = (pitch_t - math.radians(pitch) + math.pi) % (2.0 * math.pi) - math.pi   # -181 deg is +179
             if (np.linalg.norm(e_pos) <= self.tol_m and abs(e_pitch) <= self.tol_rad) or it >= self.max_iter:
                 break
             mujoco.mj_jac(m, d, arm._jacp, arm._jacr, p, arm.site_body)

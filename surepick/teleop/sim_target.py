@@ -4,6 +4,8 @@
 # limits, the board's default limits from firmware/settings.py), whose pulse widths go to the
 # simulated servos (sim/plant.py). What it reports as "measured" is the tool point from the
 # physics (the judge's view, for the tracking figures only): nothing here feeds it back.
+import threading
+
 import numpy as np
 
 from surepick.firmware import settings as fw_settings
@@ -49,6 +51,7 @@ class SimTarget:
         self._cmd_ms = None
         self._span_ms = 0
         self.arm = arm_model or ArmModel()
+        self.lock = threading.Lock()     # held while the physics moves (a viewer syncs under it)
         self._qadr = [self.plant.m.jnt_qposadr[self.plant.m.joint(n).id]
                       for n in ("base_yaw", "shoulder", "elbow", "wrist")]
 
@@ -74,6 +77,10 @@ class SimTarget:
         # ms of board time: the 500 Hz loop drives the servos, the plant moves on.
         if ms % BOARD_TICK_MS:
             raise ValueError("advance in whole board ticks of %d ms, got %r" % (BOARD_TICK_MS, ms))
+        with self.lock:
+            self._advance(ms)
+
+    def _advance(self, ms):
         joints = list(self.setpoint_mdeg)
         for _ in range(ms // BOARD_TICK_MS):
             ahead = min(self.plant.now_ms - self._cmd_ms, self._span_ms) if self._cmd_ms is not None else 0

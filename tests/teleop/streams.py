@@ -85,3 +85,26 @@ def move_then_circle(centre_mm=(170.0, 0.0, 110.0), radius_mm=40.0, speed_mm_s=2
 
     duration = t_circle + ramp_s * 2 + cruise_s + 0.5
     return path, duration
+
+
+def run_stream(samples, part=None, tail_s=0.5, **settings):
+    # The recorded stream through the whole pipeline into the simulated arm, in virtual time.
+    from surepick.teleop.pipeline import Settings
+    from surepick.teleop.runner import Session, run_recorded
+    from surepick.teleop.session_log import SessionLog
+    from surepick.teleop.sim_target import SimTarget
+    session = Session(Settings(**settings), SimTarget(part=part), SessionLog(None))
+    summary = run_recorded(session, samples, tail_s=tail_s)
+    return summary, session
+
+
+def targets_of(session):
+    return np.array([tg for _, tg, _ in session.log.ticks])
+
+
+def stream_speed_mm_s(samples, scale=0.15):
+    # The arm-side speed the stream asks for, from the hand positions (independent of the pipeline).
+    p = np.array([s.pose[:, 3] for s in samples if s.pose is not None and s.buttons.clutch])
+    t = np.array([s.t for s in samples if s.pose is not None and s.buttons.clutch])
+    v = np.linalg.norm(np.diff(p, axis=0), axis=1) / np.diff(t) * 1000.0 * scale
+    return float(v.max())

@@ -1,0 +1,133 @@
+# Keyboard jog in the terminal: stdin in cbreak mode (termios/tty: one key at a time, no echo;
+# Ctrl-C still interrupts), a sample every 1/rate s with the jogged pose, so the pipeline treats
+# it like any other source (clutch always held, scale 1: the steps are in arm millimetres).
+#
+#   Cartesian mode (default)        Joint mode
+#   w / s   forward / back (x)      q / a   base yaw + / -
+#   a / d   left / right (y)        w / s   shoulder + / -
+#   r / f   up / down (z)           e / d   elbow + / -
+#   t / g   tool pitch up / down    r / f   wrist + / -
+#   m  toggle mode   [ / ]  smaller / larger step   space  toggle the jaw   x  quit
+import os
+import select
+import sys
+import time
+
+import numpy as np
+
+from surepick.teleop import frames
+from surepick.teleop.sample import Buttons, Sample
+from surepick.teleop.sources.base import PoseSource, SourceError
+
+STEPS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0)      # mm in Cartesian mode, degrees in joint mode
+CART_KEYS = {"w": (0, 1), "s": (0, -1), "a": (1, 1), "d": (1, -1), "r": (2, 1), "f": (2, -1),
+             "t": (3, 1), "g": (3, -1)}
+JOINT_KEYS = {"q": (0, 1), "a": (0, -1), "w": (1, 1), "s": (1, -1), "e": (2, 1), "d": (2, -1),
+              "r": (3, 1), "f": (3, -1)}
+HELP = ("keyboard jog: w/s a/d r/f move x/y/z, t/g pitch; m joint mode (q/a w/s e/d r/f); "
+        "[ ] step; space jaw; x quit")
+
+
+class KeyboardSource(PoseSource):
+    name = "keyboard"
+    scale_hint = 1.0
+    realtime = True
+
+    def __init__(self, rate_hz=50.0, heading_deg=-90.0, fd=None, out=None, step_index=3):
+        self.rate_hz = float(rate_hz)
+        self.heading_deg = float(heading_deg)
+        self.fd = sys.stdin.fileno() if fd is None else fd
+        self.out = out if out is not None else sys.stderr
+        if not os.isatty(self.fd):
+            raise SourceError("the keyboard source needs a terminal on stdin (it is not a tty)")
+        import termios
+        import tty
+        self._termios = termios
+        self._saved = termios.tcgetattr(self.fd)
+        tty.setcbreak(self.fd)
+        self.pos_mm = np.zeros(3)
+        self.pitch_deg = 0.0
+        self.mode = "cartesian"
+        self.step_index = int(step_index)
+        self.grip = 0.0
+        self._jog = np.zeros(4)
+        self._quit = False
+        self._closed = False
+        self._say(HELP)
+
+    def _say(self, text):
+        self.out.write("\r" + text + "\n")
+        self.out.flush()
+
+    def _status(self):
+        step = STEPS[self.step_index]
+        unit = "mm" if self.mode == "cartesian" else "deg"
+        self._say("[%s] step %g %s, jaw %s, offset x=%.1f y=%.1f z=%.1f mm pitch %+.1f deg"
+                  % (self.mode, step, unit, "closed" if self.grip else "open", self.pos_mm[0], self.pos_mm[1],
+                     self.pos_mm[2], self.pitch_deg))
+
+    def key(self, ch):
+        # One key press -> state change (also used by tests directly).
+        step = STEPS[self.step_index]
+        if ch in ("x", "\x03", "\x04"):
+            self._quit = True
+        elif ch == "m":
+            self.mode = "joint" if self.mode == "cartesian" else "cartesian"
+            self._status()
+        elif ch == "[":
+            self.step_index = max(0, self.step_index - 1)
+            self._status()
+        elif ch == "]":
+            self.step_index = min(len(STEPS) - 1, self.step_index + 1)
+            self._status()
+        elif ch == " ":
+            self.grip = 0.0 if self.grip else 1.0
+            self._status()
+        elif self.mode == "cartesian" and ch in CART_KEYS:
+            axis, sign = CART_KEYS[ch]
+            if axis < 3:
+                self.pos_mm[axis] += sign * step
+            else:
+                self.pitch_deg += sign * step
+        elif self.mode == "joint" and ch in JOINT_KEYS:
+            j, sign = JOINT_KEYS[ch]
+            self._jog[j] += sign * step
+
+    def _sample(self, t):
+        r_arm = frames.controller_rotation_arm(self.pitch_deg)
+        r, p = frames.arm_to_openvr(r_arm, self.pos_mm / 1000.0, self.heading_deg)
+        pose = np.hstack([r, p.reshape(3, 1)])
+        jog = None
+        if np.any(self._jog):
+            jog, self._jog = self._jog.copy(), np.zeros(4)
+        return Sample(t, pose, Buttons(True, False, self.grip), joint_jog_deg=jog, quit=self._quit)
+
+    def __iter__(self):
+        start = time.monotonic()
+        period = 1.0 / self.rate_hz
+        nxt = start
+        while not self._closed:
+            nxt += period
+            while True:
+                wait = nxt - time.monotonic()
+                if wait <= 0:
+                    break
+                ready, _, _ = select.select([self.fd], [], [], wait)
+                if ready:
+                    data = os.read(self.fd, 64)
+                    if not data:
+                        self._quit = True
+                        break
+                    for ch in data.decode("latin-1"):
+                        self.key(ch)
+            yield self._sample(time.monotonic() - start)
+            if self._quit:
+                return
+
+    def close(self):
+        if not self._closed:
+            self._closed = True
+            try:
+                self._termios.tcsetattr(self.fd, self._termios.TCSADRAIN, self._saved)
+            except Exception:
+                pass

@@ -47,6 +47,7 @@ class SessionLog:
             self._w.writerow(COLUMNS)
         self.samples = 0
         self.latencies_ms = []
+        self.processing_ms = []       # of the latency, the pipeline's own compute (both stages)
         self.errors_mm = []
         self.pitch_errors_deg = []
         self.target_steps_mm = []
@@ -71,6 +72,7 @@ class SessionLog:
     def sample(self, hand, raw_pose, tick_ms, ctrl, cmd_q_deg, cmd_jaw_um, measured, err_mm, latency_ms):
         self.samples += 1
         self.latencies_ms.append(latency_ms)
+        self.processing_ms.append((hand.done_s + ctrl.done_s) * 1000.0)
         if self._f is None:
             return
         raw = [""] * 12 if raw_pose is None else [_f(v, "%.6f") for v in np.asarray(raw_pose).reshape(12)]
@@ -106,6 +108,8 @@ class SessionLog:
             "target_step_max_mm": float(max(self.target_steps_mm)) if self.target_steps_mm else 0.0,
             "latency_p50_ms": percentile(self.latencies_ms, 50),
             "latency_p99_ms": percentile(self.latencies_ms, 99),
+            "processing_p50_ms": percentile(self.processing_ms, 50),
+            "processing_p99_ms": percentile(self.processing_ms, 99),
             "ik_iterations_p50": percentile(self.ik_iters, 50),
             "ik_iterations_max": int(max(self.ik_iters)) if self.ik_iters else None,
             "ik_dls_vs_analytic_max_deg": float(max(self.ik_check_deg)) if self.ik_check_deg else None,

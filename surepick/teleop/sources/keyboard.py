@@ -106,6 +106,9 @@ class KeyboardSource(PoseSource):
         start = time.monotonic()
         period = 1.0 / self.rate_hz
         nxt = start
+        # The zero pose first, before any key is read: the clutch zeroes on the first sample, and
+        # keys typed early must move the arm, not the zero.
+        yield self._sample(0.0)
         while not self._closed:
             nxt += period
             while True:

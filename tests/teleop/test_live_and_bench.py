@@ -1,0 +1,54 @@
+# The real-time, two-thread runner (reader thread + fixed-rate control loop) and the latency
+# bench's tiny mode. No timing is asserted here (benchmarks measure speed); these check that the
+# threads hand every sample over and that latency is measured.
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from surepick.teleop.pipeline import Settings
+from surepick.teleop.runner import Session, run_live
+from surepick.teleop.session_log import SessionLog
+from surepick.teleop.sim_target import SimTarget
+from surepick.teleop.sources.base import PoseSource
+from tests.teleop.streams import move_then_circle, path_stream
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Paced(PoseSource):
+    realtime = False
+    name = "test"
+
+    def __init__(self, samples):
+        self.samples = samples
+        self.closed = False
+
+    def __iter__(self):
+        return iter(self.samples)
+
+    def close(self):
+        self.closed = True
+
+
+def test_live_runner_hands_every_sample_to_the_control_loop():
+    path, duration = move_then_circle(centre_mm=(135.0, -20.0, 65.0), radius_mm=30.0, speed_mm_s=100.0, laps=0.2,
+                                      approach_s=0.4)
+    samples = path_stream(path, duration)
+    src = Paced(samples)
+    session = Session(Settings(), SimTarget(part=None), SessionLog(None))
+    s = run_live(session, src, tail_s=0.2)
+    assert src.closed
+    assert s["samples"] == len(samples) and s["dropped"] == 0
+    assert s["mode"].startswith("live")
+    assert s["control_ticks"] >= int(duration * 100) - 1          # 100 Hz of sim time over the stream
+    assert 0.0 < s["latency_p50_ms"] <= s["latency_p99_ms"]
+    assert s["wall_s"] >= duration * 0.9                           # it really ran in real time
+
+
+def test_bench_tiny_mode():
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "teleop_latency.py"), "--tiny"], capture_output=True,
+                       text=True, timeout=300, cwd=str(REPO))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["samples"] > 50 and out["latency_p50_ms"] > 0 and out["latency_p99_ms"] >= out["latency_p50_ms"]

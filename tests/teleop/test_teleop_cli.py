@@ -1,0 +1,147 @@
+# `surepick teleop` end to end in a subprocess (as a user runs it): a recorded stream into the
+# simulated arm, bad input, missing devices, keyboard jog over a real pty, and the layer rule.
+import ast
+import csv
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from surepick.teleop.session_log import COLUMNS
+from surepick.teleop.sources.stream_file import write_jsonl
+from tests.teleop.streams import move_then_circle, path_stream
+
+REPO = Path(__file__).resolve().parents[2]
+SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
+
+
+def _env():
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def test_recorded_stream_writes_the_log_and_the_summary(tmp_path):
+    path, duration = move_then_circle(centre_mm=(135.0, -20.0, 65.0), radius_mm=30.0, speed_mm_s=150.0, laps=1.0)
+    samples = path_stream(path, duration)
+    samples[40].pose = None
+    write_jsonl(tmp_path / "s.jsonl", samples)
+    out = tmp_path / "run"
+    r = subprocess.run(SUREPICK + ["teleop", "--source", str(tmp_path / "s.jsonl"), "--target", "sim",
+                                   "--out", str(out), "--part", "none"],
+                       capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("samples", "dropped", "tracking_rms_mm", "tracking_max_mm", "latency_p50_ms", "latency_p99_ms"):
+        assert summary[key] is not None, key
+    assert summary["samples"] == len(samples) and summary["dropped"] == 1
+    assert summary["tracking_rms_mm"] <= 2.0
+    with open(out / "teleop.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0].keys()) == COLUMNS
+    assert len(rows) == len(samples)
+    assert rows[40]["status"] == "drop_lost" and rows[40]["raw_m03"] == ""
+    assert all(float(r["latency_ms"]) >= 0 for r in rows)
+    assert (out / "teleop_final.png").stat().st_size > 1000, summary["snapshot"]
+
+
+def test_a_bad_stream_line_is_named_and_nothing_runs(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_text('{"t": 0, "pose": [1,0,0,0, 0,1,0,0, 0,0,1,0], "buttons": {"clutch": true}}\n'
+                 '{"t": 0.01, "buttons": {"clutch": true}}\n'
+                 '{"t": 0.02, "pose": [1,0,0], "buttons": {}}\n')
+    out = tmp_path / "run"
+    r = subprocess.run(SUREPICK + ["teleop", "--source", str(p), "--out", str(out)], capture_output=True, text=True,
+                       env=_env(), timeout=120)
+    assert r.returncode == 2
+    assert "bad.jsonl:3" in r.stderr and "12 numbers" in r.stderr
+    assert not out.exists()
+
+
+def test_missing_device_drivers_name_the_extra():
+    for source, extra in (("openvr", "openvr"), ("spacemouse", "spacemouse")):
+        r = subprocess.run(SUREPICK + ["teleop", "--source", source], capture_output=True, text=True, env=_env(),
+                           timeout=120)
+        assert r.returncode == 2
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].endswith("pip install surepick[%s]" % extra), r.stderr
+
+
+def test_only_the_sim_target_exists_yet(tmp_path):
+    p = tmp_path / "s.jsonl"
+    write_jsonl(p, path_stream(lambda t: [100.0, 0.0, 80.0], 0.2))
+    r = subprocess.run(SUREPICK + ["teleop", "--source", str(p), "--target", "/dev/ttyACM0"], capture_output=True,
+                       text=True, env=_env(), timeout=120)
+    assert r.returncode == 2 and "sim" in r.stderr
+
+
+def _read_until(fd, needle, timeout_s):
+    buf = b""
+    end = time.monotonic() + timeout_s
+    while needle not in buf and time.monotonic() < end:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            buf += chunk
+    return buf
+
+
+def test_keyboard_jog_over_a_pty(tmp_path):
+    # The terminal is a real pty: the test types, the verb reads raw keys. Four steps forward of
+    # 5 mm, then joint mode and one 5-degree step of the base, then quit.
+    master, slave = pty.openpty()
+    out = tmp_path / "kb"
+    proc = subprocess.Popen(SUREPICK + ["teleop", "--source", "keyboard", "--out", str(out), "--part", "none",
+                                        "--viewer", "off"],
+                            stdin=slave, stdout=subprocess.PIPE, stderr=slave, env=_env())
+    os.close(slave)
+    try:
+        seen = _read_until(master, b"keyboard jog", 120)
+        assert b"keyboard jog" in seen, seen
+        for ch in "wwww":
+            os.write(master, ch.encode())
+            time.sleep(0.15)
+        time.sleep(0.5)
+        os.write(master, b"m")
+        time.sleep(0.2)
+        os.write(master, b"q")
+        time.sleep(0.8)
+        os.write(master, b"x")
+        stdout, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert proc.returncode == 0, stdout
+    with open(out / "teleop.csv") as f:
+        last = list(csv.DictReader(f))[-1]
+    # expected: home (100, 0, 80) moved 20 mm along x, then turned 5 degrees about the base axis
+    a = np.radians(5.0)
+    expect = np.array([120.0 * np.cos(a), 120.0 * np.sin(a), 80.0])
+    got = np.array([float(last["target_x_mm"]), float(last["target_y_mm"]), float(last["target_z_mm"])])
+    assert np.allclose(got, expect, atol=0.5), (got, expect)
+    assert abs(float(last["ik_q0_deg"]) - 5.0) < 0.05
+
+
+def test_teleop_imports_no_layer_above_it():
+    allowed = ("surepick.shared_fsm", "surepick.firmware", "surepick.sim", "surepick.engines", "surepick.teleop")
+    for path in (REPO / "surepick" / "teleop").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            for n in names:
+                if n.startswith("surepick"):
+                    assert n.startswith(allowed), "%s imports %s" % (path, n)

@@ -32,8 +32,9 @@ class OpenVRSource(PoseSource):
         try:
             self.system = ovr.init(ovr.VRApplication_Background)
         except Exception as e:      # openvr.OpenVRError: no runtime, SteamVR not running, no HMD
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise MissingExtra("an OpenVR controller", EXTRA, "OpenVR did not start: %s; is SteamVR running?"
-                               % str(e).strip().splitlines()[0]) from None
+                               % why) from None
         self.role = ovr.TrackedControllerRole_RightHand if hand == "right" else ovr.TrackedControllerRole_LeftHand
         self.index = self.system.getTrackedDeviceIndexForControllerRole(self.role)
         if self.index == ovr.k_unTrackedDeviceIndexInvalid:

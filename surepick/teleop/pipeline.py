@@ -23,6 +23,7 @@ from surepick.shared_fsm import kinematics as kin
 from surepick.teleop import frames, reach
 from surepick.teleop.clutch import Clutch
 from surepick.teleop.ik import ArmModel, DlsIK
+from surepick.teleop.joint_limits import JointLimiter
 from surepick.teleop.outlier import ACCEPT, REANCHOR, OutlierGate
 from surepick.teleop.quat import mat_to_wxyz, wxyz_to_mat
 from surepick.teleop.smoothing import LowPass, OrientationFilter
@@ -169,6 +170,7 @@ class ControlResult:
     ik_resid_mm: float
     ik_check_deg: float              # largest joint difference DLS vs analytic
     jaw_um: int
+    rate_limited: bool = False       # the joints could not go as fast: target = where they can be
     done_s: float = 0.0
 
 
@@ -182,6 +184,7 @@ class ControlStage:
         x, y, z, pitch = kin.forward(list(self.q))
         self.target_mm = np.array([x, y, z])
         self.target_pitch = pitch
+        self.goal_mm, self.goal_pitch = self.target_mm.copy(), pitch    # the reachable goal (pre joint limits)
         self.jaw_um = int(start_jaw_um)
         self.pos_filter = LowPass(settings.alpha)
         self.rot_filter = OrientationFilter(settings.alpha)
@@ -189,6 +192,8 @@ class ControlStage:
         self.rot_filter.reset(self._tool_quat(self.target_mm, pitch))
         self.ticks = 0
         self.reach_clamps = 0
+        self.rate_limits = 0
+        self.limiter = JointLimiter(self.q, settings.control_hz)
         self.jog_gen = 0
         self.shared.set_commanded(self.target_mm, self.target_pitch, self.jog_gen)
 
@@ -205,7 +210,7 @@ class ControlStage:
         if hand is not None:
             self.jaw_um = hand.jaw_um
         if hand is None or hand.jog_gen != self.jog_gen:
-            goal_mm, goal_pitch = self.target_mm, self.target_pitch   # nothing newer than the jog yet
+            goal_mm, goal_pitch = self.goal_mm, self.goal_pitch       # nothing newer than the jog yet
         else:
             goal_mm, goal_pitch = hand.target_mm, hand.target_pitch
         f_mm = self.pos_filter.update(goal_mm)
@@ -218,12 +223,23 @@ class ControlStage:
         else:
             q, iters, resid = np.asarray(q_an, dtype=float), 0, 0.0
         check = float(np.max(np.abs(np.asarray(q) - np.asarray(q_an))))
-        self.q = np.asarray(q, dtype=float)
+        goal_mm, goal_pitch = np.asarray(pos, dtype=float), float(pitch)
+        self.goal_mm, self.goal_pitch = goal_mm, goal_pitch
+        q_lim, limited = self.limiter.step(q)
+        if limited:      # the joints cannot go there this fast: command where they can be
+            q = q_lim
+            x, y, z, pitch = kin.forward(list(q))
+            pos = np.array([x, y, z])
+            self.rate_limits += 1
+        q = np.asarray(q, dtype=float)
+        self.q = q
         self.target_mm, self.target_pitch = np.asarray(pos, dtype=float), float(pitch)
-        self.shared.set_commanded(self.target_mm, self.target_pitch, self.jog_gen)
+        # The clutch re-zeroes on the reachable goal, not on a pose the joint limiter is still
+        # moving through: the arm goes on to the goal, and a joint jog is never cut short.
+        self.shared.set_commanded(goal_mm, goal_pitch, self.jog_gen)
         self.ticks += 1
         res = ControlResult(self.ticks, hand, f_mm, f_pitch, self.target_mm.copy(), self.target_pitch, clamped, reason,
-                            self.q.copy(), iters, resid, check, self.jaw_um)
+                            self.q.copy(), iters, resid, check, self.jaw_um, limited)
         res.done_s = time.perf_counter() - t0
         return res
 
@@ -240,6 +256,7 @@ class ControlStage:
         except kin.Unreachable:
             return          # a jog into the table or the base column is refused
         self.target_mm, self.target_pitch = pos, pitch
+        self.goal_mm, self.goal_pitch = pos, pitch
         self.pos_filter.reset(pos)
         self.rot_filter.reset(self._tool_quat(pos, pitch))
         self.q = q

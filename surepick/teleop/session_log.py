@@ -17,7 +17,7 @@ COLUMNS = (["seq", "t_s", "status", "clutch", "fine", "grip_jaw_um"] + RAW
            + ["hand_x_m", "hand_y_m", "hand_z_m", "hand_pitch_deg",
               "goal_x_mm", "goal_y_mm", "goal_z_mm", "goal_pitch_deg", "ws_clamped",
               "tick", "tick_ms", "filt_x_mm", "filt_y_mm", "filt_z_mm", "filt_pitch_deg",
-              "target_x_mm", "target_y_mm", "target_z_mm", "target_pitch_deg", "reach_clamped", "reach_reason",
+              "target_x_mm", "target_y_mm", "target_z_mm", "target_pitch_deg", "reach_clamped", "reach_reason", "rate_limited",
               "ik_q0_deg", "ik_q1_deg", "ik_q2_deg", "ik_q3_deg", "ik_iters", "ik_resid_mm", "ik_check_deg",
               "cmd_q0_deg", "cmd_q1_deg", "cmd_q2_deg", "cmd_q3_deg", "cmd_jaw_um",
               "meas_x_mm", "meas_y_mm", "meas_z_mm", "meas_pitch_deg", "track_err_mm", "latency_ms"])
@@ -51,6 +51,7 @@ class SessionLog:
         self.errors_mm = []
         self.pitch_errors_deg = []
         self.target_steps_mm = []
+        self.held_back_mm = []        # commanded target vs the filtered hand target (clamps, joint limits)
         self.ik_iters = []
         self.ik_check_deg = []
         self.ticks = []           # (tick_ms, target xyz, measured xyz) kept for tests and plots
@@ -64,6 +65,7 @@ class SessionLog:
         if self._last_target is not None:
             self.target_steps_mm.append(float(np.linalg.norm(ctrl.target_mm - self._last_target)))
         self._last_target = ctrl.target_mm.copy()
+        self.held_back_mm.append(float(np.linalg.norm(ctrl.target_mm - ctrl.filtered_mm)))
         self.ik_iters.append(ctrl.ik_iters)
         self.ik_check_deg.append(ctrl.ik_check_deg)
         self.ticks.append((tick_ms, ctrl.target_mm.copy(), np.asarray(measured[:3]).copy()))
@@ -82,7 +84,7 @@ class SessionLog:
                + [_f(v, "%.3f") for v in hand.target_mm] + [_f(hand.target_pitch, "%.3f"), int(hand.ws_clamped)]
                + [ctrl.tick, tick_ms] + [_f(v, "%.3f") for v in ctrl.filtered_mm] + [_f(ctrl.filtered_pitch, "%.3f")]
                + [_f(v, "%.3f") for v in ctrl.target_mm] + [_f(ctrl.target_pitch, "%.3f"), int(ctrl.reach_clamped),
-                                                            ctrl.reach_reason]
+                                                            ctrl.reach_reason, int(ctrl.rate_limited)]
                + [_f(v, "%.4f") for v in ctrl.q_ik_deg] + [ctrl.ik_iters, _f(ctrl.ik_resid_mm, "%.4f"),
                                                            _f(ctrl.ik_check_deg, "%.4f")]
                + [_f(v, "%.3f") for v in cmd_q_deg] + [cmd_jaw_um]
@@ -100,6 +102,8 @@ class SessionLog:
             "rezeros": hand_stage.clutch.rezeros,
             "workspace_clamped_samples": hand_stage.ws_clamps,
             "reach_clamped_ticks": control_stage.reach_clamps,
+            "rate_limited_ticks": control_stage.rate_limits,
+            "target_vs_hand_max_mm": float(max(self.held_back_mm)) if self.held_back_mm else 0.0,
             "control_ticks": len(e),
             "tracking_rms_mm": float(math.sqrt(np.mean(np.square(e)))) if e else None,
             "tracking_max_mm": float(max(e)) if e else None,

@@ -132,3 +132,20 @@ def test_reachable_targets_pass_unchanged():
     pos, pitch, q, clamped, _ = reach.nearest_reachable([140.0, -20.0, 60.0], -90.0, None)
     assert not clamped and np.allclose(pos, [140.0, -20.0, 60.0])
     assert np.allclose(kin.forward(q), [140.0, -20.0, 60.0, -90.0])
+
+
+def test_joint_limiter_passes_a_feasible_ramp_and_brakes_a_step():
+    from surepick.teleop.joint_limits import JointLimiter
+    lim = JointLimiter([0.0, 90.0, -90.0, -90.0], 100.0)
+    # 60 deg/s on the base with a gentle start: well inside 0.8 * 240 deg/s and 0.8 * 2400 deg/s^2
+    for k in range(1, 60):
+        want = [0.6 * k * min(1.0, k / 10.0), 90.0, -90.0, -90.0]
+        got, limited = lim.step(want)
+    assert not limited and abs(got[0] - want[0]) < 0.002
+    # a 40 degree step of the elbow: held back, never faster than the limit, and arrives
+    lim = JointLimiter([0.0, 90.0, -90.0, -90.0], 100.0)
+    path = [lim.step([0.0, 90.0, -50.0, -90.0]) for _ in range(80)]
+    elbow = np.array([p[0][2] for p in path])
+    assert path[0][1] and not path[-1][1]
+    assert np.max(np.diff(elbow)) <= 0.8 * 240 / 100.0 + 0.002
+    assert np.all(np.diff(elbow) >= -1e-9) and abs(elbow[-1] + 50.0) < 0.002   # no overshoot

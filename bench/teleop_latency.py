@@ -2,7 +2,8 @@
 # side) played in real time through the two-thread runner (reader thread at the stream's rate,
 # control loop at 100 Hz, the simulated arm advanced in real time). Latency = wall clock from a
 # sample reaching the pipeline to the joint setpoint computed from it, written to the servo
-# drivers; processing = the pipeline's own compute within that. Prints one JSON line.
+# drivers; processing = the pipeline's own compute within that. Prints the figures, then one
+# JSON line.
 #   .venv/bin/python bench/teleop_latency.py [--seconds 10] [--tiny]
 import argparse
 import json
@@ -55,6 +56,12 @@ def main(argv=None):
            "control_overruns": s["control_overruns"], "tracking_rms_mm": s["tracking_rms_mm"],
            "tracking_max_mm": s["tracking_max_mm"], "wall_s": wall, "stream_s": samples[-1].t,
            "load_avg_1min": load}
+    print("teleop_latency: %d samples at 90 Hz, control %g Hz, real time (load average %s)"
+          % (out["samples"], args.control_hz, "%.1f" % load if load is not None else "?"))
+    print("latency_ms p50 %.2f p99 %.2f" % (out["latency_p50_ms"], out["latency_p99_ms"]))
+    print("processing_ms p50 %.2f p99 %.2f" % (out["processing_p50_ms"], out["processing_p99_ms"]))
+    print("tracking_mm rms %.2f max %.2f; control overruns %d" % (out["tracking_rms_mm"], out["tracking_max_mm"],
+                                                                 out["control_overruns"]))
     print(json.dumps(out))
     return 0
 

@@ -7,11 +7,13 @@
 #   ControlStage.tick(), at the fixed control rate:
 #       latest target -> low-pass (position) + nlerp (orientation) -> reachability clamp
 #       -> IK (DLS on the MuJoCo model, seeded from the last solution; or the analytic one)
-#       => Cartesian target + joint setpoints (deg) + jaw (um), for any target (sim now, a
-#          board over the link later)
+#       -> joint speed/acceleration limits
+#       => Cartesian target + joint angles (deg) + jaw (um), for any target (sim now, a board
+#          over the link later); the runner adds the servo feedforward (feedforward.py) to make
+#          the joint setpoints it sends.
 #
-# Each step is its own small module (frames, outlier, clutch, workspace, smoothing, reach, ik);
-# this file only wires them and keeps what the log needs.
+# Each step is its own small module (frames, outlier, clutch, workspace, smoothing, reach, ik,
+# joint_limits); this file only wires them and keeps what the log needs.
 import math
 import threading
 import time

@@ -12,8 +12,6 @@ import collections
 import threading
 import time
 
-import numpy as np
-
 from surepick.teleop.feedforward import ServoFeedforward
 from surepick.teleop.pipeline import ControlStage, HandStage, SharedTarget
 

@@ -72,6 +72,22 @@ def run(args):
     return _session(args, source, settings)
 
 
+class ClampNotices:
+    # Says so when the target leaves the reachable space (and when it is back), once per episode.
+    def __init__(self, out=None):
+        self.out = out or sys.stderr
+        self.clamped = False
+
+    def __call__(self, tick_ms, ctrl):
+        if ctrl.reach_clamped and not self.clamped:
+            x, y, z = ctrl.target_mm
+            print("surepick teleop: t=%.2f s: target out of reach (%s); holding the nearest reachable pose "
+                  "x=%.0f y=%.0f z=%.0f mm" % (tick_ms / 1000.0, ctrl.reach_reason, x, y, z), file=self.out)
+        elif self.clamped and not ctrl.reach_clamped:
+            print("surepick teleop: t=%.2f s: target reachable again" % (tick_ms / 1000.0), file=self.out)
+        self.clamped = ctrl.reach_clamped
+
+
 def _session(args, source, settings):
     from surepick.teleop import display
     from surepick.teleop.runner import Session, run_live, run_recorded
@@ -93,11 +109,12 @@ def _session(args, source, settings):
         else:
             viewer = display.ViewerThread(target)
     summary = None
+    say = ClampNotices()
     try:
         if live:
-            summary = run_live(session, source, max_s=args.max_s)
+            summary = run_live(session, source, max_s=args.max_s, on_tick=say)
         else:
-            summary = run_recorded(session, source.samples)
+            summary = run_recorded(session, source.samples, on_tick=say)
     except KeyboardInterrupt:
         summary = session.summary({"interrupted": True})
     finally:

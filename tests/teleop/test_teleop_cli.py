@@ -75,6 +75,18 @@ def test_missing_device_drivers_name_the_extra():
         assert len(lines) == 1 and lines[0].endswith("pip install surepick[%s]" % extra), r.stderr
 
 
+def test_an_unreachable_target_is_announced(tmp_path):
+    from tests.teleop.streams import sample_at, smooth_step
+    samples = [sample_at(k / 90.0, np.array([250.0 * smooth_step((k / 90.0 - 0.2) / 2.0), 0.0, 0.0]), 0.15,
+                         clutch=k >= 9) for k in range(270)]
+    write_jsonl(tmp_path / "far.jsonl", samples)
+    r = subprocess.run(SUREPICK + ["teleop", "--source", str(tmp_path / "far.jsonl"), "--part", "none"],
+                       capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    said = [ln for ln in r.stderr.splitlines() if "out of reach" in ln]
+    assert len(said) == 1 and "too far" in said[0], r.stderr
+
+
 def test_only_the_sim_target_exists_yet(tmp_path):
     p = tmp_path / "s.jsonl"
     write_jsonl(p, path_stream(lambda t: [100.0, 0.0, 80.0], 0.2))

@@ -5,7 +5,8 @@ import json
 import os
 import sys
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+from surepick.cli import exitcodes
+from surepick.cli.errors import CommandError
 
 
 def add_arguments(p):
@@ -41,23 +42,18 @@ def add_arguments(p):
     p.add_argument("--max-s", type=float, help="stop a live session after this many seconds")
 
 
-def _fail(msg, code=EXIT_USAGE):
-    print("surepick teleop: %s" % msg, file=sys.stderr)
-    return code
-
-
 def run(args):
     from surepick.teleop import display
     display.prefer_offscreen_gl()            # before anything loads MuJoCo
     if args.target != "sim":
-        return _fail("--target %s: only the simulated arm (sim) is available so far" % args.target)
+        raise CommandError("--target %s: only the simulated arm (sim) is available so far" % args.target)
     from surepick.teleop.pipeline import Settings
     from surepick.teleop.sources import SourceError, open_source
     try:
         src_kw = {} if args.source not in ("keyboard", "spacemouse") else {"heading_deg": args.heading_deg}
         source = open_source(args.source, **src_kw)
     except SourceError as e:
-        return _fail(str(e))
+        raise CommandError(str(e)) from None
     try:
         scale = args.scale if args.scale is not None else (source.scale_hint or 0.15)
         settings = Settings(scale=scale, fine_divisor=args.fine_divisor, alpha=args.alpha, jump_m=args.jump_cm / 100.0,
@@ -68,7 +64,7 @@ def run(args):
             raise ValueError("--fine-divisor must be >= 1")
     except ValueError as e:
         source.close()
-        return _fail(str(e))
+        raise CommandError(str(e)) from None
     return _session(args, source, settings)
 
 
@@ -100,7 +96,7 @@ def _session(args, source, settings):
         session = Session(settings, target, log)
     except (KeyError, ValueError) as e:
         source.close()
-        return _fail(str(e))
+        raise CommandError(str(e)) from None
     live = source.realtime or args.realtime
     viewer = None
     if args.viewer == "on" or (args.viewer == "auto" and live and display.has_display()):
@@ -137,4 +133,4 @@ def _session(args, source, settings):
     else:
         print(json.dumps({k: summary[k] for k in ("samples", "dropped", "tracking_rms_mm", "tracking_max_mm",
                                                   "latency_p50_ms", "latency_p99_ms")}))
-    return EXIT_OK
+    return exitcodes.OK

@@ -1,7 +1,7 @@
 """Print the imports that cross folders of the surepick package, and fail on one pointing up.
 
 The folders are layers (README, Layout): shared core <- firmware <- sim <- vboard <- host <-
-engines <- records <- cli. A module may import its own folder and the folders to its left;
+engines <- teleop <- records <- cli. A module may import its own folder and the folders to its left;
 an import from a folder to its right is an upward arrow and exits 1.
 
     python tools/import_graph.py            the cross-folder edges, with counts
@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-LAYERS = ("shared_fsm", "firmware", "sim", "vboard", "host", "engines", "records", "cli")
+LAYERS = ("shared_fsm", "firmware", "sim", "vboard", "host", "engines", "teleop", "records", "cli")
 ROOT = Path(__file__).resolve().parent.parent / "surepick"
 
 

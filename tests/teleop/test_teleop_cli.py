@@ -1,6 +1,5 @@
 # `surepick teleop` end to end in a subprocess (as a user runs it): a recorded stream into the
-# simulated arm, bad input, missing devices, keyboard jog over a real pty, and the layer rule.
-import ast
+# simulated arm, bad input, missing devices, keyboard jog over a real pty (the layer rule: tests/test_layers.py).
 import csv
 import json
 import os
@@ -143,17 +142,3 @@ def test_keyboard_jog_over_a_pty(tmp_path):
     got = np.array([float(last["target_x_mm"]), float(last["target_y_mm"]), float(last["target_z_mm"])])
     assert np.allclose(got, expect, atol=0.5), (got, expect)
     assert abs(float(last["ik_q0_deg"]) - 5.0) < 0.05
-
-
-def test_teleop_imports_no_layer_above_it():
-    allowed = ("surepick.shared_fsm", "surepick.firmware", "surepick.sim", "surepick.engines", "surepick.teleop")
-    for path in (REPO / "surepick" / "teleop").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module]
-            for n in names:
-                if n.startswith("surepick"):
-                    assert n.startswith(allowed), "%s imports %s" % (path, n)

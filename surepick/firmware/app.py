@@ -37,7 +37,7 @@ _US_MASK = 0x3FFFFFFF
 
 # Boot record (flashlog R_BOOT): the 12 ints.
 _BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "pot_counts",
-                "switch_pressed", "beam_broken", "marker", "rest_stored", "settings_error")
+                "switch_pressed", "beam_broken", "marker", "rest_stored", "rejected")
 
 
 class _ConsoleIn:
@@ -57,7 +57,7 @@ class App(Controller):
     def __init__(self, hal, root=""):
         Controller.__init__(self, hal, root)
         self.led = StatusLed(hal)
-        self.log = flashlog.FlashLog(root + "/log")
+        self.log = flashlog.FlashLog(root + "/log", rejected=self.settings.rejected)
         self.reader = cmdparse.LineReader()
         self.console = _ConsoleIn(hal)
         self.fw = FrameWriter()
@@ -90,8 +90,10 @@ class App(Controller):
         self.flash_tick = 1
         self.log.commit()
         self.last_commit = self.now_ms
+        rj = self.settings.rejected
         self._send(link.hello(self.board_id(), FW_VERSION, self.reset_cause,
-                              self.log.counters[flashlog.C_BOOTS], self.log.last_seq))
+                              self.log.counters[flashlog.C_BOOTS], self.log.last_seq,
+                              rj.count, rj.items[0] if rj.items else None))
 
     def board_id(self):
         uid = self.hal.unique_id()
@@ -109,7 +111,7 @@ class App(Controller):
         r[8] = beam_on
         r[9] = 0 if marker is None else (1 if marker.get("job") is not None else 2)
         r[10] = 1 if rest_stored else 0
-        r[11] = 1 if self.settings.load_error else 0
+        r[11] = self.settings.rejected.count
         self.log.append(flashlog.R_BOOT, r)
 
     # ---- the loop ----
@@ -307,6 +309,10 @@ class App(Controller):
             self._config_set(rid, args[0], args[1])
         elif ftype == link.T_CALIBRATE:
             self._calibrate(rid, args[0])
+        elif ftype == link.T_REJECTS:
+            rj = self.settings.rejected      # count, items kept, then item `index` if kept
+            item = rj.items[args[0]] if args[0] < len(rj.items) else ()
+            self._reply(rid, link.OK, (rj.count, len(rj.items)) + item)
         else:
             self._reply(rid, link.E_UNSUPPORTED)
 
@@ -314,7 +320,7 @@ class App(Controller):
         m = self.m
         return (m.state, m.fault, 1 if self.busy() else 0, self.log.counters[flashlog.C_BOOTS],
                 self.log.last_seq, self.stats.worst_step_us, self.boot_action,
-                1 if self.settings.load_error else 0)
+                self.settings.rejected.count)
 
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)

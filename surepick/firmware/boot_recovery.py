@@ -5,6 +5,9 @@
 #               servos never snap to a default pose.
 #   /job.json   the marker: written when a job starts (arm at rest, in IDLE), removed when the
 #               cycle ends. Found at boot, it says the last cycle was interrupted.
+# Whatever the files hold, reading them never raises and never reads more than MAX_FILE_BYTES:
+# an unusable file is named in the boot's rejects list (rejects.py). A stored rest pose outside
+# the servos' travel is rejected and the home pose used instead (boot record: rest_stored 0).
 # The decisions are plain functions of readings (assess_grip, decide), tested under micropython;
 # Finisher is the one non-trivial action: carry a held part to the stored place pose slowly.
 import json
@@ -14,6 +17,7 @@ from . import fsutil
 from ..shared_fsm.codes import (K_NOTE, CHECK_SWITCH, CHECK_BEAM, CHECK_JAW, F_DROPPED,
                               F_RELEASE_FAILED, F_MOTION_TIMEOUT, F_BAD_POSE, R_PLACED)
 from ..shared_fsm.machine import MOVE_FREE, MOVE_LINE
+from ..shared_fsm import servo_cal
 from ..shared_fsm.states import IDLE
 from ..shared_fsm.ticks import ticks_diff
 
@@ -38,23 +42,62 @@ ACT_FAULT = const(2)     # latch F_INTERRUPTED, hold everything, wait for a huma
 ACTION_NAMES = ("normal", "finish", "fault")
 
 
-# ---- files (never raise: a torn or missing file is a fact to act on, not a crash) ----
+# ---- files (never raise: a torn, missing or hostile file is a fact to act on, not a crash) ----
+
+MAX_FILE_BYTES = 1024    # both files are well under 200 bytes; nothing bigger is read into RAM
+_READ_REASONS = (None, None, "too_big", "is_dir", "unreadable", "no_memory")  # by fsutil.READ_*
+# The link's own bounds on what a JOB carried (link.K_POS, K_MDEG, K_WIDTH, K_TRIES)
+_POS_UM = 1000000
+_PITCH_MDEG = 180000
+_WIDTH_UM = 100000
+_MAX_ATTEMPTS = 10      # the link carries 1..9 (0 = the default); Config allows 10
+
 
 def _write_json(path, obj):
     fsutil.write_atomic(path, json.dumps(obj))
 
 
-def _read_json(path):
-    # -> (present, object or None when unreadable)
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError:
+def _read_json(path, file, rejected):
+    # -> (present, the JSON object or None when unusable). An unusable file is named in
+    # `rejected` (a rejects.Rejects, or None) as (file, "-", reason).
+    status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
+    if status == fsutil.READ_MISSING:
         return False, None
-    try:
-        return True, json.loads(text)
-    except ValueError:
+    reason = _READ_REASONS[status]
+    d = None
+    if reason is None:
+        try:
+            d = json.loads(data.decode())
+        except UnicodeError:
+            reason = "utf8"
+        except MemoryError:
+            reason = "no_memory"
+        except Exception:        # ValueError, RuntimeError (nesting): not JSON
+            reason = "json"
+    if reason is None and not isinstance(d, dict):
+        reason = "not_object"
+    if reason is not None:
+        _reject(rejected, file, "-", reason)
         return True, None
+    return True, d
+
+
+def _reject(rejected, file, key, reason):
+    if rejected is not None:
+        rejected.add(file, key, reason)
+
+
+def _ints(v, n, lo, hi):
+    # -> a tuple of n ints within lo..hi, or the rejects reason ("shape", "type", "range")
+    if not isinstance(v, list) or len(v) != n:
+        return "shape"
+    for x in v:
+        if isinstance(x, bool) or not isinstance(x, int):
+            return "type"
+    for x in v:
+        if x < lo or x > hi:
+            return "range"
+    return tuple(v)
 
 
 def write_marker_at(root, job):
@@ -71,37 +114,62 @@ def clear_marker_at(root):
         pass
 
 
-def read_marker_at(root):
-    # -> None (no interrupted cycle), or a dict; {"job": None} when the marker is unreadable
-    present, d = _read_json(root + MARKER_PATH)
+def read_marker_at(root, rejected=None):
+    # -> None (no interrupted cycle), or a dict; {"job": None} when the marker is there but
+    # unusable: still an interruption (the arm may hold a part), never a job to finish.
+    present, d = _read_json(root + MARKER_PATH, "job", rejected)
     if not present:
         return None
-    job = None
-    try:
-        pick = tuple(int(v) for v in d["pick"])
-        place = tuple(int(v) for v in d["place"])
-        width = int(d["width_um"])
-        if len(pick) == 4 and len(place) == 4 and width > 0:
-            job = (pick, place, width, int(d.get("max_attempts", 0)))
-    except (TypeError, KeyError, ValueError, AttributeError):
-        job = None
-    return {"job": job}
+    if d is None:
+        return {"job": None}
+    pick = _ints(d.get("pick"), 4, -_POS_UM, _POS_UM)
+    place = _ints(d.get("place"), 4, -_POS_UM, _POS_UM)
+    width = _ints([d.get("width_um")], 1, 1, _WIDTH_UM)
+    tries = _ints([d.get("max_attempts", 0)], 1, 0, _MAX_ATTEMPTS)
+    for key, v in (("pick", pick), ("place", place), ("width_um", width), ("max_attempts", tries)):
+        if isinstance(v, str):
+            _reject(rejected, "job", key, v)
+            return {"job": None}
+    for p in (pick, place):
+        if p[3] < -_PITCH_MDEG or p[3] > _PITCH_MDEG:
+            _reject(rejected, "job", "pick" if p is pick else "place", "range")
+            return {"job": None}
+    return {"job": (pick, place, width[0], tries[0])}
 
 
 def write_rest_at(root, joints_mdeg, jaw_um):
     _write_json(root + REST_PATH, {"joints_mdeg": [int(v) for v in joints_mdeg], "jaw_um": int(jaw_um)})
 
 
-def read_rest_at(root):
-    # -> (joints tuple, jaw_um, stored?) ; the home pose when nothing usable is stored
-    present, d = _read_json(root + REST_PATH)
-    try:
-        q = tuple(int(v) for v in d["joints_mdeg"])
-        jaw = int(d["jaw_um"])
-        if len(q) == 4 and 0 <= jaw <= 45000:
-            return q, jaw, True
-    except (TypeError, KeyError, ValueError, AttributeError):
-        pass
+def rest_pose_problem(q, jaw):
+    # -> None when every joint of the pose lies within its servo's travel (0..180 deg of servo
+    # angle: docs/conventions.md) and the jaw within 0..JAW_MAX_UM; else (key, reason). A pose
+    # outside would be clamped to an end stop: the first pulses would drive the servo into it.
+    for i in range(4):
+        s = servo_cal.joint_to_servo_mdeg(i, q[i])
+        if s < 0 or s > servo_cal.SERVO_RANGE_MDEG:
+            return "joints_mdeg", "range"
+    if jaw < 0 or jaw > servo_cal.JAW_MAX_UM:
+        return "jaw_um", "range"
+    return None
+
+
+def read_rest_at(root, rejected=None):
+    # -> (joints tuple, jaw_um, stored?). The home pose when nothing usable is stored: a missing
+    # file is the first boot; a malformed or out-of-range one is named in `rejected`.
+    present, d = _read_json(root + REST_PATH, "rest", rejected)
+    if d is not None:
+        q = _ints(d.get("joints_mdeg"), 4, -(1 << 30), (1 << 30) - 1)
+        jaw = _ints([d.get("jaw_um")], 1, -(1 << 30), (1 << 30) - 1)
+        if isinstance(q, str):
+            _reject(rejected, "rest", "joints_mdeg", q)
+        elif isinstance(jaw, str):
+            _reject(rejected, "rest", "jaw_um", jaw)
+        else:
+            bad = rest_pose_problem(q, jaw[0])
+            if bad is None:
+                return q, jaw[0], True
+            _reject(rejected, "rest", bad[0], bad[1])
     return HOME_JOINTS_MDEG, HOME_JAW_UM, False
 
 

@@ -124,8 +124,8 @@ class Controller:
         switch = 1 if sw >= steady else 0
         beam_on = 1 if beam >= steady else 0
         # 2. What happened last time, and where the arm stood at rest.
-        marker = rec.read_marker_at(self.root)
-        rest_q, rest_jaw, rest_stored = rec.read_rest_at(self.root)
+        marker = rec.read_marker_at(self.root, self.settings.rejected)
+        rest_q, rest_jaw, rest_stored = rec.read_rest_at(self.root, self.settings.rejected)
         pot_is_ok = rec.pot_ok(inp.pot_counts, cfg)
         jaw_now = rec.jaw_um_of(inp.pot_counts, cfg) if pot_is_ok else -1
         if marker is not None:

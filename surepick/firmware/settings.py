@@ -1,7 +1,8 @@
 # The board's one config file, /config.json: the pin map and the firmware's own settings
 # ("board") plus overrides of the shared machine's Config ("machine"). Defaults come from
-# ../shared/HARDWARE.md and docs/conventions.md; every value is validated on load and on set,
-# and a bad file never stops the board: it boots on defaults and says why (load_error).
+# ../shared/HARDWARE.md and docs/conventions.md; every value is validated on load and on set.
+# Whatever the file holds the board boots: load() keeps every value it can use, replaces each
+# bad one by its default, and names each one it rejected (settings.rejected, sent over the link).
 #
 #   {"version": 1, "board": {"telemetry_hz": 10, "pin_estop": 13, ...}, "machine": {"grasp_dwell_ms": 350}}
 #
@@ -10,15 +11,18 @@
 import json
 
 from . import fsutil                          # host: surepick.firmware (the simulator)
-from ..shared_fsm.config import Config, ConfigError, FIELDS as MACHINE_FIELDS
+from .rejects import Rejects
+from ..shared_fsm.config import Config, FIELDS as MACHINE_FIELDS
 
 PATH = "/config.json"
 VERSION = 1
+MAX_FILE_BYTES = 8192    # every field set to a non-default value takes about 3 KB
+WDT_MIN_MS = 100         # below this a watchdog only resets a healthy board (0 = no watchdog)
 
 # (name, default, min, max, needs_reboot). Integers only.
 BOARD_FIELDS = (
     ("telemetry_hz", 10, 0, 50, 0),          # 0 = no telemetry
-    ("wdt_ms", 5000, 0, 8300, 1),            # 0 = no watchdog; RP2040 max about 8.3 s
+    ("wdt_ms", 5000, 0, 8300, 1),            # 0 = no watchdog, else WDT_MIN_MS..; RP2040 max about 8.3 s
     ("link_rx_bytes", 32, 8, 256, 0),        # request bytes read per loop tick (bounded work)
     ("link_events_per_tick", 2, 1, 16, 0),   # EVENT frames sent per tick at most
     ("log_commit_ms", 1000, 100, 60000, 0),  # at rest, commit the fault log at most this often
@@ -122,6 +126,8 @@ def _check_board(key, value):
         raise SettingsError(key, "must be an integer")
     if value < f[2] or value > f[3]:
         raise SettingsError(key, "%d outside %d..%d" % (value, f[2], f[3]))
+    if key == "wdt_ms" and 0 < value < WDT_MIN_MS:
+        raise SettingsError(key, "%d: 0 (off) or %d..%d" % (value, WDT_MIN_MS, f[3]))
 
 
 def _check_board_relations(b):
@@ -148,6 +154,7 @@ class Settings:
         self.board = board_defaults()
         self.cfg = Config()
         self.load_error = ""
+        self.rejected = Rejects()     # what load() refused (rejects.py)
         if board:
             self.update_board(board)
         if machine:
@@ -223,22 +230,116 @@ class Settings:
         fsutil.write_atomic(path, json.dumps(self.to_json_dict()))
 
 
-def load(path=PATH):
-    # Never raises: a missing file means defaults; a bad one means defaults plus load_error.
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError:
-        return Settings()
+def _field_problem(f, value):
+    # f: a (name, default, min, max, ...) row. -> a rejects reason, or None when value fits it.
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "type"
+    if value < f[2] or value > f[3]:
+        return "range"
+    if f[0] == "wdt_ms" and 0 < value < WDT_MIN_MS:
+        return "range"
+    return None
+
+
+def _parse(path, rejected):
+    # -> the file's JSON object, or None (missing, or rejected as a whole and named)
+    status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
+    if status == fsutil.READ_MISSING:
+        return None
+    reason = _READ_REASONS[status]
+    d = None
+    if reason is None:
+        try:
+            d = json.loads(data.decode())
+        except UnicodeError:        # erased flash (0xff), a torn multi-byte character
+            reason = "utf8"
+        except MemoryError:         # deep nesting: the parser's stack did not fit
+            reason = "no_memory"
+        except Exception:           # ValueError, RuntimeError (recursion): not JSON
+            reason = "json"
+        data = None
+    if reason is None and not isinstance(d, dict):
+        reason = "not_object"
+    if reason is None:
+        v = d.get("version", VERSION)
+        if isinstance(v, bool) or v != VERSION:
+            reason = "version"      # another layout: none of it is trusted
+    if reason is not None:
+        rejected.add("config", "-", reason)
+        return None
+    return d
+
+
+_READ_REASONS = (None, None, "too_big", "is_dir", "unreadable", "no_memory")  # by fsutil.READ_*
+
+
+def _keep_consistent(good, table, apply, rejected):
+    # apply(dict) raises SettingsError/ConfigError (with .key/.field) when the values break a
+    # relation between fields. Keep as many of `good` as possible: all of them when they agree
+    # (a valid file loads whole); else drop the field the error names, or, when it names a
+    # default, add the file's values one by one in the table's order and keep each that agrees
+    # with those before.
+    for _ in range(len(good) + 1):
+        try:
+            apply(good)
+            return
+        except ValueError as e:
+            name = getattr(e, "key", None) or getattr(e, "field", None)
+        if name in good:
+            del good[name]
+            rejected.add("config", name, "relation")
+            continue
+        kept = {}
+        for f in table:
+            key = f[0]
+            if key not in good:
+                continue
+            trial = dict(kept)
+            trial[key] = good[key]
+            try:
+                apply(trial)
+                kept = trial
+            except ValueError:
+                rejected.add("config", key, "relation")
+        apply(kept)
+        return
+
+
+def load(path=PATH, rejected=None):
+    # Never raises. A missing file means defaults. From a bad one every value that can be used
+    # is kept and every one that cannot is named in settings.rejected (a Rejects, shared with
+    # the other boot-time readers when one is passed in); load_error says it in words.
     s = Settings()
-    try:
-        d = json.loads(text)
-        if not isinstance(d, dict):
-            raise ValueError("not a JSON object")
-        if d.get("version", VERSION) != VERSION:
-            raise ValueError("version %r, expected %d" % (d.get("version"), VERSION))
-        s = Settings(d.get("board") or {}, d.get("machine") or {})
-    except (ValueError, TypeError, AttributeError, ConfigError) as e:
-        s = Settings()
-        s.load_error = str(e)
+    if rejected is not None:
+        s.rejected = rejected
+    rejected = s.rejected
+    before = rejected.count
+    d = _parse(path, rejected)
+    if d is not None:
+        board = {}
+        machine = {}
+        # sorted: the same order of rejections on every interpreter (dicts have none)
+        for key in sorted(d):
+            if key not in ("version", "board", "machine"):
+                rejected.add("config", key, "unknown")
+        for key, table, good in (("board", _BOARD_INDEX, board), ("machine", _MACHINE_NAMES, machine)):
+            section = d.get(key)
+            if section is None:
+                continue
+            if not isinstance(section, dict):
+                rejected.add("config", key, "type")
+                continue
+            for name in sorted(section):
+                f = table.get(name)
+                why = "unknown" if f is None else _field_problem(f, section[name])
+                if why is None:
+                    good[name] = section[name]
+                else:
+                    rejected.add("config", name, why)
+        _keep_consistent(board, BOARD_FIELDS, s.update_board, rejected)
+        _keep_consistent(machine, MACHINE_FIELDS, s.cfg.update, rejected)
+    if rejected.count > before:
+        first = rejected.items[before] if before < len(rejected.items) else ("config", "-", "?")
+        s.load_error = "%s: %d value(s) rejected, first %s (%s)" % (
+            path, rejected.count - before, first[1], first[2])
     return s

@@ -50,6 +50,7 @@ T_CONFIG_SET = const(0x77)  # w
 T_CALIBRATE = const(0x6B)   # k
 T_HIL_MODE = const(0x78)    # x  enter/leave hardware-in-the-loop mode
 T_HIL_SENSORS = const(0x79)  # y  one tick of raw sensor readings from the host's plant
+T_REJECTS = const(0x72)     # r  what the board rejected from its flash at boot, one item a reply
 # Still reserved for hardware-in-the-loop: Y Z (board -> host), z (host -> board); they decode
 # as E_UNKNOWN_TYPE.
 
@@ -122,10 +123,12 @@ _EVENT_KINDS = (K_U30, K_U30, K_U8, K_U8, K_U8, K_U16, K_U8, K_U16, K_BIT, K_S30
 # type -> (name, minimum field count, field kinds, field names). Every request starts with
 # its request id; a REPLY starts with the request id it answers.
 SCHEMA = {
+    # HELLO's last four fields are optional (older firmware sends six): how many things the
+    # boot rejected from flash (0..255, capped) and the first of them (file, key, reason).
     T_HELLO: ("HELLO", 6,
-              (K_TOK, K_TOK, K_U8, K_U8, K_U30, K_U30),
+              (K_TOK, K_TOK, K_U8, K_U8, K_U30, K_U30, K_U8, K_TOK, K_TOK, K_TOK),
               ("board_id", "fw_version", "proto_version", "reset_cause", "boot_count",
-               "log_last_seq")),
+               "log_last_seq", "rejected", "rejected_file", "rejected_key", "rejected_reason")),
     T_TELEMETRY: ("TELEMETRY", 17,
                   (K_U30, K_U8, K_U8, K_U8, K_U30, K_U30, K_U30, K_U16, K_S30,
                    K_BIT, K_BIT, K_U8, K_U16, K_BIT, K_U30, K_U30, K_U30),
@@ -157,6 +160,9 @@ SCHEMA = {
     T_CONFIG_GET: ("CONFIG_GET", 2, (K_RID, K_TOK), ("req_id", "key")),
     T_CONFIG_SET: ("CONFIG_SET", 3, (K_RID, K_TOK, K_S30), ("req_id", "key", "value")),
     T_CALIBRATE: ("CALIBRATE", 2, (K_RID, K_CAL), ("req_id", "target")),
+    # REPLY: rejected (count), kept (items listed), then item `index` as file, key, reason
+    # (absent when index >= kept).
+    T_REJECTS: ("REJECTS", 2, (K_RID, K_U8), ("req_id", "index")),
     # Hardware in the loop. A HIL_SENSORS frame is answered by one HIL_ACT frame carrying its
     # id (no REPLY) once the board has stepped on it; errors still get a REPLY with that id.
     T_HIL_MODE: ("HIL_MODE", 2, (K_RID, K_HIL), ("req_id", "mode")),
@@ -358,9 +364,14 @@ def request_id_of(line):
 
 # ---- convenience encoders (all return bytes or None, like encode) ----
 
-def hello(board_id, fw_version, reset_cause, boot_count, log_last_seq):
-    return encode(T_HELLO, (board_id, fw_version, PROTOCOL_VERSION, reset_cause, boot_count,
-                            log_last_seq))
+def hello(board_id, fw_version, reset_cause, boot_count, log_last_seq, rejected=0, first=None):
+    # rejected: how many things the boot rejected from flash; first: the first of them, a
+    # (file, key, reason) tuple of tokens, or None
+    f = (board_id, fw_version, PROTOCOL_VERSION, reset_cause, boot_count, log_last_seq,
+         rejected if rejected < 255 else 255)
+    if first is not None:
+        f = f + tuple(first)
+    return encode(T_HELLO, f)
 
 
 def event(rec):

@@ -130,21 +130,25 @@ class FailingFs(fl.PosixFs):
         return W()
 
 
-def test_filesystem_error_drops_the_batch_and_moves_on(tmp_path):
+def test_filesystem_error_keeps_the_batch_for_the_next_commit(tmp_path):
+    # A write that fails part-way (7 bytes of the batch land, then ENOSPC) numbers nothing:
+    # the batch stays pending, the next commit pads the torn slot and writes it in order.
     log = fl.FlashLog(str(tmp_path), 3, 8, 16, fs=FailingFs(2))
     for i in range(5):
         log.append(fl.R_TRANSITION, rec(i))
     assert log.commit() == 6  # counters + 5 records, 2 writes
     for i in range(5, 9):
         log.append(fl.R_TRANSITION, rec(i))
-    assert log.commit() == -1 and log.write_errors == 1 and log.pending == 0
+    assert log.commit() == -1 and log.write_errors == 1 and log.pending == 4
+    assert log.last_seq == 6 and [r[0] for r in log.read_since(0)] == list(range(1, 7))
     log.fs = fl.PosixFs()
     log.append(fl.R_FAULT, rec(100))
-    assert log.commit() > 0
+    assert log.commit() == 6  # the torn slot's segment has room for 1, then counters + 4
     again = fl.FlashLog(str(tmp_path), 3, 8, 16)
     got = [r for r in again.read_since(0) if r[1] != fl.R_COUNTERS]
-    assert [r[2][0] for r in got] == [0, 1, 2, 3, 4, 100]
-    assert again.counters[fl.C_DROPPED] == 4 and again.torn_tails == 1
+    assert [r[2][0] for r in got] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 100]
+    assert [r[0] for r in again.read_since(0)] == list(range(1, 13))
+    assert again.counters[fl.C_DROPPED] == 0 and again.torn_tails == 1
 
 
 def test_geometry_is_checked(tmp_path):

@@ -79,7 +79,14 @@ def test_random_vectors_round_trip_and_are_canonical(seed):
 
 def test_convenience_encoders():
     assert link.decode(link.hello("pico-01", "0.1.0", 1, 7, 120)) == (
-        link.OK, link.T_HELLO, ("pico-01", "0.1.0", link.PROTOCOL_VERSION, 1, 7, 120))
+        link.OK, link.T_HELLO, ("pico-01", "0.1.0", link.PROTOCOL_VERSION, 1, 7, 120, 0))
+    # what the boot rejected from flash: a count (capped at 255) and the first item
+    assert link.decode(link.hello("pico-01", "0.1.0", 1, 7, 120, 300, ("config", "wdt_ms", "range"))) == (
+        link.OK, link.T_HELLO, ("pico-01", "0.1.0", link.PROTOCOL_VERSION, 1, 7, 120, 255, "config",
+                                "wdt_ms", "range"))
+    # a HELLO of an older firmware (six fields) still decodes
+    old = link.encode(link.T_HELLO, ("pico-01", "0.1.0", link.PROTOCOL_VERSION, 1, 7, 120))
+    assert link.decode(old)[0] == link.OK
     j = link.job(5, (150000, -2000, 20000, -90000), (0, 200000, 30000, -90000), 25000)
     assert link.decode(j) == (link.OK, link.T_JOB, (5, 150000, -2000, 20000, -90000, 0, 200000,
                                                     30000, -90000, 25000))

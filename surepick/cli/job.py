@@ -68,6 +68,11 @@ def run(args):
                       states.name(t["state"]), t["attempt"], codes.name(t["fault"]) if t["fault"] else "none",
                       t["cycles_ok"], t["cycles_failed"], t["faults_total"], t["loop_period_us"],
                       t["worst_step_us"], t["overruns"]))
+            if r.ok and len(r.payload) > 7 and r.payload[7]:   # what the boot rejected from flash
+                from surepick.host import rejects
+                got = rejects.fetch(c, 3.0)
+                print("\n".join(rejects.lines(*got)) if got else
+                      "rejected at boot: something in its flash (this firmware cannot list it)")
             return exitcodes.OK
         ftype = link.T_ABORT if verb == "abort" else link.T_CLEAR_FAULT
         r = c.request(ftype, (), 3.0)

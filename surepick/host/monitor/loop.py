@@ -13,6 +13,7 @@ import time
 
 from surepick.shared_fsm import link
 from surepick.host.link.frames import as_dict
+from surepick.host import rejects
 from surepick.host.link.client import LinkClient
 from surepick.host.link.errors import Disconnected, LinkError, PortBusy, RequestTimeout
 
@@ -204,6 +205,8 @@ class MonitorLoop:
             self.status.update(fw_version=fw)
         if boots is not None:
             self.status.update(boot_count=boots)
+        if st.ok and len(st.payload) > 7 and st.payload[7]:   # the boot rejected something
+            self._fetch_rejects()
 
     def _on_hello(self, hello):
         self._hello = None
@@ -211,8 +214,20 @@ class MonitorLoop:
         self._set_board(hello[0], hello[1], False)
         self._backfill()                 # settles the epoch the boot belongs to
         self.store.add_boot(self.board_id, self.epoch, hello)
-        self.status.update(fw_version=hello[1], boot_count=hello[4])
+        self.status.on_hello(hello)
         self.out("hello", hello)
+        if self.status.rejected:
+            self._fetch_rejects()
+
+    def _fetch_rejects(self):
+        # What the board's boot rejected from its flash, item by item (host/rejects.py).
+        try:
+            got = rejects.fetch(self.client, _REQUEST_S)
+        except RequestTimeout:
+            return
+        if got is not None:
+            self.status.update(rejected=got[0], rejects=got[1])
+            self.out("rejects", got)
 
     def _set_board(self, bid, fw, assumed):
         # No verdict on a log restart from the numbers in a HELLO or STATUS: a HELLO says where

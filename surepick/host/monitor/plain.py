@@ -1,6 +1,7 @@
 # `surepick monitor --plain`: one line per record on stdout, for piping into grep/awk; link
 # notes and REPL text on stderr. Every line starts with the host time and a kind word:
-#   2026-05-01T10:00:00.123 hello board=pico-e66 fw=0.1.0 boot=4 reset=1 log_last_seq=812
+#   2026-05-01T10:00:00.123 hello board=pico-e66 fw=0.1.0 boot=4 reset=1 log_last_seq=812 rejected=0
+#   ... rejected board=pico-e66 /config.json wdt_ms: out of range (default used)
 #   ... event seq=17 t_ms=5230 transition GRASP->VERIFY reason=DWELL_DONE attempt=1 pot=23000 ...
 #   ... fault t_ms=5400 GRASP_FAILED state=VERIFY attempt=3 faults_total=2
 #   ... record board=pico-e66 seq=813 type=fault ...
@@ -8,6 +9,7 @@
 import sys
 import time
 
+from surepick.host import rejects
 from surepick.shared_fsm import codes
 from surepick.firmware import flashlog
 from surepick.host.monitor.names import EVENT_RECORD_TYPES, code_name, record_type_name, state_name
@@ -32,7 +34,8 @@ def record_text(seq, rtype, r):
     elif rtype == flashlog.R_COUNTERS:
         body = "cycles_ok=%d cycles_failed=%d faults=%d boots=%d dropped=%d" % tuple(r[:5])
     elif rtype == flashlog.R_BOOT:
-        body = "t_ms=%d reset_cause=%d boot_count=%d action=%d" % (r[1], r[2], r[3], r[4])
+        body = "t_ms=%d reset_cause=%d boot_count=%d action=%d rest_stored=%d rejected=%d" % (
+            r[1], r[2], r[3], r[4], r[10], r[11])
     else:
         body = " ".join(str(v) for v in r)
     return "seq=%d type=%s %s" % (seq, name, body)
@@ -52,6 +55,14 @@ class PlainPrinter:
         if kind == "hello":
             line = "hello board=%s fw=%s boot=%d reset=%d log_last_seq=%d" % (
                 data[0], data[1], data[4], data[3], data[5])
+            count, _ = rejects.from_hello(data)
+            if count is not None:
+                line += " rejected=%d" % count
+        elif kind == "rejects":       # (count, items): one line per item the board listed
+            for item in data[1]:
+                print("%s rejected board=%s %s" % (_now(), self.status.board_id, rejects.describe(item)),
+                      file=self.outf, flush=True)
+            return
         elif kind == "event":
             line = "event " + event_text(data)
         elif kind == "fault":

@@ -4,6 +4,7 @@ import collections
 import threading
 import time
 
+from surepick.host import rejects
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
 from surepick.host.monitor.names import code_name
@@ -22,6 +23,8 @@ class BoardStatus:
         self.board_id_assumed = False
         self.fw_version = None
         self.boot_count = None
+        self.rejected = None         # how many things the boot rejected from flash (None: unknown)
+        self.rejects = []            # (file, key, reason) items of them, as far as known
         self.telemetry = None        # dict of the last TELEMETRY frame
         self.telemetry_at = 0.0
         self.job_state = "idle"
@@ -41,6 +44,15 @@ class BoardStatus:
         with self._lock:
             for k, v in kw.items():
                 setattr(self, k, v)
+
+    def on_hello(self, hello):
+        # HELLO fields; a newer firmware adds what its boot rejected: the count and the first item
+        count, first = rejects.from_hello(hello)
+        with self._lock:
+            self.fw_version = hello[1]
+            self.boot_count = hello[4]
+            self.rejected = count
+            self.rejects = [first] if first else []
 
     def on_event(self, ev):
         # ev: the 12-int event record of an EVENT frame

@@ -9,6 +9,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
+from surepick.host import rejects
 from surepick.host.monitor.names import code_name, state_name
 
 _REDRAW_S = 0.25
@@ -28,6 +29,9 @@ def status_panel(s):
         who += " (assumed)"
     g.add_row("board", "%s   fw %s   boot %s" % (who, s["fw_version"] or "?",
                                                  "?" if s["boot_count"] is None else s["boot_count"]))
+    if s["rejected"]:
+        first = rejects.describe(s["rejects"][0]) if s["rejects"] else ""
+        g.add_row("flash", Text("rejected at boot: %d   %s" % (s["rejected"], first), "bold yellow"))
     t = s["telemetry"]
     if not t:
         g.add_row("state", "no telemetry yet")

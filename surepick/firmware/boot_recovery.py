@@ -45,7 +45,6 @@ ACTION_NAMES = ("normal", "finish", "fault")
 # ---- files (never raise: a torn, missing or hostile file is a fact to act on, not a crash) ----
 
 MAX_FILE_BYTES = 1024    # both files are well under 200 bytes; nothing bigger is read into RAM
-_READ_REASONS = (None, None, "too_big", "is_dir", "unreadable", "no_memory")  # by fsutil.READ_*
 # The link's own bounds on what a JOB carried (link.K_POS, K_MDEG, K_WIDTH, K_TRIES)
 _POS_UM = 1000000
 _PITCH_MDEG = 180000
@@ -63,7 +62,7 @@ def _read_json(path, file, rejected):
     status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
     if status == fsutil.READ_MISSING:
         return False, None
-    reason = _READ_REASONS[status]
+    reason = fsutil.READ_REASONS[status]
     d = None
     if reason is None:
         try:

@@ -18,6 +18,8 @@ READ_TOO_BIG = const(2)     # larger than the caller's limit: never read into RA
 READ_IS_DIR = const(3)      # a directory where a file belongs
 READ_ERROR = const(4)       # any other filesystem error
 READ_NO_MEMORY = const(5)   # the heap could not hold even the bounded read
+# the reason a boot reader gives for each (rejects.py); None: nothing to reject
+READ_REASONS = (None, None, "too_big", "is_dir", "unreadable", "no_memory")
 
 
 def errno_of(e):

@@ -246,7 +246,7 @@ def _parse(path, rejected):
     status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
     if status == fsutil.READ_MISSING:
         return None
-    reason = _READ_REASONS[status]
+    reason = fsutil.READ_REASONS[status]
     d = None
     if reason is None:
         try:
@@ -268,9 +268,6 @@ def _parse(path, rejected):
         rejected.add("config", "-", reason)
         return None
     return d
-
-
-_READ_REASONS = (None, None, "too_big", "is_dir", "unreadable", "no_memory")  # by fsutil.READ_*
 
 
 def _keep_consistent(good, table, apply, rejected):
@@ -316,30 +313,41 @@ def load(path=PATH, rejected=None):
     before = rejected.count
     d = _parse(path, rejected)
     if d is not None:
-        board = {}
-        machine = {}
-        # sorted: the same order of rejections on every interpreter (dicts have none)
-        for key in sorted(d):
-            if key not in ("version", "board", "machine"):
-                rejected.add("config", key, "unknown")
-        for key, table, good in (("board", _BOARD_INDEX, board), ("machine", _MACHINE_NAMES, machine)):
-            section = d.get(key)
-            if section is None:
-                continue
-            if not isinstance(section, dict):
-                rejected.add("config", key, "type")
-                continue
-            for name in sorted(section):
-                f = table.get(name)
-                why = "unknown" if f is None else _field_problem(f, section[name])
-                if why is None:
-                    good[name] = section[name]
-                else:
-                    rejected.add("config", name, why)
-        _keep_consistent(board, BOARD_FIELDS, s.update_board, rejected)
-        _keep_consistent(machine, MACHINE_FIELDS, s.cfg.update, rejected)
+        try:
+            _take(s, d, rejected)
+        except Exception:     # a bug here must not stop the boot: defaults, and say so
+            fresh = Settings()
+            s.board = fresh.board
+            s.cfg = fresh.cfg
+            rejected.add("config", "-", "unreadable")
     if rejected.count > before:
         first = rejected.items[before] if before < len(rejected.items) else ("config", "-", "?")
         s.load_error = "%s: %d value(s) rejected, first %s (%s)" % (
             path, rejected.count - before, first[1], first[2])
     return s
+
+
+def _take(s, d, rejected):
+    # The file's JSON object -> s, key by key (see load)
+    board = {}
+    machine = {}
+    # sorted: the same order of rejections on every interpreter (dicts have none)
+    for key in sorted(d):
+        if key not in ("version", "board", "machine"):
+            rejected.add("config", key, "unknown")
+    for key, table, good in (("board", _BOARD_INDEX, board), ("machine", _MACHINE_NAMES, machine)):
+        section = d.get(key)
+        if section is None:
+            continue
+        if not isinstance(section, dict):
+            rejected.add("config", key, "type")
+            continue
+        for name in sorted(section):
+            f = table.get(name)
+            why = "unknown" if f is None else _field_problem(f, section[name])
+            if why is None:
+                good[name] = section[name]
+            else:
+                rejected.add("config", name, why)
+    _keep_consistent(board, BOARD_FIELDS, s.update_board, rejected)
+    _keep_consistent(machine, MACHINE_FIELDS, s.cfg.update, rejected)

@@ -148,7 +148,8 @@ def boot_hostile(tmp_path, files, keys=()):
         con = BoardConsole(board.address)
         try:
             hello = con.wait(lambda f: f.ftype == link.T_HELLO, 60)
-            assert hello is not None, "no HELLO: " + con.tail()
+            assert hello is not None, "no HELLO: boots %d, error %r, plant exchanges %d, console %r" % (
+                board.boot_count, board.error, ps.exchanges, board.transcript()[-1500:])
             con.send(link.request(link.T_STATUS, 1))
             st = _reply(con, 1)
             assert st is not None and st.fields[1] == link.OK, (st, con.tail())

@@ -20,23 +20,30 @@ def board(tmp_path, request):
     p = subprocess.Popen(SUREPICK + ["board", "--listen", "127.0.0.1:0", "--flash", str(flash),
                                      "--scenario", scenario, "--seed", "2"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    port = None
-    deadline = time.time() + 30
-    while time.time() < deadline and port is None:
-        line = p.stdout.readline()
-        m = re.search(r"serving on (socket://\S+)", line)
-        if m:
-            port = m.group(1)
-    assert port, "the virtual board did not say where it serves"
-    # wait for the firmware to answer (it boots main.py from the flash dir)
-    for _ in range(60):
-        r = _job(["status", "--port", port])
-        if r.returncode == 0:
-            break
-        time.sleep(0.25)
-    yield port
-    p.terminate()
-    p.wait(timeout=20)
+    try:
+        port = None
+        deadline = time.time() + 30
+        while time.time() < deadline and port is None:
+            line = p.stdout.readline()
+            m = re.search(r"serving on (socket://\S+)", line)
+            if m:
+                port = m.group(1)
+        assert port, "the virtual board did not say where it serves"
+        # wait for the firmware to answer (it boots main.py from the flash dir)
+        for _ in range(60):
+            r = _job(["status", "--port", port])
+            if r.returncode == 0:
+                break
+            time.sleep(0.25)
+        yield port
+    finally:
+        # never leave a board running behind a failed test
+        p.terminate()
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=10)
 
 
 def _job(args, timeout=120):

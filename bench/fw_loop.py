@@ -118,7 +118,7 @@ def main():
         hal._advance(period)
         if gc.mem_free() < 200000:
             gc.collect()
-        if job_started and not a.busy() and a.ev_sent > 0 and not a.cycle_end and \
+        if job_started and not a.busy() and a.ev_sent > 0 and (not a.cycle_open or a.pose_saved) and \
                 hal.ticks_diff(hal.now, job_t0) > 1000:
             break
         if ticks >= REST_TICKS + JOB_TICKS:

@@ -90,8 +90,7 @@ def _scenarios(args):
     from surepick.sim import scenarios
     if args.json:
         print(json.dumps({n: {"help": s.help, "part": s.part, "expect": list(s.expect),
-                              "params": {k: {"default": v[0], "min": v[1], "max": v[2], "help": v[3]}
-                                         for k, v in s.params.items()}}
+                              "params": {k: scenarios.param_doc(v) for k, v in s.params.items()}}
                           for n, s in sorted(scenarios.SCENARIOS.items())}, indent=1))
     else:
         print(scenarios.describe())

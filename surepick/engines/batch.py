@@ -21,6 +21,7 @@ def _one(item):
     rec, _, _ = run_cycle(name, overrides, seed=seed, cycle=0, plant_params=plant_params,
                           cfg_overrides=cfg_overrides, record_trajectory=False)
     rec["scenario"] = name
+    rec["overrides"] = overrides
     return rec
 
 

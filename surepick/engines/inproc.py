@@ -16,7 +16,7 @@ from surepick.shared_fsm.machine import Job
 from surepick.shared_fsm.ticks import ticks_diff
 from surepick.firmware import settings as fw_settings
 from surepick.sim import world as world_mod
-from surepick.sim.judge import PLACE_HOLD_MS
+from surepick.sim.judge import PLACE_HOLD_MS, RESTART_WINDOW_MS
 from surepick.sim.world import (BATCH_SAMPLE_MS, CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS, SAMPLE_MS,
                                 World)
 
@@ -31,15 +31,17 @@ TRAJECTORY_COLUMNS = (
 
 def machine_belief(events, ended):
     # What the machine itself said about a cycle, from its event records: ("placed", None, None),
-    # ("fault", fault name, state it faulted in) or ("incomplete", None, None). Every engine
-    # (sim, virtual board, HIL) judges the machine's belief with this one rule.
+    # ("fault", fault name, state it faulted in) or ("incomplete", None, None). The first of
+    # PLACED and a fault decides: what latches later (an e-stop pressed after the place, a stall
+    # or an interruption after the first fault) does not change what happened to the cycle.
+    # Every engine (sim, virtual board, HIL) judges the machine's belief with this one rule.
     if not ended:
         return "incomplete", None, None
-    faults = [e for e in events if e[2] == codes.K_FAULT]
-    if faults:
-        return "fault", codes.name(faults[-1][5]), states.name(faults[-1][3])
-    if any(e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED for e in events):
-        return "placed", None, None
+    for e in events:
+        if e[2] == codes.K_FAULT:
+            return "fault", codes.name(e[5]), states.name(e[3])
+        if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED:
+            return "placed", None, None
     return "incomplete", None, None
 
 
@@ -196,9 +198,12 @@ class CycleRun:
                 m = board.ctl.m
                 if done_at is None and not board.ctl.busy():
                     done_at = t
-                if done_at is not None and t - done_at >= JUDGE_TAIL_MS:
+                # a fault still to come, one just applied, or a restart's window: the judge watches
+                watching = (world.pending() or (self.restarts and t - self.restarts[-1]["t_ms"] < RESTART_WINDOW_MS)
+                            or (world.last_injection_ms is not None and t - world.last_injection_ms < JUDGE_TAIL_MS))
+                if done_at is not None and t - done_at >= JUDGE_TAIL_MS and not watching:
                     break
-                if (done_at is not None and not record_trajectory
+                if (done_at is not None and not record_trajectory and not watching
                         and self.judge.rest_ok_ms >= PLACE_HOLD_MS and m.fault == 0):
                     # Batches: the placement is already measured (the part has rested in the bin
                     # since the jaws opened, before the retreat); the tail could only repeat it.

@@ -5,17 +5,18 @@
 # The HAL is handed in (main.py passes hal.board(): the Pico's or the virtual board's; tests
 # pass a stand-in), so nothing here imports `machine` or `time`.
 #
-# Per tick, in order: the controller's tick (inputs -> machine.step -> finisher / calibration ->
-# motion.tick -> servos) -> watchdog -> link (at most link_rx_bytes request bytes,
+# Per tick, in order: the controller's tick (inputs -> machine.step -> watches -> rescue /
+# calibration -> motion.tick -> servos) -> watchdog -> link (at most link_rx_bytes request bytes,
 # link_events_per_tick EVENT frames, one TELEMETRY frame when due) -> at-rest housekeeping (at
-# most one flash write) -> LED. Steady-state ticks allocate nothing; frames are built only when
-# something is sent.
+# most one flash write, and only once the arm has settled) -> LED. Steady-state ticks allocate
+# nothing; frames are built only when something is sent.
 from array import array
 
 from ..shared_fsm import link
-from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ABORTED, F_ESTOP
+from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ESTOP
 from ..shared_fsm.machine import (Job, OK as M_OK, E_BUSY as M_BUSY, E_FAULTED as M_FAULTED,
-                                  E_ESTOP_ACTIVE as M_ESTOP)
+                                  E_ESTOP_ACTIVE as M_ESTOP, E_HOLDING as M_HOLDING,
+                                  E_ARM_OFF as M_ARM_OFF)
 from ..shared_fsm.states import IDLE
 from ..shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
 
@@ -69,8 +70,9 @@ class App(Controller):
         self.rx_lines = 0
         self.next_telemetry = self.now_ms
         self.last_commit = self.now_ms
-        self.cycle_open = 0       # the marker is on flash: a cycle (or a finish) is running
-        self.cycle_end = 0        # the cycle ended: write rest + clear marker when at rest
+        self.cycle_open = 0       # the marker is on flash: a cycle, or what it left, is not over
+        self.marker_counted = 1   # 0: an interruption this boot counted is not yet marked on flash
+        self.pose_saved = 0       # the pose the arm has been still in since is on flash
         self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
 
@@ -81,12 +83,11 @@ class App(Controller):
         marker, rest_stored, switch, beam_on = Controller.boot(self)
         self.log.count(flashlog.C_BOOTS)
         self._log_boot(marker, rest_stored, switch, beam_on)
-        if self.boot_action == rec.ACT_FINISH:
-            self.log.count(flashlog.C_FAULTS)
-            self.cycle_open = 1
-        elif self.boot_action == rec.ACT_FAULT:
-            self.log.count(flashlog.C_CYCLES_FAILED)
-            self.cycle_open = 1      # the marker stays until the fault is cleared
+        if self.boot_action == rec.ACT_FAULT:
+            self.cycle_open = 1      # the marker stays until nothing is held and no fault latched
+            if not marker.get("counted"):
+                self.log.count(flashlog.C_CYCLES_FAILED)   # counted once, however often it reboots
+                self.marker_counted = 0
         self.flash_tick = 1
         self.log.commit()
         self.last_commit = self.now_ms
@@ -167,6 +168,8 @@ class App(Controller):
     def tick(self, now):
         # One loop period. Returns nothing; everything it does is visible in the app's state.
         Controller.tick(self, now)
+        if self.still_since == now:
+            self.pose_saved = 0            # the arm moved: the pose on flash is not this one
         self.hal.wdt_feed()
         if self.hil is not None:
             self._send_act(now)
@@ -243,8 +246,6 @@ class App(Controller):
             log.count(flashlog.C_FAULTS)
             if e[3] != IDLE:
                 log.count(flashlog.C_CYCLES_FAILED)
-            if self.cycle_open:
-                self.cycle_end = 1
             # FAULT: t_ms, fault, state it happened in, attempt, reason, faults_total
             w.begin(link.T_FAULT)
             w.add(e[1])
@@ -258,11 +259,8 @@ class App(Controller):
             log.append(flashlog.R_TRANSITION, e)
             if e[4] == IDLE and e[5] == R_PLACED:
                 log.count(flashlog.C_CYCLES_OK)
-                self.cycle_end = 1
         else:
-            log.append(flashlog.R_NOTE, e)
-            if e[5] == R_PLACED:               # the recovery finisher's place
-                log.count(flashlog.C_CYCLES_OK)
+            log.append(flashlog.R_NOTE, e)     # a rescue's PLACED: the cycle was counted as failed
 
     def _on_line(self, r):
         if r == cmdparse.LINE_OVERLONG:
@@ -313,6 +311,8 @@ class App(Controller):
             rj = self.settings.rejected      # count, items kept, then item `index` if kept
             item = rj.items[args[0]] if args[0] < len(rj.items) else ()
             self._reply(rid, link.OK, (rj.count, len(rj.items)) + item)
+        elif ftype == link.T_RESCUE:
+            self._rescue(rid, args)
         else:
             self._reply(rid, link.E_UNSUPPORTED)
 
@@ -327,7 +327,7 @@ class App(Controller):
         r = self.start_job(job)
         if r == M_OK:
             self.cycle_open = 1
-            self.cycle_end = 0
+            self.marker_counted = 1
             self._reply(rid, link.OK)
         elif r == M_BUSY:
             self._reply(rid, link.E_BUSY)
@@ -335,6 +335,10 @@ class App(Controller):
             self._reply(rid, link.E_FAULTED, (self.m.fault,))
         elif r == M_ESTOP:
             self._reply(rid, link.E_STATE, ("estop",))
+        elif r == M_HOLDING:
+            self._reply(rid, link.E_STATE, ("holding",))    # RESCUE place or release first
+        elif r == M_ARM_OFF:
+            self._reply(rid, link.E_STATE, ("arm_unpowered",))  # RESCUE first
         else:
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
 
@@ -343,12 +347,7 @@ class App(Controller):
             self.cal.cancel(self)
             self.cal = None
             self._reply(rid, link.OK)
-        elif self.finisher is not None:
-            self.finisher = None
-            self.m.latch_fault(F_ABORTED)
-            self._reply(rid, link.OK)
-        elif self.m.busy():
-            self.m.abort()
+        elif self.abort_job():
             self._reply(rid, link.OK)
         else:
             self._reply(rid, link.E_STATE)
@@ -362,11 +361,23 @@ class App(Controller):
         if self.m.clear_fault() == M_ESTOP:
             self._reply(rid, link.E_STATE, ("estop",))
             return
-        self.cycle_end = 1 if self.cycle_open else 0   # a human looked: the marker can go
-        self._reply(rid, link.OK)
+        self._reply(rid, link.OK)      # the marker goes once nothing is held and the arm is on
+
+    def _rescue(self, rid, a):
+        if self.hil is not None:          # the real arm is not the one the host simulates
+            self._reply(rid, link.E_STATE, ("hil",))
+            return
+        if len(a) not in (2, 6) or (a[1] == link.NEAR_GIVEN) != (len(a) == 6):
+            self._reply(rid, link.E_BAD_VALUE, ("pose",))   # x, y, z and pitch, with NEAR_GIVEN only
+            return
+        err = self.rescue(a[0], a[1], self.now_ms, a[2:6] if len(a) == 6 else None)
+        if err:
+            self._reply(rid, err[0], err[1])
+        else:
+            self._reply(rid, link.OK)      # progress follows as EVENTs (RESCUE, PLACED/RESTED/fault)
 
     def _log_since(self, rid, after):
-        if not self.busy():
+        if not self.busy() and self.settled():
             self._flash_commit()         # include what is still in RAM, if at rest
         n = 0
         last = after
@@ -386,8 +397,8 @@ class App(Controller):
         if not self.settings.is_key(key):
             self._reply(rid, link.E_UNKNOWN_KEY, (key,))
             return
-        if self.busy():
-            self._reply(rid, link.E_BUSY)   # persisting writes flash: only at rest
+        if self.busy() or not self.settled():
+            self._reply(rid, link.E_BUSY)   # persisting writes flash: only at rest, settled
             return
         try:
             self.settings.set(key, value)
@@ -435,7 +446,7 @@ class App(Controller):
             self.hil.got = 0
             self._reply(rid, link.OK, (mode,))
             return
-        if self.busy() or self.finisher is not None or self.cal is not None:
+        if self.busy() or self.rescue_op is not None or self.cal is not None:
             self._reply(rid, link.E_BUSY)
             return
         pins = self.settings.pins()
@@ -528,13 +539,6 @@ class App(Controller):
         w.add(st.mean_period_us() & _US_MASK)
         self._send(w.finish())
 
-    # ---- recovery finisher ----
-
-    def finisher_done(self, f):
-        self.cycle_end = 1
-        if f.fault:
-            self.log.count(flashlog.C_CYCLES_FAILED)
-
     # ---- at rest: the only place flash is written (besides request handlers at rest) ----
 
     def _flash_begin(self):
@@ -547,23 +551,38 @@ class App(Controller):
         self.last_commit = self.now_ms
 
     def _at_rest(self, now):
-        if self.cycle_end and not self.m.fault:
-            self._end_cycle()
-        elif self.cycle_end and self.m.fault and self.cycle_open != 2:
-            # A fault ended the cycle: the arm is frozen where it is; that is the pose the next
-            # boot must command first. The marker stays until a human clears the fault.
-            self.save_rest()
-            self.cycle_open = 2
-            self.cycle_end = 0
-            self._flash_commit()
-        elif ms_diff(now, self.last_commit) >= self.settings.board["log_commit_ms"]:
+        # Not busy; at most one flash action per tick, and only once the arm has settled.
+        if not self.settled():
+            return
+        m = self.m
+        if self.cycle_open:
+            if not m.fault and not m.holding and not self.arm_off:
+                self._end_cycle()          # over: rest pose, marker off, log
+                return
+            if not self.marker_counted:
+                # This boot counted the interruption: commit that, then say so on the marker
+                # (a second reset before the operator acts must not count it again).
+                self._flash_commit()
+                self.flash_tick = 1
+                job = self.marker.get("job") if self.marker is not None else None
+                rec.write_marker_at(self.root, job, 1)
+                self.marker_counted = 1
+                return
+            if not self.pose_saved and not self.arm_off and self.persist:
+                # A fault (or a part still held) ended the cycle: the arm stands frozen here;
+                # the next boot may be told so (NEAR_REST). The marker stays.
+                self.save_rest()
+                self.pose_saved = 1
+                self._flash_commit()
+                return
+        if ms_diff(now, self.last_commit) >= self.settings.board["log_commit_ms"]:
             self._flash_commit()
 
     def _end_cycle(self):
         self.save_rest()
         self.clear_marker()
         self.cycle_open = 0
-        self.cycle_end = 0
+        self.pose_saved = 1
         self._flash_commit()
 
     def shutdown(self):

@@ -1,21 +1,26 @@
 # Boot and recovery after an interrupted cycle (brownout, watchdog, power cut).
 #
 # Two small files on flash, both written only while the arm is at rest:
-#   /rest.json  the joint setpoints and jaw at the last rest: commanded FIRST at boot, so the
-#               servos never snap to a default pose.
+#   /rest.json  the joint setpoints and jaw at the last rest (after a clean cycle, or where a
+#               fault froze the arm): commanded FIRST at a clean boot, so the servos never snap
+#               to a default pose; after an interruption, one of the poses an operator may name.
 #   /job.json   the marker: written when a job starts (arm at rest, in IDLE), removed when the
-#               cycle ends. Found at boot, it says the last cycle was interrupted.
+#               cycle is over and nothing is held. Found at boot, it says the last cycle was
+#               interrupted: the board cannot know where an arm without joint feedback stands,
+#               so its arm servos stay unpowered (the gear trains hold) and the gripper holds
+#               where its pot says, until an operator sends RESCUE (controller.py).
 # Whatever the files hold, reading them never raises and never reads more than MAX_FILE_BYTES:
 # an unusable file is named in the boot's rejects list (rejects.py). A stored rest pose outside
 # the servos' travel is rejected and the home pose used instead (boot record: rest_stored 0).
-# The decisions are plain functions of readings (assess_grip, decide), tested under micropython;
-# Finisher is the one non-trivial action: carry a held part to the stored place pose slowly.
+# The decisions are plain functions of readings (assess_grip, decide, boot_jaw_um), tested under
+# micropython; Rescue is the one non-trivial action: the operator's gentle moves after a fault.
 import json
 
 from . import fsutil
 
 from ..shared_fsm.codes import (K_NOTE, CHECK_SWITCH, CHECK_BEAM, CHECK_JAW, F_DROPPED,
-                              F_RELEASE_FAILED, F_MOTION_TIMEOUT, F_BAD_POSE, R_PLACED)
+                              F_RELEASE_FAILED, F_MOTION_TIMEOUT, F_BAD_POSE, R_PLACED, R_RESTED)
+from ..shared_fsm.config import MAX_ATTEMPTS
 from ..shared_fsm.machine import MOVE_FREE, MOVE_LINE
 from ..shared_fsm import servo_cal
 from ..shared_fsm.states import IDLE
@@ -37,9 +42,8 @@ GRIP_UNSURE = const(2)
 GRIP_NAMES = ("empty", "held", "unsure")
 
 ACT_NORMAL = const(0)    # no interrupted cycle: boot to IDLE
-ACT_FINISH = const(1)    # a part is held and the job is known: carry it to the place pose
-ACT_FAULT = const(2)     # latch F_INTERRUPTED, hold everything, wait for a human
-ACTION_NAMES = ("normal", "finish", "fault")
+ACT_FAULT = const(2)     # latch F_INTERRUPTED, arm unpowered, gripper held, wait for an operator
+ACTION_NAMES = ("normal", "", "fault")   # 1 was "finish the place at boot": no servo moves unasked now
 
 
 # ---- files (never raise: a torn, missing or hostile file is a fact to act on, not a crash) ----
@@ -49,7 +53,7 @@ MAX_FILE_BYTES = 1024    # both files are well under 200 bytes; nothing bigger i
 _POS_UM = 1000000
 _PITCH_MDEG = 180000
 _WIDTH_UM = 100000
-_MAX_ATTEMPTS = 10      # the link carries 1..9 (0 = the default); Config allows 10
+_MAX_ATTEMPTS = MAX_ATTEMPTS   # the one bound (shared_fsm/config.py); 0 = the board's default
 
 
 def _write_json(path, obj):
@@ -99,10 +103,16 @@ def _ints(v, n, lo, hi):
     return tuple(v)
 
 
-def write_marker_at(root, job):
-    # job: (pick 4-tuple, place 4-tuple, width_um, max_attempts)
-    _write_json(root + MARKER_PATH, {"pick": list(job[0]), "place": list(job[1]),
-                                     "width_um": job[2], "max_attempts": job[3]})
+def write_marker_at(root, job, counted=0):
+    # job: (pick 4-tuple, place 4-tuple, width_um, max_attempts) or None (a torn marker kept as
+    # a torn marker); counted: a boot has already
+    # logged and counted this interruption (a second reset before the operator acts must not)
+    d = {}
+    if job is not None:
+        d = {"pick": list(job[0]), "place": list(job[1]), "width_um": job[2], "max_attempts": job[3]}
+    if counted:
+        d["counted"] = 1
+    _write_json(root + MARKER_PATH, d)
 
 
 def clear_marker_at(root):
@@ -114,13 +124,17 @@ def clear_marker_at(root):
 
 
 def read_marker_at(root, rejected=None):
-    # -> None (no interrupted cycle), or a dict; {"job": None} when the marker is there but
-    # unusable: still an interruption (the arm may hold a part), never a job to finish.
+    # -> None (no interrupted cycle), or a dict: "job" (None when the marker is there but
+    # unusable: still an interruption, the arm may hold a part) and "counted" (1: a boot already
+    # logged and counted this interruption).
     present, d = _read_json(root + MARKER_PATH, "job", rejected)
     if not present:
         return None
     if d is None:
-        return {"job": None}
+        return {"job": None, "counted": 0}
+    counted = 1 if d.get("counted") == 1 else 0
+    if "pick" not in d and counted:
+        return {"job": None, "counted": 1}     # a torn marker, kept (and said so) as counted
     pick = _ints(d.get("pick"), 4, -_POS_UM, _POS_UM)
     place = _ints(d.get("place"), 4, -_POS_UM, _POS_UM)
     width = _ints([d.get("width_um")], 1, 1, _WIDTH_UM)
@@ -128,12 +142,12 @@ def read_marker_at(root, rejected=None):
     for key, v in (("pick", pick), ("place", place), ("width_um", width), ("max_attempts", tries)):
         if isinstance(v, str):
             _reject(rejected, "job", key, v)
-            return {"job": None}
+            return {"job": None, "counted": counted}
     for p in (pick, place):
         if p[3] < -_PITCH_MDEG or p[3] > _PITCH_MDEG:
             _reject(rejected, "job", "pick" if p is pick else "place", "range")
-            return {"job": None}
-    return {"job": (pick, place, width[0], tries[0])}
+            return {"job": None, "counted": counted}
+    return {"job": (pick, place, width[0], tries[0]), "counted": counted}
 
 
 def write_rest_at(root, joints_mdeg, jaw_um):
@@ -212,108 +226,137 @@ def assess_grip(jaw_um, switch, beam, width_um, cfg):
     return GRIP_UNSURE
 
 
-def decide(marker, grip, finish_enabled):
-    # marker: read_marker()'s result. Finishing needs a held part, a readable job and the
-    # setting; anything else that was interrupted latches a fault and waits for a human.
+def decide(marker):
+    # marker: read_marker()'s result. An interrupted cycle (even one whose marker is torn)
+    # latches a fault and waits for an operator; nothing moves on its own after a reset.
     if marker is None:
         return ACT_NORMAL
-    if grip == GRIP_HELD and marker.get("job") is not None and finish_enabled:
-        return ACT_FINISH
     return ACT_FAULT
 
 
-def boot_jaw_um(marker, jaw_measured_um, rest_jaw_um, pot_is_ok):
-    # What the gripper is commanded to first. After an interruption the jaw stays where the pot
-    # says it is (never open over the table, never squeeze harder); a clean boot uses the rest
-    # pose. -1: unknown (pot broken after an interruption): leave the gripper PWM off.
+def boot_jaw_um(marker, jaw_measured_um, rest_jaw_um, pot_is_ok, grip, hold_squeeze_um):
+    # What the gripper is commanded to first. A clean boot uses the rest pose. After an
+    # interruption the jaw stays where the pot says it is (never opened over the table); a held
+    # part gets the holding squeeze back (never more: a hobby servo at stall overheats), which
+    # the part stops, so nothing moves. -1: unknown (pot broken): leave the gripper PWM off.
     if marker is None:
         return rest_jaw_um
-    if pot_is_ok:
-        return jaw_measured_um if jaw_measured_um > 0 else 0
-    return -1
+    if not pot_is_ok:
+        return -1
+    jaw = jaw_measured_um
+    if grip == GRIP_HELD:
+        jaw -= hold_squeeze_um
+    return jaw if jaw > 0 else 0
 
 
-# ---- finishing an interrupted place ----
+# ---- the operator's rescue ----
 
-_F_RISE = const(0)
-_F_TRANSFER = const(1)
-_F_LOWER = const(2)
-_F_SETTLE = const(3)
-_F_OPEN = const(4)
-_F_CHECK = const(5)
-_F_RETREAT = const(6)
-_F_DONE = const(7)
-_F_FAILED = const(8)
+_R_RISE = const(0)
+_R_TRANSFER = const(1)
+_R_LOWER = const(2)
+_R_SETTLE = const(3)
+_R_OPEN = const(4)
+_R_CHECK = const(5)
+_R_RETREAT = const(6)
+_R_TO_REST = const(7)
+_R_DONE = const(8)
+_R_FAILED = const(9)
+
+RESCUE_PLACE = const(0)     # link.RESCUE_PLACE
+RESCUE_REST = const(1)      # link.RESCUE_REST
 
 
-class Finisher:
+class Rescue:
     # Drives the machine's Outputs (the motion planner reads them) with gentle moves only:
-    # up to a safe height, over the place pose, down, open, confirm, straight up. The machine
-    # stays in IDLE meanwhile (it still latches the e-stop); faults are latched through it.
-    def __init__(self, machine, job, start_xyz, safe_z_um):
+    #   PLACE  up to a safe height, over the place pose, down, open, confirm the fingers let go,
+    #          straight up: the only way besides the machine's PLACE that a held part is let go.
+    #   REST   up to a safe height, then to the stored rest pose; a held part stays held.
+    # The machine stays in IDLE meanwhile (it still latches the e-stop and every fault, which
+    # freeze the arm where it is and end the rescue); faults of the rescue are latched through it.
+    # place: the job's place pose (x, y, z um, pitch mdeg) or None; rest: the rest pose as
+    # (x, y, z um, pitch mdeg); start: where the arm's setpoints stand (x, y, z um, pitch mdeg).
+    def __init__(self, machine, action, place, width_um, start, rest, safe_z_um):
         self.m = machine
-        self.pick, self.place, self.width_um, self.max_attempts = job
-        self.sx, self.sy, self.sz = start_xyz
+        self.action = action
+        self.place = place
+        self.width_um = width_um
+        self.start_pose = start
+        self.rest = rest
         self.safe_z = safe_z_um
-        self.phase = _F_RISE
+        self.monitor = machine.holding    # watch the grip while carrying a part
+        self.phase = _R_RISE
         self.t = machine.now
         self.loss_since = -1
         self.streak = 0
         self.open_um = 0
-        self.rise_z = 0
         self.fault = 0
 
     def start(self, now):
         cfg = self.m.cfg
-        z = self.sz if self.sz > self.safe_z else self.safe_z
-        above = self.place[2] + cfg.approach_height_um
-        if z < above:
-            z = above
-        self.rise_z = z
-        self._move(now, self.sx, self.sy, z, self.place[3], MOVE_LINE)
+        x, y, z, pitch = self.start_pose
+        up = z if z > self.safe_z else self.safe_z
+        if self.action == RESCUE_PLACE:
+            above = self.place[2] + cfg.approach_height_um
+        else:
+            above = self.rest[2]
+        if up < above:
+            up = above
+        self._move(now, x, y, up, pitch, MOVE_LINE)
 
     def done(self):
-        return self.phase >= _F_DONE
+        return self.phase >= _R_DONE
 
     def step(self, now):
         # -> True while working. Call after machine.step(), before motion.tick().
         m = self.m
         if m.fault:                      # e-stop or a fault latched elsewhere: stop here
-            self.phase = _F_FAILED
+            self.phase = _R_FAILED
             return False
         ph = self.phase
         cfg = m.cfg
         inp = m.inp
         if inp.error_seq == m.out.move_seq and inp.error_seq != 0:
             return self._fail(F_BAD_POSE)
-        if ph <= _F_LOWER and not self._grip_ok(now):
+        if self.monitor and ph <= _R_LOWER and not self._grip_ok(now):
+            return self._fail(F_DROPPED)
+        if self.monitor and ph == _R_TO_REST and not self._grip_ok(now):
             return self._fail(F_DROPPED)
         arrived = inp.arrived_seq == m.out.move_seq
-        if ph <= _F_LOWER or ph == _F_RETREAT:
+        if ph <= _R_LOWER or ph == _R_RETREAT or ph == _R_TO_REST:
             if not arrived and ticks_diff(now, self.t) > cfg.move_timeout_ms:
                 return self._fail(F_MOTION_TIMEOUT)
-        if ph == _F_RISE and arrived:
+        if ph == _R_RISE and arrived:
+            if self.action == RESCUE_PLACE:
+                p = self.place
+                self.phase = _R_TRANSFER
+                self._move(now, p[0], p[1], p[2] + cfg.approach_height_um, p[3], MOVE_FREE)
+            else:
+                r = self.rest
+                self.phase = _R_TO_REST
+                self._move(now, r[0], r[1], r[2], r[3], MOVE_FREE)
+        elif ph == _R_TO_REST and arrived:
+            self.phase = _R_DONE
+            m.events.put(m, K_NOTE, IDLE, IDLE, R_RESTED)
+            return False
+        elif ph == _R_TRANSFER and arrived:
             p = self.place
-            self.phase = _F_TRANSFER
-            self._move(now, p[0], p[1], p[2] + cfg.approach_height_um, p[3], MOVE_FREE)
-        elif ph == _F_TRANSFER and arrived:
-            p = self.place
-            self.phase = _F_LOWER
+            self.phase = _R_LOWER
             self._move(now, p[0], p[1], p[2], p[3], MOVE_LINE)
-        elif ph == _F_LOWER and arrived:
-            self.phase = _F_SETTLE
+        elif ph == _R_LOWER and arrived:
+            self.phase = _R_SETTLE
             self.t = now
-        elif ph == _F_SETTLE and ticks_diff(now, self.t) >= cfg.settle_ms:
+        elif ph == _R_SETTLE and ticks_diff(now, self.t) >= cfg.settle_ms:
             open_um = self.width_um + cfg.open_margin_um
             self.open_um = open_um if open_um < cfg.jaw_max_um else cfg.jaw_max_um
             m.out.jaw_um = self.open_um
-            self.phase = _F_OPEN
+            m.holding = 0                # let go over the place pose, on purpose
+            self.phase = _R_OPEN
             self.t = now
-        elif ph == _F_OPEN and ticks_diff(now, self.t) >= cfg.release_wait_ms:
-            self.phase = _F_CHECK
+        elif ph == _R_OPEN and ticks_diff(now, self.t) >= cfg.release_wait_ms:
+            self.phase = _R_CHECK
             self.t = now
             self.streak = 0
-        elif ph == _F_CHECK:
+        elif ph == _R_CHECK:
             # let go: switch released (debounced) and the jaw really open; the beam cannot tell
             # yet, the open fingers still surround the part
             jaw = jaw_um_of(inp.pot_counts, cfg)
@@ -323,15 +366,15 @@ class Finisher:
                 self.streak = 0
             if self.streak >= cfg.debounce_reads:
                 p = self.place
-                self.phase = _F_RETREAT
+                self.phase = _R_RETREAT
                 self._move(now, p[0], p[1], p[2] + cfg.approach_height_um, p[3], MOVE_LINE)
             elif ticks_diff(now, self.t) >= cfg.release_confirm_ms:
                 return self._fail(F_RELEASE_FAILED)
-        elif ph == _F_RETREAT and arrived:
-            self.phase = _F_DONE
+        elif ph == _R_RETREAT and arrived:
+            self.phase = _R_DONE
             m.events.put(m, K_NOTE, IDLE, IDLE, R_PLACED)
             return False
-        return self.phase < _F_DONE
+        return self.phase < _R_DONE
 
     def _grip_ok(self, now):
         # Switch or beam still sees the part; a loss must last grip_loss_ms (ringing pads flicker)
@@ -357,7 +400,6 @@ class Finisher:
 
     def _fail(self, code):
         self.fault = code
-        self.phase = _F_FAILED
+        self.phase = _R_FAILED
         self.m.latch_fault(code)
         return False
-

@@ -4,16 +4,30 @@
 # LED (app.py), and the host simulator, the virtual board's shadow and the fit run this same code
 # with the plant's pins as their HAL (hal/plant_pins.py).
 #
-# One tick, in order: inputs -> machine.step -> recovery finisher / calibration -> motion.tick ->
-# servo drive. The caller owns the clock: the App waits for the next period on its HAL, an engine
-# advances its plant one period after each tick.
+# One tick, in order: inputs -> machine.step -> watches (gripper stall, servo rail) -> rescue /
+# calibration -> motion.tick -> servo drive -> at-rest tracking. The caller owns the clock: the
+# App waits for the next period on its HAL, an engine advances its plant one period after each tick.
+#
+# Watches, in every state (board settings): the gripper current at or above current_stall_ma for
+# current_stall_ms latches STALL and backs the jaw off to the holding squeeze where the pot says it
+# is (PWM off if the pot is broken, or if the stall outlasts the back-off); the servo rail below
+# rail_low_mv for rail_low_ms latches RAIL_LOW, which holds all motion like any fault (a sagging
+# rail is what comes before a brownout resets the servos and, on a shared rail, the board).
 #
 # Flash: the job marker (/job.json) and the rest pose (/rest.json) belong to the core, because
-# the next boot decides from them; they are written under `root` and only when `persist` is set
-# (the App clears it under HIL, where the arm is simulated).
+# the next boot decides from them; they are written under `root`, only when `persist` is set (the
+# App clears it under HIL, where the arm is simulated) and only once the arm has been at rest
+# (jaw done, servos still) for flash_settle_ms: a flash write stalls the RP2040.
+#
+# After an interrupted job the boot leaves the arm servos unpowered (the board has no joint
+# feedback; hobby-servo gear trains hold the arm) and holds the gripper where its pot says, with
+# the holding squeeze back on a held part. Nothing moves until an operator's RESCUE: it powers the
+# arm at the pose the operator names (or the board's own setpoints when it never lost them), then
+# moves only gently (boot_recovery.Rescue), or opens the jaw when the operator says so.
 from ..shared_fsm import kinematics, link, servo_cal
-from ..shared_fsm.codes import K_NOTE, F_INTERRUPTED
-from ..shared_fsm.machine import Machine, OK as M_OK, E_BUSY as M_BUSY
+from ..shared_fsm.codes import (K_NOTE, F_INTERRUPTED, F_STALL, F_RAIL_LOW, F_ABORTED, R_RESCUE,
+                               R_UNPOWERED)
+from ..shared_fsm.machine import (Machine, OK as M_OK, E_BUSY as M_BUSY, E_ARM_OFF as M_ARM_OFF)
 from ..shared_fsm.motion import Motion
 from ..shared_fsm.states import IDLE
 from ..shared_fsm.ticks import ticks_diff as ms_diff
@@ -68,6 +82,19 @@ class Sensors:
         self.estop.reset_reads = b["estop_reset_reads"]
 
 
+def _pose_of(joints_mdeg):
+    # Forward kinematics of joint setpoints (mdeg) -> (x, y, z um, pitch mdeg). Allocates.
+    x, y, z, p = kinematics.forward([v / 1000.0 for v in joints_mdeg])
+    return (int(x * 1000), int(y * 1000), int(z * 1000), int(round(p * 1000)))
+
+
+def _joints_of(pose):
+    # Inverse kinematics of (x, y, z um, pitch mdeg) -> joint setpoints (mdeg); ValueError when
+    # out of reach. Allocates.
+    q = kinematics.inverse(pose[0] / 1000.0, pose[1] / 1000.0, pose[2] / 1000.0, pose[3] / 1000.0)
+    return [int(round(v * 1000)) for v in q]
+
+
 class Controller:
     # hal: a board HAL (hal/contract.py); root: the flash root ("" on a board); settings: a
     # settings.Settings, or None to load root + /config.json as a board does.
@@ -88,7 +115,7 @@ class Controller:
         self.m = Machine(self.cfg)
         self.servos = None
         self.motion = None
-        self.finisher = None
+        self.rescue_op = None     # the operator's Rescue while it runs
         self.cal = None
         self.persist = 1          # job marker, rest pose and calibrations go to flash
         self.flash_tick = 0       # this tick wrote flash (the App's timing statistics count it apart)
@@ -97,6 +124,26 @@ class Controller:
         self.reset_cause = 0
         self.boot_action = rec.ACT_NORMAL
         self.boot_grip = -1
+        self.marker = None        # what the boot found on /job.json (read_marker_at)
+        self.rest_q = rec.HOME_JOINTS_MDEG   # the stored rest pose (joint setpoints, mdeg)
+        self.arm_off = 0          # arm servos unpowered after an interruption, until a RESCUE
+        self.job_waiting = None   # a started job: its marker waits for the arm to settle
+        self.still_since = self.now_ms     # the arm has been at rest (jaw done, servos still) since
+        self.stall_since = -1     # gripper current at stall since (-1: not at stall)
+        self.stall_stage = 0      # 0 watching, 1 backed off, 2 gripper PWM off
+        self.rail_since = -1      # rail below rail_low_mv since (-1: not low)
+        self.rail_fired = 0       # RAIL_LOW latched for this sag
+        self.settings_unsaved = 0 # a calibration's result waits for the arm to settle
+        self.still = 0            # every servo driver sat on its target at the last look
+        self._cache_limits()
+
+    def _cache_limits(self):
+        # Board settings the tick reads, as attributes (no dict lookup per tick).
+        b = self.settings.board
+        self.stall_ms = b["current_stall_ms"]
+        self.rail_low_mv = b["rail_low_mv"]
+        self.rail_low_ms = b["rail_low_ms"]
+        self.settle_ms = b["flash_settle_ms"]
 
     def read_inputs(self):
         self.sensors.read(self.m.inp)
@@ -125,37 +172,36 @@ class Controller:
         beam_on = 1 if beam >= steady else 0
         # 2. What happened last time, and where the arm stood at rest.
         marker = rec.read_marker_at(self.root, self.settings.rejected)
+        self.marker = marker
         rest_q, rest_jaw, rest_stored = rec.read_rest_at(self.root, self.settings.rejected)
+        self.rest_q = rest_q
         pot_is_ok = rec.pot_ok(inp.pot_counts, cfg)
         jaw_now = rec.jaw_um_of(inp.pot_counts, cfg) if pot_is_ok else -1
         if marker is not None:
             job = marker.get("job")
             width = job[2] if job is not None else 25000
             self.boot_grip = rec.assess_grip(jaw_now, switch, beam_on, width, cfg)
-        self.boot_action = rec.decide(marker, self.boot_grip, self.settings.board["recover_finish"])
-        jaw0 = rec.boot_jaw_um(marker, jaw_now, rest_jaw, pot_is_ok)
-        if self.boot_action == rec.ACT_FINISH:
-            hold = jaw_now - cfg.hold_squeeze_um        # firm the grip before anything moves
-            jaw0 = hold if hold > 0 else 0
-        # 3. Servos start exactly at the stored rest pose (arm) and the chosen jaw: no snap.
-        self._start_servos(rest_q, jaw0 if jaw0 >= 0 else rest_jaw, jaw0 < 0)
+        self.boot_action = rec.decide(marker)
+        jaw0 = rec.boot_jaw_um(marker, jaw_now, rest_jaw, pot_is_ok, self.boot_grip, cfg.hold_squeeze_um)
+        # 3. A clean boot starts the servos exactly at the stored rest pose (arm) and jaw: no
+        # snap. After an interruption the arm's pose is unknown: its servos stay unpowered.
+        interrupted = self.boot_action == rec.ACT_FAULT
+        self._start_servos(rest_q, jaw0 if jaw0 >= 0 else rest_jaw, jaw0 < 0, interrupted)
         self.m.out.jaw_um = self.motion.jaw_um
         self.now_ms = hal.ticks_ms()
         self.last_ms = self.now_ms
+        self.still_since = self.now_ms
         self.m.now = self.now_ms
-        # 4. Act on the decision.
-        if self.boot_action == rec.ACT_FINISH:
-            q = [v / 1000.0 for v in rest_q]
-            x, y, z, _ = kinematics.forward(q)
-            self.finisher = rec.Finisher(self.m, marker["job"], (int(x * 1000), int(y * 1000), int(z * 1000)),
-                                         self.settings.board["recover_safe_z_um"])
-            self.m.events.put(self.m, K_NOTE, IDLE, IDLE, F_INTERRUPTED)
-            self.finisher.start(self.now_ms)
-        elif self.boot_action == rec.ACT_FAULT:
-            self.m.latch_fault(F_INTERRUPTED)
+        # 4. Act on the decision: an interruption latches INTERRUPTED and waits for an operator
+        # (logged once: a boot after one that already counted it latches it quietly).
+        if interrupted:
+            self.arm_off = 1
+            if self.boot_grip != rec.GRIP_EMPTY:
+                self.m.holding = 1       # maybe mid-air: a job would open the jaw there
+            self.m.latch_fault(F_INTERRUPTED, not marker.get("counted"))
         return marker, rest_stored, switch, beam_on
 
-    def _start_servos(self, rest_q, jaw_um, jaw_unknown):
+    def _start_servos(self, rest_q, jaw_um, jaw_unknown, arm_unknown=0):
         s = self.settings
         pulses = [0, 0, 0, 0, 0]
         servos = []
@@ -163,8 +209,8 @@ class Controller:
             target = servo_cal.joint_to_servo_mdeg(i, rest_q[i] if i < 4 else jaw_um)
             speed, accel = s.servo_limits(i)
             sv = Servo(self.hal, i, s.servo_cal(i), speed, accel, target)
-            if i == 4 and jaw_unknown:
-                sv.enabled = 0       # pot broken after an interruption: do not guess the jaw
+            if (i == 4 and jaw_unknown) or (i < 4 and arm_unknown):
+                sv.enabled = 0       # where it stands is unknown: do not guess, leave it unpowered
                 sv.pulse = 0
             pulses[i] = sv.pulse
             servos.append(sv)
@@ -183,38 +229,266 @@ class Controller:
         self.last_ms = now
         self.read_inputs()
         m = self.m
+        if self.job_waiting is not None:
+            self._start_waiting_job()
         m.step(now)
-        if self.finisher is not None:
-            if not self.finisher.step(now):
-                f = self.finisher
-                self.finisher = None
-                self.finisher_done(f)
+        self._watch_stall(now)
+        self._watch_rail(now)
+        if self.rescue_op is not None:
+            if not self.rescue_op.step(now):
+                r = self.rescue_op
+                self.rescue_op = None
+                self.rescue_done(r)
         if self.cal is not None:
             self.cal.step(self, now)
         mo = self.motion
         mo.tick(now, m.out, m.inp)      # an unreachable move comes back as error_seq
         drive_servos(self.servos, mo.joints, mo.jaw_um, dt)
+        if mo.active or not m.inp.jaw_done:
+            self.still_since = now
+            self.still = 0
+        elif not self.still:
+            # the drivers brake after the setpoints stop: still once every one sits on its
+            # target (then it stays so until a setpoint moves: looked at once, not every tick)
+            self.still_since = now
+            self.still = 1
+            for sv in self.servos:
+                if sv.vel != 0 or sv.pos != sv.last_target:
+                    self.still = 0
+        elif self.settings_unsaved and self.settled():
+            self._save_settings()
+
+    def settled(self):
+        # The arm has been at rest (no move, jaw done, servos still) for flash_settle_ms: the
+        # only time a flash write (which stalls the RP2040) is allowed.
+        return self.still and ms_diff(self.now_ms, self.still_since) >= self.settle_ms
+
+    # ---- watches (every state) ----
+
+    def _watch_stall(self, now):
+        # The gripper's current at stall for current_stall_ms: STALL, back off to the holding
+        # squeeze where the jaw really is; still at stall after as long again: PWM off.
+        c = self.current
+        if c.ma < c.stall_ma or not self.servos[4].enabled:
+            self.stall_since = -1
+            if self.stall_stage == 1:
+                self.stall_stage = 0
+            return
+        if self.stall_since < 0:
+            self.stall_since = now
+            return
+        if ms_diff(now, self.stall_since) < self.stall_ms:
+            return
+        self.stall_since = now
+        m = self.m
+        if self.stall_stage == 0:
+            self.stall_stage = 1
+            m.latch_fault(F_STALL)
+            inp = m.inp
+            if rec.pot_ok(inp.pot_counts, self.cfg):
+                jaw = rec.jaw_um_of(inp.pot_counts, self.cfg) - self.cfg.hold_squeeze_um
+                self._set_jaw(jaw if jaw > 0 else 0)
+                return
+        self.stall_stage = 2
+        self.servos[4].limp()
+        m.events.put(m, K_NOTE, IDLE, IDLE, R_UNPOWERED)
+
+    def _set_jaw(self, jaw_um):
+        # Command and setpoint at once (a back-off that must not wait for the jaw's slew).
+        self.m.out.jaw_um = jaw_um
+        self.motion.jaw_um = jaw_um
+        self.still = 0
+
+    def _watch_rail(self, now):
+        # RAIL_LOW holds all motion. A rail that stays low while everything holds is a servo
+        # drawing stall current (the arm servos have no current sense of their own: the rail is
+        # their only one): after current_stall_ms more, the arm's PWM goes off (STALL; the gear
+        # trains hold the arm) and only a RESCUE powers it again.
+        low = self.rail_low_mv
+        if self.rail.mv >= low or low == 0:
+            self.rail_since = -1
+            self.rail_fired = 0
+            return
+        if self.rail_since < 0:
+            self.rail_since = now
+            return
+        d = ms_diff(now, self.rail_since)
+        if not self.rail_fired:
+            if d >= self.rail_low_ms:
+                self.rail_fired = 1
+                self.m.latch_fault(F_RAIL_LOW)
+        elif self.rail_fired == 1 and d >= self.rail_low_ms + self.stall_ms and not self.arm_off:
+            self.rail_fired = 2
+            m = self.m
+            m.latch_fault(F_STALL)
+            for i in range(4):
+                self.servos[i].limp()
+            self.arm_off = 1
+            m.events.put(m, K_NOTE, IDLE, IDLE, R_UNPOWERED)
 
     def busy(self):
         # Anything moving the arm on purpose: flash writes and new jobs wait.
-        return self.m.busy() or self.finisher is not None or self.cal is not None or self.motion.active
+        return (self.m.busy() or self.rescue_op is not None or self.cal is not None or self.motion.active
+                or self.job_waiting is not None)
 
-    def finisher_done(self, finisher):
-        # The recovery finisher ended (placed, or latched its fault). The App counts it.
+    def rescue_done(self, rescue):
+        # The operator's rescue ended (placed, rested, or latched its fault). The App logs it.
         pass
 
     # ---- commands (from the link, or from an engine driving the controller directly) ----
 
     def start_job(self, job):
         # -> the machine's answer (machine.OK, E_BUSY, ...). A started job leaves its marker on
-        # flash, so a reset mid-cycle is known at the next boot.
-        if self.finisher is not None or self.cal is not None:
+        # flash, so a reset mid-cycle is known at the next boot; the marker is written once the
+        # arm has settled, and the cycle begins only after it.
+        if self.rescue_op is not None or self.cal is not None or self.job_waiting is not None:
             return M_BUSY
+        if self.arm_off and not self.m.fault and not self.m.holding:
+            return M_ARM_OFF             # (faulted, or a part held: the machine says so first)
         r = self.m.start_job(job, check_pose)
         if r == M_OK and self.persist:
-            self.flash_tick = 1
-            rec.write_marker_at(self.root, (job.pick, job.place, job.part_width_um, job.max_attempts))
+            self.job_waiting = job
+            self.m.job_pending = 0       # the machine begins when the marker is on flash
+            self._start_waiting_job()
         return r
+
+    def _start_waiting_job(self):
+        job = self.job_waiting
+        if self.m.fault or self.m.inp.estop:
+            self.job_waiting = None      # latched meanwhile: the job is off
+            return
+        if not self.settled():
+            return
+        self.job_waiting = None
+        self.flash_tick = 1
+        rec.write_marker_at(self.root, (job.pick, job.place, job.part_width_um, job.max_attempts))
+        self.m.job_pending = 1
+
+    def abort_job(self):
+        # -> True when there was something to abort (a rescue, a waiting or running job).
+        m = self.m
+        if self.rescue_op is not None:
+            self.rescue_op = None
+            m.latch_fault(F_ABORTED)
+            return True
+        if self.job_waiting is not None:
+            self.job_waiting = None
+            m.abort()
+            return True
+        if m.busy():
+            m.abort()
+            return True
+        return False
+
+    # ---- the operator's rescue (link RESCUE) ----
+
+    def known_job(self):
+        # (pick, place, width_um, attempts) of the last job: the machine's, or the marker's
+        # after a reset; None when neither is known.
+        m = self.m
+        if m.part_width_um > 0:
+            return ((m.px, m.py, m.pz, m.pp), (m.tx, m.ty, m.tz, m.tp), m.part_width_um, m.max_attempts)
+        if self.marker is not None:
+            return self.marker.get("job")
+        return None
+
+    def rescue(self, action, near, now, pose=None):
+        # -> None when started (or done at once), else (link error code, payload) to reply.
+        # pose: the jaw pose (x, y, z um, pitch mdeg) the operator measured, with NEAR_GIVEN.
+        m = self.m
+        if action < 0 or action > link.RESCUE_RELEASE:
+            return link.E_BAD_VALUE, ("action",)
+        if near < 0 or near > link.NEAR_GIVEN or (near == link.NEAR_GIVEN) != (pose is not None):
+            return link.E_BAD_VALUE, ("near",)
+        if m.inp.estop:
+            return link.E_STATE, ("estop",)
+        if self.rescue_op is not None or self.cal is not None or m.busy() or self.job_waiting is not None:
+            return link.E_BUSY, ()
+        job = self.known_job()
+        cfg = self.cfg
+        if action == link.RESCUE_RELEASE:
+            if not self.servos[4].enabled and not self._engage_gripper():
+                return link.E_STATE, ("gripper_off",)
+            width = job[2] if job is not None else cfg.jaw_max_um
+            open_um = width + cfg.open_margin_um
+            m.clear_fault()
+            self._rescue_note()
+            m.release(open_um if open_um < cfg.jaw_max_um else cfg.jaw_max_um)
+            return None
+        if action == link.RESCUE_PLACE:
+            if not m.holding:
+                return link.E_STATE, ("not_holding",)
+            if job is None:
+                return link.E_STATE, ("no_job",)
+        if self.arm_off:
+            if near == link.NEAR_SETPOINT:
+                return link.E_STATE, ("arm_unpowered",)
+            if near == link.NEAR_REST:
+                q = self.rest_q
+            elif near != link.NEAR_GIVEN and job is None:
+                return link.E_STATE, ("no_job",)
+            else:
+                if near == link.NEAR_GIVEN:
+                    at = pose
+                else:
+                    at = job[0] if near == link.NEAR_PICK else job[1]
+                try:
+                    q = _joints_of(at)
+                except ValueError:
+                    return link.E_BAD_VALUE, ("near",)
+        elif near != link.NEAR_SETPOINT:
+            return link.E_STATE, ("arm_powered",)
+        if not self.servos[4].enabled:
+            self._engage_gripper()       # PWM back on where the pot says (off if it cannot)
+        m.clear_fault()
+        self._rescue_note()
+        if self.arm_off:
+            self._engage_arm(q)
+        place = job[1] if job is not None else None
+        width = job[2] if job is not None else 0
+        if place is not None:            # where a clean cycle ends: above the place pose
+            rest = (place[0], place[1], place[2] + cfg.approach_height_um, place[3])
+        else:
+            rest = _pose_of(rec.HOME_JOINTS_MDEG)
+        r = rec.Rescue(m, action, place, width, _pose_of(self.motion.joints), rest,
+                       self.settings.board["recover_safe_z_um"])
+        self.rescue_op = r
+        r.start(now)
+        return None
+
+    def _rescue_note(self):
+        m = self.m
+        m.events.put(m, K_NOTE, IDLE, IDLE, R_RESCUE)
+
+    def _engage_arm(self, q):
+        # PWM back on for the arm servos, at the joint pose the operator named: the planner and
+        # the drivers start there (a servo then moves only by how far the arm really is off it).
+        mo = self.motion
+        for i in range(4):
+            mo.joints[i] = q[i]
+            sv = self.servos[i]
+            sv.reset(servo_cal.joint_to_servo_mdeg(i, q[i]))
+            sv.enabled = 1
+            self.hal.set_pulse_us(i, sv.pulse)
+        mo.active = 0
+        mo.seq = self.m.out.move_seq
+        self.arm_off = 0
+        self.still = 0
+
+    def _engage_gripper(self):
+        # PWM back on for the gripper where its pot says it is. -> False when the pot is broken.
+        inp = self.m.inp
+        if not rec.pot_ok(inp.pot_counts, self.cfg):
+            return False
+        jaw = rec.jaw_um_of(inp.pot_counts, self.cfg)
+        jaw = jaw if jaw > 0 else 0
+        sv = self.servos[4]
+        sv.reset(servo_cal.joint_to_servo_mdeg(4, jaw))
+        sv.enabled = 1
+        self.hal.set_pulse_us(4, sv.pulse)
+        self._set_jaw(jaw)
+        self.stall_stage = 0
+        return True
 
     def start_calibration(self, target, rid, now):
         # -> None when started, or (code, payload) to reply at once.
@@ -231,9 +505,15 @@ class Controller:
         if code == link.OK:
             self.apply_settings()
             if self.persist:
-                self.flash_tick = 1
-                self.settings.save(self.root + settings_mod.PATH)
+                self.settings_unsaved = 1
+                if self.settled():       # else as soon as the jaw it moved is still again
+                    self._save_settings()
         self.calibrated(cal, code, payload)
+
+    def _save_settings(self):
+        self.settings_unsaved = 0
+        self.flash_tick = 1
+        self.settings.save(self.root + settings_mod.PATH)
 
     def calibrated(self, cal, code, payload):
         # The App replies to the request here.
@@ -244,6 +524,7 @@ class Controller:
         s = self.settings
         self.m.reconfigure()
         self.sensors.apply(s.board)
+        self._cache_limits()
         for i in range(5):
             sv = self.servos[i]
             sv.cal = s.servo_cal(i)
@@ -255,9 +536,10 @@ class Controller:
     # ---- flash files the next boot reads ----
 
     def save_rest(self):
-        # The pose the next boot commands first.
-        if self.persist:
+        # The pose the next clean boot commands first (and NEAR_REST after an interruption).
+        if self.persist and not self.arm_off:
             self.flash_tick = 1
+            self.rest_q = tuple(self.motion.joints)
             rec.write_rest_at(self.root, self.motion.joints, self.motion.jaw_um)
 
     def clear_marker(self):

@@ -26,8 +26,7 @@ BOARD_FIELDS = (
     ("link_rx_bytes", 32, 8, 256, 0),        # request bytes read per loop tick (bounded work)
     ("link_events_per_tick", 2, 1, 16, 0),   # EVENT frames sent per tick at most
     ("log_commit_ms", 1000, 100, 60000, 0),  # at rest, commit the fault log at most this often
-    ("recover_finish", 0, 0, 1, 0),          # 1: after an interrupted cycle, finish the place if held
-    ("recover_safe_z_um", 80000, 20000, 250000, 0),
+    ("recover_safe_z_um", 80000, 20000, 250000, 0),   # a rescue rises at least this high first
     ("boot_sense_ms", 60, 10, 1000, 0),      # inputs read at boot before anything moves
     # pin map (GPIO numbers; ADC channels 0..2 are GP26..28)
     ("pin_servo0", 2, 0, 29, 1),
@@ -79,7 +78,13 @@ BOARD_FIELDS = (
     ("current_counts_per_a", 19859, 100, 65535, 0),
     ("current_filter_shift", 2, 0, 6, 0),
     ("current_holding_ma", 150, 0, 5000, 0),
-    ("current_stall_ma", 650, 1, 5000, 0),
+    ("current_stall_ma", 600, 1, 5000, 0),    # gripper current at stall (SG90: about 650 mA at 5 V)
+    ("current_stall_ms", 1000, 50, 10000, 0), # at stall this long, in any state: back off, then PWM off
+    # servo rail below this: motion holds, RAIL_LOW (0 = no watch). Above the servos' own reset
+    # (about 3.8 V), below the deepest sag of normal work (two arm servos at stall: about 4.3 V).
+    ("rail_low_mv", 4200, 0, 20000, 0),
+    ("rail_low_ms", 2, 2, 1000, 0),           # ... for this long (a brownout follows within ms)
+    ("flash_settle_ms", 300, 0, 5000, 0),     # no flash write until the arm has been still this long
     ("rail_divider_milli", 3000, 1000, 20000, 0),
     ("estop_reset_reads", 3, 1, 50, 0),       # e-stop released for this many reads before a reset
 )

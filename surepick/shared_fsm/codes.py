@@ -20,11 +20,14 @@ R_VERIFY_DISAGREE = const(7)   # checks disagree (e.g. beam broken, switch open:
 R_VERIFY_UNSETTLED = const(8)  # readings never settled within the verify window: fail closed
 R_RETRY = const(9)
 R_PLACED = const(10)
-R_RELEASED = const(11)
+R_RELEASED = const(11)         # an operator opened the jaw on a held part (explicit RESCUE release)
 R_DISAGREE_NOTE = const(12)    # a disagreement that did not change the verdict
 R_GRIP_FLICKER = const(13)     # grip looked lost briefly, then came back (tolerated)
 R_RESENSED = const(14)         # the re-sense hook supplied a new part pose
 R_CLEARED = const(15)          # a human cleared the latched fault
+R_RESCUE = const(16)           # an operator's RESCUE request started moving the arm again
+R_RESTED = const(17)           # a rescue brought the arm back to its stored rest pose
+R_UNPOWERED = const(18)        # a servo's PWM was switched off (a stall that backing off did not end)
 
 # Faults (latched; a fault blocks new jobs until cleared).
 F_FIRST = const(32)
@@ -40,18 +43,19 @@ F_ESTOP = const(40)
 F_ABORTED = const(41)
 F_INTERRUPTED = const(42)      # the controller restarted mid-cycle (brownout, watchdog)
 F_BAD_POSE = const(43)         # a commanded pose is unreachable
-F_RAIL_LOW = const(44)         # servo rail below its minimum
-F_LAST = const(44)
+F_RAIL_LOW = const(44)         # servo rail below its minimum: motion held (a brownout may follow)
+F_STALL = const(45)            # gripper current at stall too long: backed off, or its PWM cut
+F_LAST = const(45)
 
 _REASON_NAMES = (
     "NONE", "JOB_START", "ARRIVED", "SETTLED", "DWELL_DONE", "VERIFY_PASS", "VERIFY_EMPTY",
     "VERIFY_DISAGREE", "VERIFY_UNSETTLED", "RETRY", "PLACED", "RELEASED", "DISAGREE_NOTE",
-    "GRIP_FLICKER", "RESENSED", "CLEARED",
+    "GRIP_FLICKER", "RESENSED", "CLEARED", "RESCUE", "RESTED", "UNPOWERED",
 )
 _FAULT_NAMES = (
     "GRASP_FAILED", "SENSOR_DISAGREE", "SENSOR_FAULT", "CRUSH", "DROPPED", "RELEASE_FAILED",
     "MOTION_TIMEOUT", "HOLD_OVERCURRENT", "ESTOP", "ABORTED", "INTERRUPTED", "BAD_POSE",
-    "RAIL_LOW",
+    "RAIL_LOW", "STALL",
 )
 
 # Bits of the grasp-check mask (which checks say "part present").

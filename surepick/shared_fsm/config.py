@@ -2,6 +2,11 @@
 # the names and defaults from ../shared/HARDWARE.md. The board stores overrides in config.json;
 # from_dict() validates them and names the offending field.
 from .codes import CHECK_ALL
+from .compat import const
+
+# The one bound on attempts per job, everywhere: this table, Machine.start_job and the link's
+# JOB field (shared_fsm/link.py K_TRIES). The retry spiral has an offset for every attempt up to it.
+MAX_ATTEMPTS = const(9)
 
 # (name, default, min, max). Integers only: the board keeps them as small ints.
 FIELDS = (
@@ -32,14 +37,15 @@ FIELDS = (
     ("current_crush_ma", 600, 1, 5000),
     ("current_hold_limit_ma", 400, 1, 5000),
     ("hold_overcurrent_ms", 1500, 10, 60000),
-    # gripper commands
+    # gripper commands. Openings: part + open_margin on the first attempt, retry_open_extra more
+    # on each retry (25 mm part: 35, 40, 45 mm), so a retry really opens wider under 45 mm.
     ("squeeze_um", 6000, 0, 45000),
     ("hold_squeeze_um", 2000, 0, 45000),
-    ("open_margin_um", 20000, 0, 45000),
-    ("retry_open_extra_um", 4000, 0, 45000),
+    ("open_margin_um", 10000, 0, 45000),
+    ("retry_open_extra_um", 5000, 0, 45000),
     ("jaw_max_um", 45000, 1000, 45000),
     # retries
-    ("max_attempts", 3, 1, 10),
+    ("max_attempts", 3, 1, MAX_ATTEMPTS),
     ("spiral_step_um", 3000, 0, 20000),
     # poses and motion
     ("approach_height_um", 60000, 5000, 200000),

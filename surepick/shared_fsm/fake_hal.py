@@ -146,6 +146,7 @@ class FakeHal:
         inp.rail_mv = 5500
         inp.arrived_seq = self.arrived_seq
         inp.jaw_done = 1  # the fake's jaw command takes effect at once
+        inp.jaw_setpoint_um = self.cmd_jaw_um
         self.last_now = now
 
     def actuate(self, now, out):

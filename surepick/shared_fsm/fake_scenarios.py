@@ -10,7 +10,7 @@ from .ticks import ticks_add
 SCENARIOS = (
     ("nominal", {}, {}, "placed"),
     ("clean_switch", {"bounce_ms": 0, "ring_ms": 0}, {}, "placed"),
-    ("bounce_and_ring", {"bounce_ms": 20, "ring_ms": 600, "ring_period_ms": 12}, {}, "placed"),
+    ("bounce_and_ring", {"bounce_ms": 20, "ring_ms": 600, "ring_period_ms": 10}, {}, "placed"),
     ("slow_arrival", {"slow_move": 1, "slow_arrive_ms": 5000}, {}, "placed"),
     ("never_arrives", {"never_arrive_move": 2}, {}, "MOTION_TIMEOUT"),
     ("part_missing", {"part": 0}, {}, "GRASP_FAILED"),

@@ -16,11 +16,8 @@
 # receives its own kind of frame (an echo) can ignore it instead of answering it forever.
 import binascii
 
-try:
-    from micropython import const
-except ImportError:
-    def const(x):
-        return x
+from .compat import const
+from .config import MAX_ATTEMPTS
 
 START = const(0x1E)
 MAGIC = b"SP1"
@@ -51,6 +48,7 @@ T_CALIBRATE = const(0x6B)   # k
 T_HIL_MODE = const(0x78)    # x  enter/leave hardware-in-the-loop mode
 T_HIL_SENSORS = const(0x79)  # y  one tick of raw sensor readings from the host's plant
 T_REJECTS = const(0x72)     # r  what the board rejected from its flash at boot, one item a reply
+T_RESCUE = const(0x76)      # v  the operator takes the arm back: carry a held part to the place pose, rest, release
 # Still reserved for hardware-in-the-loop: Y Z (board -> host), z (host -> board); they decode
 # as E_UNKNOWN_TYPE.
 
@@ -62,6 +60,16 @@ HIL_REALTIME = const(2)   # the loop runs on its own clock with the latest senso
 HIL_PIN_ESTOP = const(1)
 HIL_PIN_SWITCH = const(2)
 HIL_PIN_BEAM = const(4)
+
+# ---- RESCUE actions, and where the operator says an unpowered arm stands ----
+RESCUE_PLACE = const(0)     # carry the held part to the job's place pose, release it there, retreat
+RESCUE_REST = const(1)      # bring the arm to its stored rest pose (a held part stays held)
+RESCUE_RELEASE = const(2)   # open the jaw where it is: the operator's explicit release
+NEAR_SETPOINT = const(0)    # the arm is powered: start from the board's own setpoints
+NEAR_PICK = const(1)        # the unpowered arm stands at (or just above) the job's pick pose
+NEAR_PLACE = const(2)       # ... at the job's place pose
+NEAR_REST = const(3)        # ... at the stored rest pose (e.g. moved there by hand)
+NEAR_GIVEN = const(4)       # ... at the jaw pose in the request's x, y, z, pitch fields (measured)
 
 # ---- CALIBRATE targets ----
 CAL_POT = const(0)
@@ -99,7 +107,7 @@ K_RID = const(6)   # request id in a request: 1..65535 (0 = "no request" in a RE
 K_POS = const(7)   # position, um: +-1 m
 K_MDEG = const(8)  # angle, millidegrees: +-180 deg
 K_WIDTH = const(9)  # part width, um: 1 um..100 mm
-K_TRIES = const(10)  # max attempts 1..9
+K_TRIES = const(10)  # max attempts 1..config.MAX_ATTEMPTS
 K_CAL = const(11)  # CAL_POT / CAL_CURRENT
 K_HIL = const(12)  # HIL_MODE mode: HIL_OFF, HIL_LOCKSTEP, HIL_REALTIME
 K_PINS = const(13)  # HIL_SENSORS pin levels, HIL_PIN_* bits
@@ -109,7 +117,7 @@ K_ANY = const(15)  # an K_I32 integer or a token
 
 KIND_LO = (0, 0, 0, 0, -(1 << 30), -(1 << 31), 1, -1000000, -180000, 1, 1, 0, 0, 0)
 KIND_HI = (1, 255, 65535, (1 << 30) - 1, (1 << 30) - 1, (1 << 31) - 1, 65535, 1000000, 180000,
-       100000, 9, 1, 2, 7)
+       100000, MAX_ATTEMPTS, 1, 2, 7)
 _TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 # byte -> 1 if allowed in a token: one index per byte instead of a search
 _TOKEN_MAP = bytes([1 if c in _TOKEN_BYTES else 0 for c in range(256)])
@@ -163,6 +171,10 @@ SCHEMA = {
     # REPLY: rejected (count), kept (items listed), then item `index` as file, key, reason
     # (absent when index >= kept).
     T_REJECTS: ("REJECTS", 2, (K_RID, K_U8), ("req_id", "index")),
+    # action: RESCUE_*; near: NEAR_* (the firmware checks both: E_BAD_VALUE); the pose fields
+    # only with NEAR_GIVEN
+    T_RESCUE: ("RESCUE", 3, (K_RID, K_U8, K_U8, K_POS, K_POS, K_POS, K_MDEG),
+               ("req_id", "action", "near", "x_um", "y_um", "z_um", "pitch_mdeg")),
     # Hardware in the loop. A HIL_SENSORS frame is answered by one HIL_ACT frame carrying its
     # id (no REPLY) once the board has stepped on it; errors still get a REPLY with that id.
     T_HIL_MODE: ("HIL_MODE", 2, (K_RID, K_HIL), ("req_id", "mode")),

@@ -11,12 +11,12 @@ from .states import (IDLE, APPROACH, DESCEND, GRASP, VERIFY, LIFT, TRANSFER, PLA
 from .codes import (K_TRANSITION, K_FAULT, K_NOTE, R_NONE,
                     R_JOB_START, R_ARRIVED, R_SETTLED, R_DWELL_DONE, R_VERIFY_PASS, R_VERIFY_EMPTY,
                     R_VERIFY_DISAGREE, R_VERIFY_UNSETTLED, R_RETRY, R_PLACED, R_DISAGREE_NOTE,
-                    R_GRIP_FLICKER, R_RESENSED, R_CLEARED,
+                    R_GRIP_FLICKER, R_RESENSED, R_CLEARED, R_RELEASED,
                     F_GRASP_FAILED, F_SENSOR_DISAGREE, F_SENSOR_FAULT, F_CRUSH, F_DROPPED,
                     F_RELEASE_FAILED, F_MOTION_TIMEOUT, F_HOLD_OVERCURRENT, F_ESTOP, F_ABORTED,
                     F_BAD_POSE,
                     CHECK_JAW, CHECK_SWITCH, CHECK_CURRENT, CHECK_BEAM)
-from .config import state_bound_ms
+from .config import state_bound_ms, MAX_ATTEMPTS
 from .events import EventRing
 
 MOVE_FREE = const(0)   # joint-space move (approach, transfer)
@@ -29,7 +29,10 @@ E_FAULTED = const(2)
 E_UNREACHABLE = const(3)
 E_BAD_JOB = const(4)
 E_ESTOP_ACTIVE = const(5)
-ERROR_NAMES = ("ok", "busy", "fault latched", "unreachable pose", "bad job", "e-stop active")
+E_HOLDING = const(6)       # a verified part is still between the fingers: rescue or release it first
+E_ARM_OFF = const(7)       # the arm's servos are unpowered after an interruption (the controller says)
+ERROR_NAMES = ("ok", "busy", "fault latched", "unreachable pose", "bad job", "e-stop active",
+               "part held", "arm unpowered")
 
 # Phases inside the states that have several steps.
 _P_MOVE = const(0)
@@ -57,6 +60,7 @@ class Inputs:
         self.arrived_seq = 0     # sequence number of the last move the motion layer finished
         self.error_seq = 0       # sequence number of a move the motion layer could not plan
         self.jaw_done = 0        # 1 when the jaw setpoint has reached the commanded opening
+        self.jaw_setpoint_um = -1  # where the jaw setpoint is now (-1: not known): a fault freezes it there
 
 
 class Outputs:
@@ -70,7 +74,7 @@ class Outputs:
         self.z_um = 0
         self.pitch_mdeg = -90000
         self.jaw_um = 0
-        self.hold = 0            # 1: stop motion where it is (fault, e-stop); the jaw keeps its command
+        self.hold = 0            # 1: stop motion where it is (fault, e-stop); the jaw command froze too
 
 
 class Job:
@@ -100,6 +104,8 @@ class Machine:
         self.max_attempts = cfg.max_attempts
         self.fault = 0
         self.fault_state = IDLE
+        self.estop_latched = 0   # this e-stop press has latched (a later fault may replace the code)
+        self.holding = 0         # a verified part is between the fingers, not yet let go on purpose
         self.outcome = 0         # R_PLACED or the fault code of the last finished cycle
         self.present = 0         # last grasp-check mask (bits of codes.CHECK_*)
         self.disagreed = 0       # a verification in this cycle saw the checks disagree
@@ -150,9 +156,11 @@ class Machine:
             return E_FAULTED
         if self.state != IDLE or self.job_pending:
             return E_BUSY
+        if self.holding:
+            return E_HOLDING     # a new approach would open the jaw wherever the arm is
         if len(job.pick) != 4 or len(job.place) != 4 or job.part_width_um <= 0:
             return E_BAD_JOB
-        if job.part_width_um > self.cfg.jaw_max_um or job.max_attempts < 0:
+        if job.part_width_um > self.cfg.jaw_max_um or job.max_attempts < 0 or job.max_attempts > MAX_ATTEMPTS:
             return E_BAD_JOB
         if check_pose is not None:
             lift = self.cfg.approach_height_um
@@ -180,13 +188,32 @@ class Machine:
         if self.fault:
             self._note(R_CLEARED)
             self.fault = 0
+            self.estop_latched = 0
             self.out.hold = 0
         return OK
 
-    def latch_fault(self, code):
-        # For the firmware's boot recovery (e.g. F_INTERRUPTED after a brownout mid-cycle):
+    def release(self, open_um):
+        # The operator's explicit release of a held part (never done by the machine itself
+        # outside PLACE): open the jaw to open_um here, noted. Only in IDLE.
+        if self.state != IDLE or self.job_pending:
+            return E_BUSY
+        self.out.jaw_um = open_um
+        self.holding = 0
+        self._note(R_RELEASED)
+        return OK
+
+    def latch_fault(self, code, log=True):
+        # For the controller (F_INTERRUPTED at boot, F_STALL, F_RAIL_LOW, a rescue's fault):
         # latch a fault found outside the machine, with the same hold and logging as its own.
-        self._fault(code)
+        # log=False: latch without a new event (an interruption a previous boot already logged).
+        if log:
+            self._fault(code)
+            return
+        self.fault = code
+        self.fault_state = self.state
+        self.out.hold = 1
+        if self.inp.jaw_setpoint_um >= 0:
+            self.out.jaw_um = self.inp.jaw_setpoint_um
 
     def set_part_pose(self, x_um, y_um, z_um):
         # For the re-sense hook: the next attempt grasps here, without a spiral offset.
@@ -204,7 +231,8 @@ class Machine:
         inp = self.inp
         self._debounce_switch(inp.switch_pressed)
         if inp.estop:
-            if self.fault != F_ESTOP:
+            if not self.estop_latched:
+                self.estop_latched = 1
                 self._fault(F_ESTOP)
             return
         st = self.state
@@ -214,6 +242,8 @@ class Machine:
             return
         if inp.error_seq == self.out.move_seq and inp.error_seq != 0:
             self._fault(F_BAD_POSE)
+            return
+        if self._pot_bad():      # a broken pot wire, in every state of a cycle
             return
         entered = self.entered
         self._run(st)
@@ -287,8 +317,6 @@ class Machine:
                 self._phase(_P_CHECK)
                 self.mask_streak = 0
                 self.jaw_ref_um = 0
-        elif self._pot_bad():
-            return
         else:
             # Pre-grasp check with the jaws open and nothing between them: the switch must be
             # released, the beam clear and the jaw where it was sent. A stuck switch or a
@@ -310,13 +338,12 @@ class Machine:
 
     def _verify(self):
         cfg = self.cfg
-        if self._pot_bad():
-            return
         if self.inp.current_ma >= cfg.current_crush_ma:
             self.crush_streak += 1
             if self.crush_streak >= cfg.debounce_reads:
-                self.out.jaw_um = self._jaw_um()  # stop squeezing whatever this is
+                jaw = self._jaw_um()
                 self._fault(F_CRUSH)
+                self.out.jaw_um = jaw if jaw > 0 else 0  # stop squeezing whatever this is
                 return
         else:
             self.crush_streak = 0
@@ -339,6 +366,7 @@ class Machine:
             self.out.jaw_um = hold if hold > 0 else 0
             self.loss_active = 0
             self.over_active = 0
+            self.holding = 1
             self._enter(LIFT, R_VERIFY_PASS)
             self._move(self.gx, self.gy, self.gz + cfg.approach_height_um, self.pp, MOVE_LINE, 1)
             return
@@ -366,14 +394,13 @@ class Machine:
             if self._grip_ok() and self._elapsed(self.phase_t) >= cfg.settle_ms:
                 self._phase(_P_OPEN)
                 self.out.jaw_um = self.open_um  # open BEFORE the retreat, always
+                self.holding = 0                # let go over the place pose, on purpose
         elif ph == _P_OPEN:
             if self._elapsed(self.phase_t) >= cfg.release_wait_ms:
                 self._phase(_P_CHECK)
                 self.mask_streak = 0
                 self.jaw_ref_um = 0x3FFFFFFF  # the jaw check plays no part in release
         elif ph == _P_CHECK:
-            if self._pot_bad():
-                return
             let_go = (self._mask_settled(CHECK_SWITCH) and not (self.present & cfg.verify_enabled_mask)
                       and self._jaw_um() >= self.open_um - cfg.jaw_open_tolerance_um)
             if let_go:
@@ -439,11 +466,15 @@ class Machine:
         self.events.put(self, K_NOTE, self.state, self.state, reason)
 
     def _fault(self, code, where=-1):
-        # Latch, freeze motion in this same step, keep the jaw's command (an opened gripper
-        # drops the part; a limp arm falls), go to IDLE and wait for a human.
+        # Latch, freeze every setpoint in this same step, go to IDLE and wait for a human. The
+        # arm holds where it is (a limp arm falls); the jaw setpoint stops where it is: a closing
+        # jaw stops closing, an opening one stops opening, and a verified grip stays at the
+        # holding squeeze it was backed off to (an opened gripper drops the part).
         self.fault = code
         self.fault_state = self.state if where < 0 else where
         self.out.hold = 1
+        if self.inp.jaw_setpoint_um >= 0:
+            self.out.jaw_um = self.inp.jaw_setpoint_um
         self.job_pending = 0
         self.events.put(self, K_FAULT, self.state, IDLE, code)
         if self.state != IDLE:

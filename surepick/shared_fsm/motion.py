@@ -48,11 +48,12 @@ class Motion:
             self._plan(now, out)
         if self.active:
             self._advance(now)
-        self._slew_jaw(now, out.jaw_um)  # on a fault the machine keeps the jaw's command
+        self._slew_jaw(now, out.jaw_um)  # on a fault the machine froze the command at the setpoint
         self.last_tick = now
         inp.arrived_seq = self.arrived_seq
         inp.error_seq = self.error_seq
         inp.jaw_done = 1 if self.jaw_um == out.jaw_um else 0
+        inp.jaw_setpoint_um = self.jaw_um
 
     def _slew_jaw(self, now, target):
         dt = ticks_diff(now, self.last_tick)

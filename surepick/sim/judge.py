@@ -1,9 +1,16 @@
 # Ground-truth judge: decides from the physics alone (never from the machine's sensors) what
-# happened to the part in one cycle, and compares that with what the machine believed.
+# happened to the part in one cycle, and compares that with what the machine believed. It also
+# measures what the arm did: how long any servo sat at stall (the servo model's torque at its
+# limit, shaft still), and after each controller restart how far the part moved and how fast any
+# joint turned in the RESTART_WINDOW_MS that followed.
+import math
+
 PLACE_SPEED_MPS = 0.02   # resting: slower than this...
 PLACE_HOLD_MS = 1000     # ...with no finger contact, inside the bin, for this long
 PICK_RISE_MM = 5.0       # part this far above where it started, off its support: picked
 LIFT_TOLERANCE_MM = 5.0
+RESTART_WINDOW_MS = 5000  # after a controller restart: nothing may move until an operator acts
+N_SERVOS = 5
 
 
 class Judge:
@@ -18,9 +25,61 @@ class Judge:
         self.rest_ok_ms = 0
         self.last = None
         self.release_ms = None   # when the machine opened to place (set by the runner)
+        self.stall_since = [None] * N_SERVOS
+        self.longest_stall_ms = [0] * N_SERVOS
+        self.restarts = []       # one dict per controller restart (note_restart)
+        self._windows = []       # the restarts whose window is still open
+        self._last_q = None      # (t_ms, joint angles) of the previous sample
+        self.estop = None        # what the world measured around an e-stop press
+
+    def note_restart(self, t_ms):
+        # The controller boots again now: watch the part and the joints for RESTART_WINDOW_MS.
+        w = {"t_ms": t_ms, "part_moved_mm": 0.0, "max_joint_speed_dps": 0.0, "window_ms": 0,
+             "_from": None}
+        if self.last is not None and self.last["part_pos_mm"] is not None:
+            w["_from"] = [float(v) for v in self.last["part_pos_mm"]]
+        self.restarts.append(w)
+        self._windows.append(w)
+
+    def _arm(self, t_ms, truth):
+        # Stall stretches per servo, and the restart windows.
+        stall = truth.get("servos_at_stall")
+        if stall is not None:
+            for i in range(N_SERVOS):
+                if stall[i]:
+                    if self.stall_since[i] is None:
+                        self.stall_since[i] = t_ms
+                    d = t_ms - self.stall_since[i]
+                    if d > self.longest_stall_ms[i]:
+                        self.longest_stall_ms[i] = d
+                else:
+                    self.stall_since[i] = None
+        q = truth.get("joint_angles_deg")
+        speed = max(abs(v) for v in truth["joint_speeds_dps"]) if "joint_speeds_dps" in truth else 0.0
+        if q is not None and self._last_q is not None and t_ms > self._last_q[0]:
+            dt = (t_ms - self._last_q[0]) / 1000.0
+            speed = max([speed] + [abs(a - b) / dt for a, b in zip(q, self._last_q[1])])
+        if q is not None:
+            self._last_q = (t_ms, list(q))
+        pos = truth["part_pos_mm"]
+        for w in list(self._windows):
+            since = t_ms - w["t_ms"]
+            if since > RESTART_WINDOW_MS:
+                self._windows.remove(w)
+                continue
+            w["window_ms"] = since
+            if speed > w["max_joint_speed_dps"]:
+                w["max_joint_speed_dps"] = speed
+            if pos is not None:
+                if w["_from"] is None:
+                    w["_from"] = [float(v) for v in pos]
+                d = math.sqrt(sum((a - b) ** 2 for a, b in zip(pos, w["_from"])))
+                if d > w["part_moved_mm"]:
+                    w["part_moved_mm"] = d
 
     def sample(self, t_ms, truth):
         # Called every few ms with plant.truth().
+        self._arm(t_ms, truth)
         self.last = truth
         pos = truth["part_pos_mm"]
         if pos is None:
@@ -52,7 +111,12 @@ class Judge:
              "dropped_at": self.dropped_at,
              "final_part_pos_mm": None if self.last is None or self.last["part_pos_mm"] is None
              else [round(v, 1) for v in self.last["part_pos_mm"]],
-             "rest_ms": self.rest_ok_ms}
+             "rest_ms": self.rest_ok_ms,
+             "longest_stall_ms": list(self.longest_stall_ms),
+             "restarts": [{"t_ms": w["t_ms"], "window_ms": w["window_ms"],
+                           "part_moved_mm": round(w["part_moved_mm"], 2),
+                           "max_joint_speed_dps": round(w["max_joint_speed_dps"], 2)} for w in self.restarts],
+             "estop": self.estop}
         if self.last is None or self.last["part_pos_mm"] is None:
             return "no_part", "there was no part", d
         lifted = self.max_rise >= self.lift_height_mm - LIFT_TOLERANCE_MM

@@ -21,6 +21,12 @@ class ServoParams:
     armature_kgm2: float            # gear-train inertia seen at the output shaft (sets ringing)
     idle_ma: float
     stall_ma_5v: float              # stall current at 5 V; scales with the rail
+    # Torque it takes to turn the output shaft of the UNPOWERED servo (gear friction, motor
+    # cogging, times the gear ratio): below it the gear train holds the joint, above it the
+    # joint back-drives. Hobby servos are "semi-backdrivable"; no datasheet gives the figure, so
+    # this is an estimate from motor friction x gear ratio / back-driving efficiency (MG996R:
+    # about 1 mN*m x ~250 / ~0.7 -> about a quarter of stall; SG90 about a fifth of stall).
+    backdrive_torque_nm: float = 0.0
     # The plant's own calibration (pulse -> servo angle); perturb it to model a mis-set trim.
     min_us: int = servo_cal.DEFAULT_CAL[0]
     max_us: int = servo_cal.DEFAULT_CAL[1]
@@ -34,7 +40,7 @@ class ServoParams:
 def mg996r(**kw):
     base = dict(kind="MG996R", stall_torque_nm_4v8=0.9, speed_s_per_60deg_4v8=0.17,
                 deadband_us=4.0, band_deg=3.0, armature_kgm2=0.004,
-                idle_ma=10.0, stall_ma_5v=2500.0)
+                idle_ma=10.0, stall_ma_5v=2500.0, backdrive_torque_nm=0.25)
     base.update(kw)
     return ServoParams(**base)
 
@@ -42,7 +48,7 @@ def mg996r(**kw):
 def sg90(**kw):
     base = dict(kind="SG90", stall_torque_nm_4v8=0.18, speed_s_per_60deg_4v8=0.10,
                 deadband_us=5.0, band_deg=8.0, armature_kgm2=0.0006,
-                idle_ma=10.0, stall_ma_5v=650.0)
+                idle_ma=10.0, stall_ma_5v=650.0, backdrive_torque_nm=0.04)
     base.update(kw)
     return ServoParams(**base)
 
@@ -106,7 +112,7 @@ class PlantParams:
     current: CurrentParams = field(default_factory=CurrentParams)
     rail: RailParams = field(default_factory=RailParams)
     servo_frame_ms: int = 20            # 50 Hz PWM: a servo sees a new pulse once per frame
-    limp_damping_fraction: float = 0.25  # gear friction left when a servo is unpowered
+    limp_damping_fraction: float = 0.25  # viscous gear and bearing losses left when unpowered
     home_deg: tuple = (0.0, 90.0, -90.0, -90.0)  # joint angles at start (tool pointing down)
     home_jaw_mm: float = 30.0
 

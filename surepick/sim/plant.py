@@ -366,7 +366,7 @@ class Plant:
         elif name == "current_offset":
             self.current.offset_error_counts = float(kw.get("counts", 0))
         elif name == "brownout":
-            self.rail.force_brownout(self.now_ms, kw.get("duration_ms", 100))
+            self.rail.force_brownout(self.now_ms, kw.get("duration_ms", 100), kw.get("sag_ms", 0))
             self._frame()  # the rail drops now, not at the next PWM frame
             self._rail_ms = -1
         elif name == "estop":
@@ -397,6 +397,7 @@ class Plant:
         t["switch_pressed"] = self.switch.pressed
         t["beam_broken_physical"] = self.beam.broken() if not self.beam.blocked else None
         t["servos_powered"] = list(self.servos.powered)
+        t["servos_at_stall"] = self.servos.at_stall(self.d)
         return t
 
     def joint_angles_mdeg(self):

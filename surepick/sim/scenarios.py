@@ -1,15 +1,50 @@
 # Named, parameterised, seeded scenarios for the simulator. A scenario says how to build the
 # plant (which part, where, obstacles, plant parameters), which faults to inject and when, and
 # the job the machine is given (where the operator *believes* the part is).
+#
+# Parameters: a number (default, min, max, help), or a name (default, choices, None, help),
+# given on the command line as --param key=value. "state" parameters name one of the machine's
+# states; the fault then lands at a random time in that state, drawn from the seed.
 import math
 import random
 
+from surepick.shared_fsm import states
 from surepick.sim.plant import (PARTS, SOURCE_XY_MM, BIN_XY_MM, PART_HEIGHT_MM, SOURCE_TOP_Z_MM, BIN_FLOOR_Z_MM,
                     OBSTACLE_XY_MM, OBSTACLE_SIZE_MM)
 
-# Each parameter: (default, min, max, help)
-_OFFSET = {"offset_mm": (8.0, 0.0, 10.0, "largest part offset from the taught pose, each axis (mm)"),
+# Each parameter: (default, min, max, help) or (default, choices, None, help)
+_OFFSET = {"offset_mm": (8.0, 0.0, 12.0, "largest part offset from the taught pose, each axis (mm)"),
            "yaw_deg": (20.0, 0.0, 45.0, "largest part yaw (deg)")}
+STATE_NAMES = states.NAMES
+
+# Where in a state a "random time in that state" may land (ms after the board reported it), so
+# that it lands before the state ends in a nominal cycle (measured: tests/sim/test_scenarios.py).
+# VERIFY lasts three reads; IDLE is the idle time after the cycle (before it, there is no job yet).
+STATE_WINDOW_MS = {"IDLE": (0, 1000), "APPROACH": (0, 1300), "DESCEND": (0, 800), "GRASP": (0, 600),
+                   "VERIFY": (0, 4), "LIFT": (0, 1500), "TRANSFER": (0, 1800), "PLACE": (0, 2800),
+                   "RECOVER": (0, 1200)}
+_STATE_PARAM = ("LIFT", STATE_NAMES, None, "the state the fault lands in, at a random time from the seed")
+
+
+def state_trigger(name, rng, window=None):
+    # ("state", NAME, ms into it[, visit]): a random moment inside the state, from the seed; in
+    # IDLE, the idle time after the cycle (its second visit).
+    lo, hi = window or STATE_WINDOW_MS[name]
+    after = int(rng.uniform(lo, hi)) // 2 * 2          # the loop ticks every 2 ms
+    if name == "IDLE":
+        return ("state", name, after, 2)
+    return ("state", name, after)
+
+
+def is_choice(spec):
+    return isinstance(spec[1], tuple)
+
+
+def param_doc(spec):
+    # A parameter as `surepick sim scenarios --json` shows it.
+    if is_choice(spec):
+        return {"default": spec[0], "choices": list(spec[1]), "help": spec[3]}
+    return {"default": spec[0], "min": spec[1], "max": spec[2], "help": spec[3]}
 
 
 class Scenario:
@@ -27,7 +62,13 @@ class Scenario:
             if k not in self.params:
                 known = ", ".join(sorted(self.params)) or "none"
                 raise ValueError("scenario '%s' has no parameter '%s' (its parameters: %s)" % (self.name, k, known))
-            lo, hi = self.params[k][1], self.params[k][2]
+            spec = self.params[k]
+            if is_choice(spec):
+                if v not in spec[1]:
+                    raise ValueError("parameter '%s' must be one of %s, got %r" % (k, ", ".join(spec[1]), v))
+                values[k] = v
+                continue
+            lo, hi = spec[1], spec[2]
             try:
                 v = float(v)
             except (TypeError, ValueError):
@@ -78,8 +119,17 @@ def _customise(name, s, values, rng):
     elif name == "beam_debris":
         s["debris"] = True
     elif name == "pot_wire_broken":
-        s["injections"].append((("at", int(values["at_ms"])), "pot_broken", {"rail": int(values["rail"])}))
-    elif name == "servo_stall":
+        when = ("at", int(values["at_ms"]))
+        if values["state"] != "none":
+            when = state_trigger(values["state"], rng)
+        s["injections"].append((when, "pot_broken", {"rail": int(values["rail"])}))
+    elif name == "estop":
+        st = values["state"]
+        if st == "RECOVER":
+            s["part"] = None              # every attempt misses: RECOVER is visited for sure
+            s["part_pose"] = None
+        s["injections"].append((state_trigger(st, rng), "estop", {"on": True}))
+    elif name in ("servo_stall", "stall_on_fixture"):
         # The taught part is a 32 mm block, but a fixed 40 mm fixture stands there: the gripper
         # closes on something it cannot squeeze and the servo stalls.
         s["part"] = None
@@ -87,9 +137,18 @@ def _customise(name, s, values, rng):
         s["part_pose"] = None
         s["part_width_mm"] = 32.0
         s["pick_mm"] = (OBSTACLE_XY_MM[0], OBSTACLE_XY_MM[1], OBSTACLE_SIZE_MM[2] / 2.0, -90.0)
+        if name == "stall_on_fixture":
+            # ... and the e-stop is pressed while it squeezes: the arm holds, the gripper stalled
+            s["injections"].append((state_trigger("GRASP", rng, (120, 450)), "estop", {"on": True}))
     elif name == "brownout_mid_lift":
-        s["injections"].append((("state", "LIFT", int(values["after_ms"])), "brownout",
-                                {"duration_ms": int(values["duration_ms"])}))
+        sag = values["sag_ms"]
+        if sag < 0:
+            sag = rng.uniform(*SAG_MS)    # from the seed
+        after = values["after_ms"]
+        if after < 0:
+            after = rng.uniform(*LIFT_MS)  # from the seed: mostly with the part in the air
+        s["injections"].append((("state", "LIFT", int(after) // 2 * 2), "brownout",
+                                {"duration_ms": int(values["duration_ms"]), "sag_ms": int(sag)}))
 
 
 SCENARIOS = {}
@@ -118,18 +177,31 @@ _add(Scenario("switch_stuck_open", "the finger microswitch never closes", expect
 _add(Scenario("switch_stuck_closed", "the finger microswitch is always pressed", expect=("SENSOR_DISAGREE",)))
 _add(Scenario("beam_debris", "a flake of debris sits in the IR beam", expect=("SENSOR_DISAGREE",)))
 _add(Scenario("pot_wire_broken", "the pot wiper wire breaks: the ADC reads a rail",
-              {"at_ms": (0.0, 0.0, 20000.0, "when the wire breaks (ms after start)"),
-               "rail": (0.0, 0.0, 1.0, "0: reads 0 V, 1: reads 3.3 V")},
+              {"at_ms": (0.0, 0.0, 20000.0, "when the wire breaks (ms after start), unless state is given"),
+               "rail": (0.0, 0.0, 1.0, "0: reads 0 V, 1: reads 3.3 V"),
+               "state": ("none", ("none",) + STATE_NAMES, None,
+                         "break at a random time in this state, from the seed (none: at at_ms)")},
               expect=("SENSOR_FAULT",)))
 _add(Scenario("servo_stall", "the gripper closes on a fixed 40 mm fixture taught as a 32 mm part",
               expect=("CRUSH", "MOTION_TIMEOUT")))
-_add(Scenario("brownout_mid_lift", "the servo rail browns out during the lift and the controller restarts",
-              {"after_ms": (150.0, 0.0, 2000.0, "ms into LIFT"),
-               "duration_ms": (300.0, 10.0, 3000.0, "how long the rail is down")},
-              expect=("INTERRUPTED",)))
+_add(Scenario("stall_on_fixture", "servo_stall, and the e-stop is pressed while the gripper squeezes the "
+              "fixture: the arm holds with the gripper at stall until the stall watch backs it off",
+              expect=("ESTOP",)))
+_add(Scenario("estop", "the e-stop is pressed at a random time (from the seed) in one state; in RECOVER "
+              "with no part on the pad, in IDLE after the cycle", {"state": _STATE_PARAM},
+              expect=("ESTOP", "placed")))
+SAG_MS = (5.0, 80.0)     # brownout_mid_lift's rail sag, drawn from the seed unless given
+LIFT_MS = (100.0, 1200.0)  # ... and when in LIFT it starts (a gentle lift takes about 1.6 s)
+_add(Scenario("brownout_mid_lift", "the servo rail sags and browns out during the lift; the controller "
+              "restarts at the bottom of the sag",
+              {"after_ms": (-1.0, -1.0, 2000.0, "ms into LIFT when the rail starts to sag; -1: 100..1200 ms "
+                            "from the seed"),
+               "duration_ms": (300.0, 10.0, 3000.0, "how long the rail is down"),
+               "sag_ms": (-1.0, -1.0, 500.0, "how long the rail takes to fall (ms); -1: 5..80 ms from the seed")},
+              expect=("RAIL_LOW", "INTERRUPTED")))
 
 FAULT_SCENARIOS = ("part_missing", "switch_stuck_open", "switch_stuck_closed", "beam_debris",
-                   "pot_wire_broken", "servo_stall", "brownout_mid_lift")
+                   "pot_wire_broken", "servo_stall", "stall_on_fixture", "estop", "brownout_mid_lift")
 
 
 def get(name):
@@ -168,6 +240,9 @@ def describe():
         sc = SCENARIOS[name]
         lines.append("%-20s %s" % (name, sc.help))
         for k, (d, lo, hi, h) in sorted(sc.params.items()):
-            lines.append("    %s=%g (%g..%g)  %s" % (k, d, lo, hi, h))
+            if isinstance(lo, tuple):
+                lines.append("    %s=%s (%s)  %s" % (k, d, "|".join(lo), h))
+            else:
+                lines.append("    %s=%g (%g..%g)  %s" % (k, d, lo, hi, h))
         lines.append("    correct outcomes: %s" % ", ".join(sc.expect))
     return "\n".join(lines)

@@ -7,6 +7,10 @@
 # so the whole servo runs inside mj_step. Python only acts once per PWM frame (20 ms, as a real
 # servo only sees one pulse per frame): decode the pulse with the plant's own calibration, apply
 # the deadband, scale the stall torque with the rail, and go limp on PWM-off or a brownout.
+# Unpowered (pulse 0, a brownout reset) a servo makes no torque at all; its gear train still
+# resists being turned: dry friction up to backdrive_torque_nm (MuJoCo frictionloss) plus a
+# fraction of the viscous losses. A load above that friction back-drives the joint. (Powered,
+# that friction is part of the fitted damping and band, so it is only switched in while limp.)
 import math
 
 from surepick.shared_fsm import servo_cal
@@ -17,6 +21,9 @@ N_SERVOS = servo_cal.N_SERVOS
 GRIPPER = servo_cal.GRIPPER
 _TORQUE_REF_MV = 4800.0   # datasheet torque and speed figures are at 4.8 V
 _CURRENT_REF_MV = 5000.0  # stall current figures are at 5 V
+_STALL_STILL_RAD_S = math.radians(10.0)
+_GEAR_SOLREF = (0.002, 1.0)             # friction-loss constraint: 2 ms (twice the 1 ms step)
+_GEAR_SOLIMP = (0.99, 0.999, 0.001)
 
 
 def servo_offset_rad(index):
@@ -26,19 +33,30 @@ def servo_offset_rad(index):
 
 
 class Rail:
-    # Servo supply: nominal voltage behind a source resistance, plus a forced-brownout hook.
+    # Servo supply: nominal voltage behind a source resistance, plus a forced-brownout hook: the
+    # rail sags linearly from where the load holds it to brownout_mv over sag_ms (a battery
+    # failing under load, a supply cutting out behind its bulk capacitor), stays down for
+    # duration_ms, then comes back.
     def __init__(self, p):
         self.p = p
+        self.sag_from_ms = -1
+        self.sag_ms = 0
         self.forced_until_ms = -1
 
-    def force_brownout(self, now_ms, duration_ms):
-        self.forced_until_ms = now_ms + int(duration_ms)
+    def force_brownout(self, now_ms, duration_ms, sag_ms=0):
+        self.sag_from_ms = now_ms
+        self.sag_ms = int(sag_ms)
+        self.forced_until_ms = now_ms + int(sag_ms) + int(duration_ms)
 
     def forced(self, now_ms):
         return now_ms < self.forced_until_ms
 
     def mv(self, now_ms, total_ma):
         if now_ms < self.forced_until_ms:
+            t = now_ms - self.sag_from_ms
+            if t < self.sag_ms:
+                held = self.p.nominal_mv - total_ma * self.p.source_mohm / 1000.0
+                return held + (self.p.brownout_mv - held) * t / self.sag_ms
             return self.p.brownout_mv
         return self.p.nominal_mv - total_ma * self.p.source_mohm / 1000.0
 
@@ -69,6 +87,7 @@ class ServoBank:
         for i, s in enumerate(self.servos):
             no_load_rad_s = math.radians(60.0) / s.speed_s_per_60deg_4v8
             self.damping_full.append(s.stall_torque_nm_4v8 / no_load_rad_s)
+        self.backdrive_nm = [s.backdrive_torque_nm for s in self.servos]
         self._configure_model()
         self.pulses = [0] * N_SERVOS
         self.target_rad = [None] * N_SERVOS      # the last decoded target of each servo...
@@ -99,6 +118,12 @@ class ServoBank:
             else:
                 m.dof_armature[self.dofs[i][0]] = s.armature_kgm2
                 m.dof_damping[self.dofs[i][0]] = self.damping_full[i]
+            # A gear train does not creep below its breakaway torque: a stiff friction-loss
+            # constraint (MuJoCo's default soft one lets a loaded joint slide ~1.5 deg/s).
+            for dof in self.dofs[i]:
+                m.dof_solref[dof] = _GEAR_SOLREF
+                m.dof_solimp[dof, :3] = _GEAR_SOLIMP
+            self._set_friction(i, True)   # every servo starts unpowered (self.powered)
         self._damping_scale = [1.0] * N_SERVOS
 
     def set_pulses(self, pulses_us):
@@ -130,6 +155,7 @@ class ServoBank:
             on = pulse > 0 and not in_reset
             if on != self.powered[a]:
                 self._set_damping(a, 1.0 if on else self.p.limp_damping_fraction)
+                self._set_friction(a, not on)
                 self.powered[a] = on
                 self._refresh_current_gains()
             if not on:
@@ -163,6 +189,16 @@ class ServoBank:
         else:
             self.m.dof_damping[self.dofs[i][0]] = base
 
+    def _set_friction(self, i, limp):
+        # Gear-train dry friction of an unpowered servo, at the DOFs it drives: the gripper's
+        # shaft torque reaches each finger slide as a force torque / r.
+        f = self.backdrive_nm[i] if limp else 0.0
+        if i == GRIPPER:
+            for dof in self.dofs[i]:
+                self.m.dof_frictionloss[dof] = f / JAW_M_PER_RAD
+        else:
+            self.m.dof_frictionloss[self.dofs[i][0]] = f
+
     def _refresh_current_gains(self):
         # Unpowered servos draw nothing: fold that into per-servo gains once per power change.
         self._k = [self.ma_per_nm[i] if self.powered[i] else 0.0 for i in range(N_SERVOS)]
@@ -185,3 +221,16 @@ class ServoBank:
 
     def stall_torque_nm(self, i):
         return self.stall_nm_4v8[i] * self.torque_scale
+
+    def at_stall(self, data):
+        # Per servo: powered, its torque at (90% of) the rail's stall limit, and its shaft
+        # nearly still (< 10 deg/s: a servo accelerating at full torque is not stalled).
+        f = self._force
+        v = data.actuator_velocity
+        fr = self._forcerange
+        out = []
+        for a in range(N_SERVOS):
+            lim = fr[a, 1]
+            out.append(bool(self.powered[a] and lim > 0.0 and abs(f[a]) >= 0.9 * lim
+                            and abs(v[a]) < _STALL_STILL_RAD_S))
+        return out

@@ -30,6 +30,7 @@ class Truth:
             self.part_qpos = model.jnt_qposadr[jnt]
             self.part_qvel = model.jnt_dofadr[jnt]
         self.q_adr = [model.jnt_qposadr[model.joint(n).id] for n in ("base_yaw", "shoulder", "elbow", "wrist")]
+        self.v_adr = [model.jnt_dofadr[model.joint(n).id] for n in ("base_yaw", "shoulder", "elbow", "wrist")]
         self.pad_adr = model.jnt_qposadr[model.joint("pad_slide").id]
         self.jaw_tendon = model.tendon("jaw_opening").id
         self.jaw_site = model.site("jaw_centre").id
@@ -43,6 +44,9 @@ class Truth:
 
     def joint_angles_deg(self):
         return [math.degrees(self.d.qpos[a]) for a in self.q_adr]
+
+    def joint_speeds_dps(self):
+        return [math.degrees(self.d.qvel[a]) for a in self.v_adr]
 
     def part_contacts(self):
         # (touching fingers, grip force on the two pads in N, touching support, touching bin)
@@ -77,6 +81,7 @@ class Truth:
         out = {
             "time_s": float(d.time),
             "joint_angles_deg": self.joint_angles_deg(),
+            "joint_speeds_dps": self.joint_speeds_dps(),
             "jaw_opening_mm": self.jaw_opening_mm(),
             "pad_travel_mm": self.pad_travel_mm(),
             # Real gap between the pad face (pushed back into its finger) and the right face.

@@ -7,14 +7,15 @@ drives the world through the same exchange, once per control period, in this ord
         1. the board's servo pulses reach the plant (the judge notes the jaw opening in PLACE)
         2. the plant advances advance_ms
         3. the board's machine state is noted (for the scenario's "N ms into STATE" triggers)
-        4. injections due by now are applied; a brownout returns a controller reset
+        4. injections due by now are applied; a brownout returns a controller reset once its
+           sag has brought the rail down (the controller runs, and can see the rail, until then)
         5. the judge samples the truth every sample_ms
     then the engine reads the sensors for the board's next tick.
 
 The world reads the board only through what crosses a real board's pins and link: pulse widths
 and the state the firmware reports. Ground truth (plant.truth()) goes to the judge only.
 """
-from surepick.shared_fsm import states
+from surepick.shared_fsm import servo_cal, states
 from surepick.shared_fsm.config import Config
 
 from . import scenarios
@@ -74,8 +75,13 @@ class World:
         self._pending = list(s["injections"])      # (trigger, fault, kwargs) from the scenario
         self._state = None                         # the board's state name, as last reported
         self._state_since = 0
+        self._visits = {}                          # state name -> how often the board entered it
+        self.last_injection_ms = None              # when the last scheduled fault was applied
         self._last_grip_pulse = None
         self.resets = []                           # ControllerReset, in order
+        self._reset_due = None                     # (t_ms, why, down_ms): a reset at the end of a sag
+        self._pulses = None                        # the pulses the board drives now
+        self._estop = None                         # e-stop press: what the board drove then
         self.truth = None                          # the last truth sampled, and when
         self.truth_ms = -1
         self.on_sample = None                      # callable(t_ms, truth) after each sample
@@ -101,6 +107,9 @@ class World:
         if pulses is not None:
             self.plant.set_pulses(pulses)
             self._watch_release(pulses[GRIPPER])
+            self._pulses = list(pulses)
+            if self._estop is not None:
+                self._watch_estop(pulses)
         return self.advance(advance_ms, state)
 
     def advance(self, advance_ms, state=None):
@@ -119,23 +128,38 @@ class World:
         if state != self._state:
             self._state = state
             self._state_since = self.plant.now_ms
+            if state is not None:
+                self._visits[state] = self._visits.get(state, 0) + 1
 
     def limp(self, down_ms, period_ms):
         """The controller is in reset: no PWM for down_ms, time moving on one period at a time
         (the judge keeps sampling; time-triggered injections still fire)."""
         self._state = None
         self.plant.set_pulses([0] * N_SERVOS)
+        self._pulses = [0] * N_SERVOS
         self._last_grip_pulse = 0
         end = self.plant.now_ms + down_ms
         while self.plant.now_ms < end:
             self.advance(min(period_ms, end - self.plant.now_ms))
+        self.judge.note_restart(self.plant.now_ms)     # the controller boots again now
 
     def inject(self, fault, **kw):
         """Apply a fault now (tests, the board supervisor); a brownout also resets the controller
         (returned)."""
         self.plant.inject(fault, **kw)
         if fault == "brownout":
-            return self._controller_reset("brownout", int(kw.get("duration_ms", 100)) + BOOT_MS)
+            down = int(kw.get("duration_ms", 100)) + BOOT_MS
+            sag = int(kw.get("sag_ms", 0))
+            if sag <= 0:
+                return self._controller_reset("brownout", down)
+            # The controller (on the shared rail) resets when the sag reaches the bottom.
+            self._reset_due = (self.plant.now_ms + sag, "brownout", down)
+            return None
+        if fault == "estop" and kw.get("on", True) and self._estop is None:
+            p = self._pulses
+            self._estop = {"t_ms": self.plant.now_ms, "pulses": None if p is None else list(p),
+                           "jaw_cmd_moved_um": 0, "arm_cmd_moved_us": 0}
+            self.judge.estop = self._estop
         return None
 
     def power_cut(self):
@@ -148,7 +172,15 @@ class World:
         self._state = None
         return r
 
+    def pending(self):
+        """Injections (or a sag's reset) not applied yet."""
+        return bool(self._pending) or self._reset_due is not None
+
     def _apply_injections(self):
+        if self._reset_due is not None and self.plant.now_ms >= self._reset_due[0]:
+            _, why, down = self._reset_due
+            self._reset_due = None
+            return self._controller_reset(why, down)
         if not self._pending:
             return None
         t = self.plant.now_ms
@@ -158,9 +190,12 @@ class World:
             if trigger[0] == "at":
                 fire = t >= trigger[1]
             else:
-                fire = self._state == trigger[1] and t - self._state_since >= trigger[2]
+                # ("state", NAME, ms into it[, which visit of NAME, 1 = the first])
+                fire = (self._state == trigger[1] and t - self._state_since >= trigger[2]
+                        and (len(trigger) < 4 or self._visits.get(trigger[1]) == trigger[3]))
             if fire:
                 self._pending.remove(item)
+                self.last_injection_ms = t
                 r = self.inject(fault, **kw)
                 reset = reset or r
         return reset
@@ -182,6 +217,23 @@ class World:
     def read_inputs(self):
         """Every sensor reading a board's pins see, in one call (plant.read_inputs)."""
         return self.plant.read_inputs()
+
+    def _watch_estop(self, pulses):
+        # After an e-stop press: how far the board's commands moved from what it drove at the
+        # press (the jaw as an opening through the plant's own calibration; the arm in us).
+        e = self._estop
+        at = e["pulses"]
+        if at is None:
+            e["pulses"] = at = list(pulses)
+        if pulses[GRIPPER] and at[GRIPPER]:
+            cal = self.plant.servos.cals[GRIPPER]
+            jaw = (servo_cal.servo_mdeg_from_pulse(cal, pulses[GRIPPER])
+                   - servo_cal.servo_mdeg_from_pulse(cal, at[GRIPPER])) // servo_cal.JAW_MDEG_PER_UM
+            if abs(jaw) > e["jaw_cmd_moved_um"]:
+                e["jaw_cmd_moved_um"] = abs(jaw)
+        for i in range(GRIPPER):
+            if pulses[i] and at[i] and abs(pulses[i] - at[i]) > e["arm_cmd_moved_us"]:
+                e["arm_cmd_moved_us"] = abs(pulses[i] - at[i])
 
     def _watch_release(self, grip_pulse):
         # The moment the machine opens the jaw to place: the gripper's pulse widening while the

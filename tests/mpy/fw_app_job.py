@@ -30,7 +30,7 @@ def on_tick(h):
     if not state["sent"] and h.ticks > 40:
         h.send(link.job(7, fake_scenarios.PICK, fake_scenarios.PLACE, 25000))
         state["sent"] = 1
-    if state["sent"] and state["done_at"] < 0 and a.ev_sent > 0 and not a.busy() and not a.cycle_end:
+    if state["sent"] and state["done_at"] < 0 and a.ev_sent > 0 and not a.busy() and (not a.cycle_open or a.pose_saved):
         state["done_at"] = h.now
     if state["done_at"] >= 0 and h.ticks_diff(h.now, state["done_at"]) >= tail_ms:
         raise StopRun()

@@ -55,6 +55,13 @@ check(r is not None and r[1] == link.OK and len(r) == 10, "STATUS %s" % (r,))
 check(before and before[-1][0] == link.T_TELEMETRY, "STATUS sends a TELEMETRY first")
 
 # ---- config ----
+# Persisting writes flash: refused until the arm has been still for flash_settle_ms since boot.
+settle = a.settings.board["flash_settle_ms"]
+check(not a.settled(), "not settled %d ms after boot" % (hal.ticks_diff(hal.now, a.still_since),))
+r, _ = ask(link.T_CONFIG_SET, 40, ("grasp_dwell_ms", 400), ticks=2)
+check(r == (40, link.E_BUSY), "SET before the arm settled: busy %s" % (r,))
+run(settle // 2 + 2)
+check(a.settled(), "settled after %d ms still" % settle)
 r, _ = ask(link.T_CONFIG_GET, 3, ("grasp_dwell_ms",))
 check(r == (3, link.OK, "grasp_dwell_ms", 350), "GET grasp_dwell_ms %s" % (r,))
 r, _ = ask(link.T_CONFIG_GET, 4, ("pin_servo0",))

@@ -1,6 +1,8 @@
 # Stateful property test: hypothesis drives the machine with arbitrary sensor readings, arrival
 # timings, clock jumps starting just below the 2**30 tick wrap, e-stops, aborts and clears, and
-# checks the safety invariants after every single step against an independent reference.
+# checks the safety invariants after every single step against an independent reference. The jaw
+# setpoint follows the machine's jaw command at a bounded (and sometimes zero) slew, as the motion
+# layer's does, and reports itself back the way motion.py does (inputs jaw_done, jaw_setpoint_um).
 import os
 
 from hypothesis import settings, strategies as st
@@ -8,7 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from surepick.shared_fsm import codes
 from surepick.shared_fsm.config import Config, state_bound_ms
-from surepick.shared_fsm.machine import Machine, Job
+from surepick.shared_fsm.machine import Machine, Job, E_HOLDING, OK as M_OK
 from surepick.shared_fsm.states import IDLE, APPROACH, DESCEND, GRASP, VERIFY, LIFT, TRANSFER, PLACE, RECOVER
 from surepick.shared_fsm.ticks import ticks_add, ticks_diff, TICKS_MAX
 
@@ -34,6 +36,9 @@ class FsmRules(RuleBasedStateMachine):
         self.verified_this_attempt = False
         self.attempt_seen = 0
         self.max_dt = 0
+        self.slew_um = 160            # the reference jaw slew per step (0: a stuck jaw)
+        self.m.inp.jaw_setpoint_um = 30000
+        self.m.out.jaw_um = 30000
 
     @initialize(start=st.integers(TICKS_MAX - 20000, TICKS_MAX), with_job=st.booleans())
     def init_clock(self, start, with_job=True):
@@ -88,9 +93,9 @@ class FsmRules(RuleBasedStateMachine):
     def arrive(self):
         self.m.inp.arrived_seq = self.m.out.move_seq
 
-    @rule(done=st.booleans())
-    def jaw_done(self, done):
-        self.m.inp.jaw_done = int(done)
+    @rule(slew=st.sampled_from([0, 40, 160, 2000, 50000]))
+    def jaw_slew(self, slew):
+        self.slew_um = slew
 
     @rule(on=st.booleans())
     def estop(self, on):
@@ -98,7 +103,20 @@ class FsmRules(RuleBasedStateMachine):
 
     @rule()
     def start_job(self):
-        self.m.start_job(Job(PICK, PLACE_POSE, WIDTH))
+        m = self.m
+        holding, idle = m.holding, not m.busy() and not m.fault
+        r = m.start_job(Job(PICK, PLACE_POSE, WIDTH))
+        if holding and idle:
+            # a new approach would open the jaw wherever the arm stands: refused
+            assert r == E_HOLDING
+        if r == M_OK:
+            assert not holding
+
+    @rule(open_um=st.integers(0, 45000))
+    def operator_release(self, open_um):
+        m = self.m
+        if m.release(open_um) == M_OK:
+            assert m.out.jaw_um == open_um and not m.holding
 
     @rule()
     def clear_fault(self):
@@ -139,7 +157,7 @@ class FsmRules(RuleBasedStateMachine):
             else:
                 self.empty_open_readings()
             self.arrive()
-            self.m.inp.jaw_done = 1
+            self.slew_um = 50000
             self._step(20)
 
     # ---- one step and its per-step checks ----
@@ -152,10 +170,26 @@ class FsmRules(RuleBasedStateMachine):
         before_jaw = m.out.jaw_um
         before_seq = m.out.move_seq
         before_fault = m.fault
+        before_latched = m.estop_latched
+        before_holding = m.holding
+        setpoint = m.inp.jaw_setpoint_um
         estop = m.inp.estop
         ref_mask = self._reference_mask()
+        jaw_read = (m.inp.pot_counts - self.cfg.pot_closed_counts) * 1000 // self.cfg.pot_counts_per_mm
         m.step(self.now)                                   # must never raise
         new = self._drain()
+        faults = [e for e in new if e[2] == codes.K_FAULT]
+        if faults:
+            # every fault freezes the jaw setpoint where it is in this very step (a closing jaw
+            # stops, a verified grip stays at its holding squeeze); CRUSH then backs the squeeze
+            # off to where the pot says the jaw stopped
+            if faults[-1][5] == codes.F_CRUSH:
+                assert m.out.jaw_um == max(jaw_read, 0)
+            else:
+                assert m.out.jaw_um == setpoint, "a fault must freeze the jaw where its setpoint is"
+            assert m.out.hold == 1        # (a move started earlier in the step is frozen by it)
+        if before_holding and m.fault:
+            assert m.holding, "a fault must not let go of a verified part"
         entered_verify = any(e[4] == VERIFY and e[2] == codes.K_TRANSITION for e in new)
         if before_state == VERIFY:
             self.verify_masks.append(ref_mask)
@@ -166,7 +200,10 @@ class FsmRules(RuleBasedStateMachine):
             assert m.out.hold == 1
             assert m.fault == codes.F_ESTOP
             assert m.state == IDLE
-            assert m.out.jaw_um == before_jaw, "e-stop must keep the grip"
+            if not before_latched:
+                assert m.out.jaw_um == setpoint, "e-stop must freeze the jaw setpoint where it is"
+            else:
+                assert m.out.jaw_um == before_jaw, "a latched e-stop must not move the jaw"
             assert m.out.move_seq == before_seq, "e-stop must not start a move"
         if m.state == LIFT and before_state != LIFT:
             # never LIFT without a passing verification in this attempt: the last
@@ -188,6 +225,19 @@ class FsmRules(RuleBasedStateMachine):
             assert m.out.jaw_um > m.grip_jaw_um, "PLACE retreated before opening"
         if before_fault and m.fault == before_fault:
             assert m.out.hold == 1
+        if m.holding:
+            # a verified part is never let go of except over the place pose (PLACE clears it)
+            assert m.out.jaw_um <= m.grip_jaw_um, "jaw commanded open while holding a verified part"
+        self._slew(self.slew_um)
+
+    def _slew(self, step_um):
+        # The motion layer's jaw: the setpoint moves towards the command by at most step_um
+        # per step, then reports where it is and whether it got there.
+        inp, out = self.m.inp, self.m.out
+        d = out.jaw_um - inp.jaw_setpoint_um
+        d = max(-step_um, min(step_um, d))
+        inp.jaw_setpoint_um += d
+        inp.jaw_done = 1 if inp.jaw_setpoint_um == out.jaw_um else 0
 
     def _reference_mask(self):
         # Independent re-statement of the four grasp checks for the current readings.

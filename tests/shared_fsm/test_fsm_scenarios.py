@@ -152,6 +152,13 @@ def test_estop_latches_and_blocks_jobs_until_cleared():
     assert m.clear_fault() == 5       # e-stop still pressed
     m.inp.estop = 0
     assert m.clear_fault() == 0 and m.fault == 0 and m.out.hold == 0
+    # The e-stop came in LIFT: the verified part is still between the fingers, and a new job
+    # would open the jaw over wherever the arm stands. Only an explicit release lets a job start.
+    assert m.holding and m.start_job(_job()) == 6          # E_HOLDING
+    held_jaw = m.out.jaw_um
+    assert held_jaw < 25000
+    assert m.release(40000) == 0 and m.out.jaw_um == 40000 and not m.holding
+    assert m.events.get(m.events.last_seq())[5] == codes.R_RELEASED
     assert m.start_job(_job()) == 0
 
 

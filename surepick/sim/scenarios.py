@@ -148,7 +148,7 @@ def _customise(name, s, values, rng):
         if after < 0:
             after = rng.uniform(*LIFT_MS)  # from the seed: mostly with the part in the air
         s["injections"].append((("state", "LIFT", int(after) // 2 * 2), "brownout",
-                                {"duration_ms": int(values["duration_ms"]), "sag_ms": int(sag)}))
+                                {"duration_ms": int(values["duration_ms"]), "sag_ms": int(sag) // 2 * 2}))
 
 
 SCENARIOS = {}

@@ -31,24 +31,34 @@ def test_same_scenario_and_seed_give_identical_event_frames(tmp_path):
     assert a[-1][4] == states.IDLE and a[-1][5] == codes.R_PLACED, _transitions(a)
 
 
-def test_brownout_mid_lift_resets_the_controller_which_boots_into_interrupted(tmp_path):
+def test_brownout_mid_lift_sags_the_rail_then_resets_the_controller_which_boots_into_interrupted(tmp_path):
     flash = tmp_path / "flash"
-    events, ps, frames, _, boots = run_scenario(flash, "brownout_mid_lift", 1, tail_ms=200)
+    # the cycle ends at RAIL_LOW; the tail covers the sag, the time down and the boot
+    events, ps, frames, _, boots = run_scenario(flash, "brownout_mid_lift", 1, tail_ms=1500)
     lift = [e for e in events if e[4] == states.LIFT]
     assert len(lift) == 1, _transitions(events)
-    # The state trigger ("150 ms into LIFT") fires from the state the firmware reported: the
-    # plant notes LIFT at the exchange after the transition tick, as sim.runner notes it.
+    (trigger, fault, kw), = ps.setup["injections"]
+    assert trigger[:2] == ("state", "LIFT") and fault == "brownout"
+    # The state trigger ("N ms into LIFT", N from the seed) fires from the state the firmware
+    # reported: the plant notes LIFT at the exchange after the transition tick, as the
+    # in-process engine notes it. The rail sags from there; the reset comes at its bottom.
+    t_sag = lift[0][1] + 2 + trigger[2]
     t_cut, why = ps.resets[0]
-    assert why == "brownout" and t_cut == lift[0][1] + 2 + 150, ps.resets
+    assert why == "brownout" and t_cut == t_sag + kw["sag_ms"], (ps.resets, trigger, kw)
+    # RAIL_LOW latched during the sag, before the reset (the controller ran and saw the rail)
+    low = [e for e in events if e[2] == codes.K_FAULT and e[5] == codes.F_RAIL_LOW]
+    assert len(low) == 1 and t_sag < low[0][1] < t_cut, (_transitions(events), t_sag, t_cut)
     assert boots == 2
     hellos = [f.fields for f in frames if f.ftype == link.T_HELLO]
     assert len(hellos) == 2 and hellos[1][3] == 1 and hellos[1][4] == 2   # power-on, boot 2 (flash kept)
     last = events[-1]
     assert last[2] == codes.K_FAULT and last[5] == codes.F_INTERRUPTED, _transitions(events)
-    # Down for the brownout (300 ms) + the controller's restart (sim.runner.BOOT_MS), then the
+    # Down for the brownout (300 ms) + the controller's restart (sim.world.BOOT_MS), then the
     # firmware's boot senses its inputs for 62 ms before it decides.
     assert last[1] == t_cut + 300 + 250 + 62
     assert (flash / "job.json").exists()   # the interrupted cycle's marker survived the cut
+    # after the restart: the arm servos unpowered (PWM 0 on all four), nothing moved
+    assert ps.plant.servos.pulses[:4] == [0, 0, 0, 0]
 
 
 def test_power_cut_at_a_virtual_time(tmp_path):

@@ -59,6 +59,13 @@ def test_boot_recovery(tmp_path):
     assert res["rescue_arm_pulse_step_us"] <= 3     # the rescue moves gently (a few us per 2 ms tick)
 
 
+def test_stall_and_rail_watches_and_the_flash_settle_rule(tmp_path):
+    res, text = run("fw_watches.py", tmp_path)
+    assert res["fails"] == 0, text
+    assert 0 <= res["stall_detect_lag_ms"] <= 20       # the current filter's lag, no more
+    assert res["first_write_after_fault_ms"] >= 300     # flash_settle_ms after the arm stopped
+
+
 def test_link_requests_config_calibration_and_garbage(tmp_path):
     res, _ = run("fw_link.py", tmp_path)
     assert res["fails"] == 0

@@ -50,6 +50,10 @@ def test_job_over_the_link_places_the_part_in_the_bin(tmp_path):
             assert last[4] >= 1                     # cycles_ok, persisted counter
             assert last[14] == 2000                 # loop period in virtual time: exactly 2 ms
             assert last[15] > 0                     # worst step measured (real CPU time)
+            # the rest pose and the marker: written once the arm has been still flash_settle_ms
+            deadline = time.monotonic() + 30
+            while not (tmp_path / "rest.json").exists() and time.monotonic() < deadline:
+                con.pump(0.05)
             print("\ntrace:", trace, "judge:", verdict[1])
             print("virtual ms %d, wall %.1f s, exchanges %d, telemetry frames %d, last %s"
                   % (ps.now_ms, time.monotonic() - t0, ps.exchanges, len(tel), last))

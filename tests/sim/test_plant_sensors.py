@@ -124,7 +124,7 @@ def test_debris_on_the_receiver_blocks_the_beam_of_an_empty_jaw():
     assert clean.read_pin(15) == 1
 
 
-def test_brownout_makes_the_servos_limp_then_they_recover():
+def test_brownout_makes_the_servos_limp_their_gears_hold_then_they_recover():
     plant = Plant(part=None, seed=0)
     plant.advance(300)
     z0 = plant.truth()["jaw_centre_mm"][2]
@@ -133,24 +133,60 @@ def test_brownout_makes_the_servos_limp_then_they_recover():
     plant.advance(200)
     t = plant.truth()
     assert not any(t["servos_powered"])
-    assert t["jaw_centre_mm"][2] < z0 - 10.0  # the arm sagged under gravity while limp
+    assert all(f == 0.0 for f in plant.d.actuator_force)      # no torque at all
+    # the gear trains hold the arm (gravity on the shoulder is below its back-drive torque)
+    assert t["jaw_centre_mm"][2] == pytest.approx(z0, abs=1.0)
     plant.advance(800)
     t = plant.truth()
     assert all(t["servos_powered"])
     assert t["jaw_centre_mm"][2] == pytest.approx(z0, abs=3.0)  # back to the commanded pose
 
 
-def test_pwm_off_makes_one_servo_limp():
+def test_brownout_sags_the_rail_over_its_sag_time():
+    plant = Plant(part=None, seed=0)
+    plant.advance(300)
+    nominal = plant.rail_mv()
+    plant.inject("brownout", duration_ms=200, sag_ms=40)
+    plant.advance(20)
+    half = plant.rail_mv()
+    plant.advance(20)
+    low = plant.params.rail.brownout_mv
+    assert plant.rail_mv() == pytest.approx(low)
+    assert half == pytest.approx((nominal + low) / 2.0, abs=150.0)   # linear, load aside
+    plant.advance(200)
+    assert plant.rail_mv() > plant.params.rail.reset_mv
+
+
+def _shoulder(plant):
+    import mujoco
+    return plant.m.jnt_dofadr[plant.m.joint("shoulder").id], mujoco
+
+
+def test_an_unpowered_servo_holds_by_gear_friction_and_back_drives_above_it():
+    # PWM off on the shoulder: no torque; gravity (about 0.19 N*m here) is below the MG996R's
+    # back-drive torque, so the joint stays; a push above it turns the joint, a push below does not.
     plant = Plant(part=None, seed=0)
     plant.advance(200)
-    q_before = plant.joint_angles_mdeg()
     pulses = list(plant.servos.pulses)
-    pulses[1] = 0  # shoulder PWM off
+    pulses[1] = 0
     plant.set_pulses(pulses)
-    plant.advance(500)
-    q_after = plant.joint_angles_mdeg()
-    assert q_after[1] < q_before[1] - 20000  # the shoulder fell
+    plant.advance(100)
     assert plant.truth()["servos_powered"] == [True, False, True, True, True]
+    assert plant.d.actuator_force[1] == 0.0
+    dof, _ = _shoulder(plant)
+    friction = plant.params.servos[1].backdrive_torque_nm
+    q0 = plant.joint_angles_mdeg()[1]
+    plant.advance(2000)
+    assert abs(plant.joint_angles_mdeg()[1] - q0) < 300        # held: < 0.3 deg in 2 s
+    plant.d.qfrc_applied[dof] = 0.5 * friction                 # a push below the friction
+    plant.advance(500)
+    assert abs(plant.joint_angles_mdeg()[1] - q0) < 500
+    plant.d.qfrc_applied[dof] = 2.0 * friction                 # above it: back-driven
+    plant.advance(500)
+    assert plant.joint_angles_mdeg()[1] - q0 > 10000           # turned more than 10 deg
+    plant.d.qfrc_applied[dof] = 0.0
+    powered = Plant(part=None, seed=0)
+    assert powered.m.dof_frictionloss[dof] == 0.0             # powered: friction is in the fit
 
 
 def test_push_part_moves_it_with_a_force_not_a_teleport():

@@ -1,6 +1,7 @@
-# `surepick job start|abort|clear|status`: drive a board's pick-and-place from the host over the
-# link (JOB, ABORT, CLEAR_FAULT, STATUS in docs/protocol.md). `start --wait` follows the board's
-# EVENT frames until the cycle ends and exits 0 only when the machine reports PLACED.
+# `surepick job start|abort|clear|rescue|status`: drive a board's pick-and-place from the host over
+# the link (JOB, ABORT, CLEAR_FAULT, RESCUE, STATUS in docs/protocol.md). `start --wait` follows
+# the board's EVENT frames until the cycle ends and exits 0 only when the machine reports PLACED;
+# `rescue --wait` until the rescue has placed the part, rested the arm or released the part.
 import time
 
 from surepick.cli import exitcodes
@@ -30,8 +31,36 @@ def add_arguments(p):
                        ("clear", "clear a latched fault (refused while the e-stop is pressed)"),
                        ("status", "print the board's state and counters")):
         sub.add_parser(name, help=text, description=text)
+    r = sub.add_parser("rescue", help="take the arm back after a fault or a reset: place a held part, "
+                       "bring the arm to rest, or release the part", description=RESCUE_HELP)
+    what = r.add_mutually_exclusive_group(required=True)
+    what.add_argument("--place", action="store_const", dest="action", const="place",
+                      help="carry the held part to the job's place pose gently, release it there, retreat")
+    what.add_argument("--rest", action="store_const", dest="action", const="rest",
+                      help="bring the arm gently to rest above the place pose (a held part stays held)")
+    what.add_argument("--release", action="store_const", dest="action", const="release",
+                      help="open the jaw where it is: drops a held part here (only when that is safe)")
+    where = r.add_mutually_exclusive_group()
+    where.add_argument("--arm-near", choices=("pick", "place", "rest"),
+                       help="after a reset the arm is unpowered and the board cannot know where it "
+                            "stands: it stands at (or just above) the job's pick or place pose, or "
+                            "where the board last stored it at rest")
+    where.add_argument("--arm-at", type=_pose, metavar="X,Y,Z[,PITCH]",
+                       help="... or the jaw centre as you measured it, mm (pitch deg, default -90)")
+    r.add_argument("--wait", action="store_true", help="follow the rescue's events until it ends")
+    r.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                   help="with --wait: give up after S seconds (default 120)")
     for sp in sub.choices.values():
         add_port_argument(sp)
+
+
+RESCUE_HELP = (
+    "Take the arm back after a fault or an unexpected reset. After a reset mid-job the board "
+    "leaves the arm servos unpowered (their gear trains hold the arm) and holds the gripper where "
+    "its pot says: nothing moves until you act. Its arm has no joint feedback, so say where the arm "
+    "stands (--arm-near or --arm-at): each servo is powered there and jumps, at its own full speed, "
+    "by however far the arm really is from that pose; after that every move is gentle. Without a "
+    "reset the board knows its pose: give neither.")
 
 
 def _pose(text):
@@ -54,10 +83,12 @@ def run(args):
     from surepick.host.link.client import LinkClient
     verb = getattr(args, "job_verb", None)
     if verb is None:
-        raise CommandError("say what to do: start, abort, clear or status")
+        raise CommandError("say what to do: start, abort, clear, rescue or status")
     with LinkClient(board_port(args)) as c:
         if verb == "start":
             return _start(c, args, link, codes, states)
+        if verb == "rescue":
+            return _rescue(c, args, link, codes)
         if verb == "status":
             r = c.request(link.T_STATUS, (), 3.0, collect=(link.T_TELEMETRY,))
             if not r.frames:
@@ -119,3 +150,57 @@ def _start(c, args, link, codes, states):
         f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
         events = [f] if f is not None else []
     raise CommandError("no end of cycle within %.0f s" % args.timeout, exitcodes.FAILED)
+
+
+_ACTIONS = {"place": 0, "rest": 1, "release": 2}      # link.RESCUE_*
+_NEAR = {"pick": 1, "place": 2, "rest": 3}             # link.NEAR_*
+_REFUSALS = {
+    "arm_unpowered": "the arm is unpowered after a reset and the board cannot know where it stands: "
+                     "say so with --arm-near pick|place|rest or --arm-at X,Y,Z (see --help)",
+    "arm_powered": "the arm is powered and the board knows where it stands: leave out --arm-near/--arm-at",
+    "not_holding": "no part is held: nothing to place (use --rest)",
+    "no_job": "the board knows no job (no place pose): use --arm-at, --rest or --release",
+    "estop": "the e-stop is pressed: release it first",
+    "gripper_off": "the gripper is unpowered and its pot gives no reading: it cannot be moved safely",
+    "hil": "the board is in hardware-in-the-loop mode",
+}
+
+
+def _rescue(c, args, link, codes):
+    fields = [_ACTIONS[args.action], 0]
+    if args.arm_near is not None:
+        fields[1] = _NEAR[args.arm_near]
+    elif args.arm_at is not None:
+        fields[1] = link.NEAR_GIVEN
+        p = args.arm_at
+        fields += [int(round(v * 1000)) for v in p[:3]] + [int(round(p[3] * 1000))]
+    if link.check(link.T_RESCUE, [1] + fields) != link.OK:
+        raise CommandError("--arm-at is outside what the link carries (within 1 m)")
+    r = c.request(link.T_RESCUE, fields, 3.0, collect=(link.T_EVENT,))
+    if not r.ok:
+        why = r.payload[0] if r.payload else ""
+        raise CommandError("refused: %s" % _REFUSALS.get(why, "%s %s" % (r.code_name, why)), exitcodes.FAILED)
+    print("rescue accepted")
+    if not args.wait:
+        return exitcodes.OK
+    ends = {codes.R_PLACED: "placed", codes.R_RESTED: "rested", codes.R_RELEASED: "released"}
+    seen = []
+    events = list(r.frames)
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        for f in events:
+            e = f.fields
+            if e[0] in seen:
+                continue
+            seen.append(e[0])
+            kind = codes.KIND_NAMES[e[2]] if e[2] < len(codes.KIND_NAMES) else str(e[2])
+            print("  t=%d %s %s" % (e[1], kind, codes.name(e[5])))
+            if e[2] == codes.K_FAULT:
+                print("rescue ended: fault %s" % codes.name(e[5]))
+                return exitcodes.FAILED
+            if e[2] == codes.K_NOTE and e[5] in ends:
+                print("rescue ended: %s" % ends[e[5]])
+                return exitcodes.OK
+        f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
+        events = [f] if f is not None else []
+    raise CommandError("the rescue did not end within %.0f s" % args.timeout, exitcodes.FAILED)

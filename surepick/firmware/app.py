@@ -353,8 +353,7 @@ class App(Controller):
             self._reply(rid, link.E_STATE)
 
     def _clear_fault(self, rid):
-        self.estop.reset()
-        self.m.inp.estop = self.estop.latched
+        self.release_estop()
         if not self.m.fault:
             self._reply(rid, link.E_STATE, ("no_fault",))
             return

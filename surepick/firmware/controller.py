@@ -382,6 +382,12 @@ class Controller:
 
     # ---- the operator's rescue (link RESCUE) ----
 
+    def release_estop(self):
+        # The e-stop's latch lets go only when asked (a clear, a rescue) and only once its
+        # contact has read closed for estop_reset_reads.
+        self.estop.reset()
+        self.m.inp.estop = self.estop.latched
+
     def known_job(self):
         # (pick, place, width_um, attempts) of the last job: the machine's, or the marker's
         # after a reset; None when neither is known.
@@ -400,6 +406,7 @@ class Controller:
             return link.E_BAD_VALUE, ("action",)
         if near < 0 or near > link.NEAR_GIVEN or (near == link.NEAR_GIVEN) != (pose is not None):
             return link.E_BAD_VALUE, ("near",)
+        self.release_estop()
         if m.inp.estop:
             return link.E_STATE, ("estop",)
         if self.rescue_op is not None or self.cal is not None or m.busy() or self.job_waiting is not None:

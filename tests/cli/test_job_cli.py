@@ -76,6 +76,29 @@ def test_abort_latches_and_clear_releases(board):
     assert "fault none" in _job(["status", "--port", board]).stdout
 
 
+@pytest.mark.parametrize("board", ["brownout_mid_lift"], indirect=True)
+def test_rescue_after_a_reset_mid_lift(board):
+    # The rail sags in LIFT (RAIL_LOW), the board resets and boots into INTERRUPTED with its arm
+    # unpowered and the part held: nothing moves until the operator's rescue says where the arm is.
+    r = _job(["start", "--port", board, "--wait"])
+    assert r.returncode == 1 and "cycle ended: fault RAIL_LOW in LIFT" in r.stdout, r.stdout + r.stderr
+    status = ""
+    deadline = time.time() + 60
+    while "fault INTERRUPTED" not in status and time.time() < deadline:
+        time.sleep(0.5)
+        status = _job(["status", "--port", board]).stdout
+    assert "fault INTERRUPTED" in status, status
+    r = _job(["start", "--port", board])
+    assert r.returncode == 1 and "refused" in r.stderr
+    r = _job(["rescue", "--place", "--port", board])
+    assert r.returncode == 1 and "--arm-near" in r.stderr and "cannot know where it stands" in r.stderr, r.stderr
+    r = _job(["rescue", "--place", "--arm-near", "pick", "--wait", "--port", board])
+    assert r.returncode == 0 and r.stdout.strip().endswith("rescue ended: placed"), r.stdout + r.stderr
+    assert "fault none" in _job(["status", "--port", board]).stdout
+    r = _job(["rescue", "--place", "--port", board])
+    assert r.returncode == 1 and "no part is held" in r.stderr, r.stderr
+
+
 def test_bad_pose_is_a_usage_error(board):
     r = _job(["start", "--port", board, "--pick", "1,2"])
     assert r.returncode == 2 and "X,Y,Z" in r.stderr

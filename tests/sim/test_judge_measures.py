@@ -1,0 +1,31 @@
+# What the judge measures about the arm, against hand-made truth samples (the expected figures
+# are worked out here, not taken from a run): stall stretches, and after a controller restart
+# how far the part moved and how fast a joint turned.
+from surepick.sim.judge import Judge, RESTART_WINDOW_MS
+
+
+def _truth(q=(0.0, 90.0, -90.0, -90.0), speeds=(0.0, 0.0, 0.0, 0.0), part=(160.0, -60.0, 15.0), stall=None):
+    return {"part_pos_mm": list(part), "finger_contact": False, "support_contact": True, "in_bin": False,
+            "part_speed_mps": 0.0, "joint_angles_deg": list(q), "joint_speeds_dps": list(speeds),
+            "servos_at_stall": stall or [False] * 5}
+
+
+def test_longest_stall_is_the_longest_unbroken_stretch_per_servo():
+    j = Judge(60.0)
+    pattern = [0, 1, 1, 1, 0, 1, 1, 0, 0]          # the gripper at stall, 20 ms apart
+    for k, s in enumerate(pattern):
+        j.sample(k * 20, _truth(stall=[False, False, False, False, bool(s)]))
+    assert j.longest_stall_ms == [0, 0, 0, 0, 40]   # samples 1..3: 20 ms to 60 ms
+
+
+def test_restart_window_measures_part_travel_and_joint_speed_for_five_seconds():
+    j = Judge(60.0)
+    j.sample(0, _truth())
+    j.note_restart(100)
+    j.sample(120, _truth(part=(160.0, -60.0, 12.0)))                       # 3 mm down
+    j.sample(140, _truth(q=(0.0, 90.2, -90.0, -90.0), part=(164.0, -60.0, 15.0)))  # 0.2 deg in 20 ms
+    j.sample(100 + RESTART_WINDOW_MS + 20, _truth(q=(0.0, 120.0, -90.0, -90.0), part=(0.0, 0.0, 0.0)))
+    w = j.verdict()[2]["restarts"][0]
+    assert w["part_moved_mm"] == 4.0                 # the farthest sample inside the window
+    assert abs(w["max_joint_speed_dps"] - 10.0) < 1e-6   # 0.2 deg / 0.02 s
+    assert w["window_ms"] == 40                      # the sample after the window is not in it

@@ -2,10 +2,14 @@
 # arrivals go in tick by tick (same config, same job, same times), and everything the replay
 # decides is checked against what the record says the machine decided. A host-sim run replays
 # exactly; a field recording replays to the first point where the desk copy and the board part.
+# The jaw setpoint the machine reads (where a fault freezes the jaw) is the motion layer's own
+# slew of the recorded commands; faults the controller latches from outside the machine (its
+# stall and rail watches) come from the recorded events, like the restarts do.
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job, Machine
+from surepick.shared_fsm.motion import Motion
 from surepick.shared_fsm.trace_text import event_line
 
 from surepick.records.runrecord import INPUT_COLUMNS, TICK_INDEX, RunRecordError
@@ -17,6 +21,9 @@ _IN = [TICK_INDEX[c] for c in INPUT_COLUMNS]
 _DEC = [TICK_INDEX[c] for c in DECISION_COLUMNS]
 _T = TICK_INDEX["t_ms"]
 _LIFE = TICK_INDEX["life"]
+_JAW = TICK_INDEX["jaw_um"]
+# Faults the controller latches from outside Machine.step (firmware/controller.py watches).
+CONTROLLER_FAULTS = (codes.F_RAIL_LOW, codes.F_STALL)
 
 
 def decision(e):
@@ -68,16 +75,22 @@ def replay_cycle(record, cycle_meta, cfg=None):
     restarts = {r["life"]: r for r in cycle_meta.get("restarts") or []}
     job = cycle_meta["job"]
     m = _fresh_machine(cfg, cycle_meta.get("initial_jaw_um"))
+    jaw = _Jaw(cfg, m)
+    latches = {}                      # t_ms -> [fault codes the controller latched after that step]
+    for e in out.recorded:
+        if e[2] == codes.K_FAULT and e[5] in CONTROLLER_FAULTS:
+            latches.setdefault(e[1], []).append(e[5])
     job_at = job.get("t_ms")          # the job is given between ticks, before the step at this time
     pending = True
     life = 0
     seen = m.events.last_seq()
     span = None
-    for row in rows:
+    for k, row in enumerate(rows):
         if row[_LIFE] != life:
             seen = _drain(m, seen, out.events)
             life = row[_LIFE]
             m = _restart(cfg, m, restarts.get(life), row)
+            jaw = _Jaw(cfg, m)
             seen = _drain(m, m.events.next_seq - 1 - _latched(restarts.get(life)), out.events)
         if pending and (job_at is None or row[_T] >= job_at):
             pending = False
@@ -101,9 +114,32 @@ def replay_cycle(record, cycle_meta, cfg=None):
             out.spans.append(tuple(span))
             span = None
         out.ticks += 1
+        for code in latches.get(t, ()):
+            if not any(e[1] == t and e[5] == code for e in out.events):
+                m.latch_fault(code)
+                seen = _drain(m, seen, out.events)
+                if code == codes.F_STALL and k + 1 < len(rows):
+                    # the watch backed the jaw off (a controller command, not the machine's)
+                    jaw.set(rows[k + 1][_JAW])
+        jaw.tick(t)
     if span is not None:
         out.spans.append(tuple(span))
     return out
+
+
+class _Jaw:
+    # The jaw setpoint as the motion layer slews it after each step, reported back to the machine.
+    def __init__(self, cfg, m):
+        self.m = m
+        self.mo = Motion(cfg, (0, 0, 0, 0), m.out.jaw_um)   # from the boot, as the controller's
+        m.inp.jaw_setpoint_um = m.out.jaw_um
+
+    def set(self, jaw_um):
+        self.m.out.jaw_um = jaw_um
+        self.mo.jaw_um = jaw_um
+
+    def tick(self, t):
+        self.m.inp.jaw_setpoint_um = self.mo.jaw_only(t, self.m.out.jaw_um)
 
 
 def _fresh_machine(cfg, jaw_um):

@@ -53,7 +53,7 @@ def write_run_record(out_dir, report, cycles, traces, kind="host-sim"):
     for c in cycles:
         rows.append({k: c[k] for k in ("cycle", "seed", "job", "board_cal", "initial_jaw_um", "restarts",
                                        "fsm_outcome", "fsm_fault", "fault_state", "attempts", "judge_outcome",
-                                       "judge_reason", "sim_ms") if k in c})
+                                       "judge_reason", "judge", "sim_ms") if k in c})
         rows[-1]["outcome"] = "placed" if c["fsm_outcome"] == "placed" else (c["fsm_fault"] or c["fsm_outcome"])
     ticks = {c["cycle"]: t for c, (t, _) in zip(cycles, traces)}
     events = {c["cycle"]: e for c, (_, e) in zip(cycles, traces)}

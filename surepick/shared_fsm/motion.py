@@ -55,6 +55,13 @@ class Motion:
         inp.jaw_done = 1 if self.jaw_um == out.jaw_um else 0
         inp.jaw_setpoint_um = self.jaw_um
 
+    def jaw_only(self, now, target):
+        # The jaw's slew alone, exactly as tick() does it: for a replay that follows the jaw
+        # setpoint (where a fault freezes the jaw) without the planner. -> the new setpoint.
+        self._slew_jaw(now, target)
+        self.last_tick = now
+        return self.jaw_um
+
     def _slew_jaw(self, now, target):
         dt = ticks_diff(now, self.last_tick)
         if dt <= 0 or dt > 100:

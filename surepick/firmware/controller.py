@@ -12,7 +12,11 @@
 # current_stall_ms latches STALL and backs the jaw off to the holding squeeze where the pot says it
 # is (PWM off if the pot is broken, or if the stall outlasts the back-off); the servo rail below
 # rail_low_mv for rail_low_ms latches RAIL_LOW, which holds all motion like any fault (a sagging
-# rail is what comes before a brownout resets the servos and, on a shared rail, the board).
+# rail is what comes before a brownout resets the servos and, on a shared rail, the board). The
+# arm servos have no current sense: the rail is theirs. Still below rail_low_mv current_stall_ms
+# later, or rail_stall_sag_mv below its unloaded level (read at boot) for current_stall_ms while
+# the arm stands still, an arm servo is pushing at stall: the arm's PWM goes off (STALL; the gear
+# trains hold it) until a RESCUE, which may then start from the setpoints (the board knows them).
 #
 # Flash: the job marker (/job.json) and the rest pose (/rest.json) belong to the core, because
 # the next boot decides from them; they are written under `root`, only when `persist` is set (the
@@ -126,7 +130,10 @@ class Controller:
         self.boot_grip = -1
         self.marker = None        # what the boot found on /job.json (read_marker_at)
         self.rest_q = rec.HOME_JOINTS_MDEG   # the stored rest pose (joint setpoints, mdeg)
-        self.arm_off = 0          # arm servos unpowered after an interruption, until a RESCUE
+        self.arm_off = 0          # arm servos unpowered (an interruption, a stall), until a RESCUE
+        self.arm_pose_known = 0   # ... and the setpoints are where it stands (a stall, not a reset)
+        self.rail_idle_mv = 0     # the rail unloaded, read at boot before any PWM
+        self.sag_since = -1       # the rail sagged rail_stall_sag_mv below it, arm still, since
         self.job_waiting = None   # a started job: its marker waits for the arm to settle
         self.still_since = self.now_ms     # the arm has been at rest (jaw done, servos still) since
         self.stall_since = -1     # gripper current at stall since (-1: not at stall)
@@ -143,6 +150,7 @@ class Controller:
         self.stall_ms = b["current_stall_ms"]
         self.rail_low_mv = b["rail_low_mv"]
         self.rail_low_ms = b["rail_low_ms"]
+        self.rail_sag_mv = b["rail_stall_sag_mv"]
         self.settle_ms = b["flash_settle_ms"]
 
     def read_inputs(self):
@@ -165,6 +173,8 @@ class Controller:
             self.read_inputs()
             sw = sw + 1 if self.m.inp.switch_pressed else 0       # a level counts once steady
             beam = beam + 1 if self.m.inp.beam_broken else 0
+            if self.m.inp.rail_mv > self.rail_idle_mv:
+                self.rail_idle_mv = self.m.inp.rail_mv              # unloaded: no PWM yet
             hal.sleep_ms(period)
         inp = self.m.inp
         steady = cfg.debounce_reads
@@ -300,12 +310,20 @@ class Controller:
         self.still = 0
 
     def _watch_rail(self, now):
-        # RAIL_LOW holds all motion. A rail that stays low while everything holds is a servo
-        # drawing stall current (the arm servos have no current sense of their own: the rail is
-        # their only one): after current_stall_ms more, the arm's PWM goes off (STALL; the gear
-        # trains hold the arm) and only a RESCUE powers it again.
+        # RAIL_LOW holds all motion. A rail that stays low while everything holds, or sags far
+        # below its unloaded level while the arm stands still, is a servo drawing stall current
+        # (module comment): after current_stall_ms the arm's PWM goes off.
+        mv = self.rail.mv
+        sag = self.rail_sag_mv
+        if sag and self.still and not self.arm_off and self.rail_idle_mv - mv > sag:
+            if self.sag_since < 0:
+                self.sag_since = now
+            elif ms_diff(now, self.sag_since) >= self.stall_ms:
+                self._arm_stalled()
+        else:
+            self.sag_since = -1
         low = self.rail_low_mv
-        if self.rail.mv >= low or low == 0:
+        if mv >= low or low == 0:
             self.rail_since = -1
             self.rail_fired = 0
             return
@@ -319,12 +337,17 @@ class Controller:
                 self.m.latch_fault(F_RAIL_LOW)
         elif self.rail_fired == 1 and d >= self.rail_low_ms + self.stall_ms and not self.arm_off:
             self.rail_fired = 2
-            m = self.m
-            m.latch_fault(F_STALL)
-            for i in range(4):
-                self.servos[i].limp()
-            self.arm_off = 1
-            m.events.put(m, K_NOTE, IDLE, IDLE, R_UNPOWERED)
+            self._arm_stalled()
+
+    def _arm_stalled(self):
+        m = self.m
+        m.latch_fault(F_STALL)
+        for i in range(4):
+            self.servos[i].limp()
+        self.arm_off = 1
+        self.arm_pose_known = 1          # it stands (about) where its setpoints are
+        self.sag_since = -1
+        m.events.put(m, K_NOTE, IDLE, IDLE, R_UNPOWERED)
 
     def busy(self):
         # Anything moving the arm on purpose: flash writes and new jobs wait.
@@ -429,8 +452,10 @@ class Controller:
                 return link.E_STATE, ("no_job",)
         if self.arm_off:
             if near == link.NEAR_SETPOINT:
-                return link.E_STATE, ("arm_unpowered",)
-            if near == link.NEAR_REST:
+                if not self.arm_pose_known:
+                    return link.E_STATE, ("arm_unpowered",)
+                q = list(self.motion.joints)   # unpowered by a watch: it stands about there
+            elif near == link.NEAR_REST:
                 q = self.rest_q
             elif near != link.NEAR_GIVEN and job is None:
                 return link.E_STATE, ("no_job",)
@@ -480,6 +505,7 @@ class Controller:
         mo.active = 0
         mo.seq = self.m.out.move_seq
         self.arm_off = 0
+        self.arm_pose_known = 0
         self.still = 0
 
     def _engage_gripper(self):

@@ -84,6 +84,9 @@ BOARD_FIELDS = (
     # (about 3.8 V), below the deepest sag of normal work (two arm servos at stall: about 4.3 V).
     ("rail_low_mv", 4200, 0, 20000, 0),
     ("rail_low_ms", 2, 2, 1000, 0),           # ... for this long (a brownout follows within ms)
+    # the rail this far below its unloaded level (read at boot, PWM off) while the arm is still:
+    # an arm servo pushing at stall (they have no current sense of their own; 0 = no watch)
+    ("rail_stall_sag_mv", 600, 0, 5000, 0),
     ("flash_settle_ms", 300, 0, 5000, 0),     # no flash write until the arm has been still this long
     ("rail_divider_milli", 3000, 1000, 20000, 0),
     ("estop_reset_reads", 3, 1, 50, 0),       # e-stop released for this many reads before a reset

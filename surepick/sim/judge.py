@@ -21,10 +21,12 @@ class Judge:
         self.picked = False
         self.picked_ms = None
         self.dropped_at = None
+        self.earlier_drops = []  # drops the part was picked up again after (a failed attempt's)
         self.rest_since = None
         self.rest_ok_ms = 0
         self.last = None
         self.release_ms = None   # when the machine opened to place (set by the runner)
+        self._back_down = False  # a dropped part is back down (on its support) since
         self.stall_since = [None] * N_SERVOS
         self.longest_stall_ms = [0] * N_SERVOS
         self.restarts = []       # one dict per controller restart (note_restart)
@@ -92,6 +94,14 @@ class Judge:
         if not self.picked and rise > PICK_RISE_MM and truth["finger_contact"] and not truth["support_contact"]:
             self.picked = True
             self.picked_ms = t_ms
+        elif (self.dropped_at is not None and rise > PICK_RISE_MM and truth["finger_contact"]
+              and not truth["support_contact"] and self._back_down):
+            # A retry picked it up again after it fell back where it was: judge this pick. (A part
+            # lifted a little by a failed attempt and dropped back is not the cycle's drop.)
+            self.earlier_drops.append(self.dropped_at)
+            self.dropped_at = None
+            self.picked_ms = t_ms
+        self._back_down = self.dropped_at is not None and (rise < PICK_RISE_MM or truth["support_contact"])
         # a drop: picked, no finger contact any more, before the machine let go on purpose
         if (self.picked and self.dropped_at is None and not truth["finger_contact"]
                 and (self.release_ms is None or t_ms < self.release_ms)):
@@ -108,7 +118,7 @@ class Judge:
     def verdict(self):
         # (outcome, reason, details): outcome is "placed" only for a measured placement.
         d = {"picked": self.picked, "lifted_mm": round(self.max_rise, 1),
-             "dropped_at": self.dropped_at,
+             "dropped_at": self.dropped_at, "earlier_drops": list(self.earlier_drops),
              "final_part_pos_mm": None if self.last is None or self.last["part_pos_mm"] is None
              else [round(v, 1) for v in self.last["part_pos_mm"]],
              "rest_ms": self.rest_ok_ms,

@@ -29,3 +29,23 @@ def test_restart_window_measures_part_travel_and_joint_speed_for_five_seconds():
     assert w["part_moved_mm"] == 4.0                 # the farthest sample inside the window
     assert abs(w["max_joint_speed_dps"] - 10.0) < 1e-6   # 0.2 deg / 0.02 s
     assert w["window_ms"] == 40                      # the sample after the window is not in it
+
+
+def _held(z, fingers=True, support=False):
+    return {"part_pos_mm": [160.0, -60.0, z], "finger_contact": fingers, "support_contact": support,
+            "in_bin": False, "part_speed_mps": 0.0}
+
+
+def test_a_part_dropped_in_the_bin_area_from_a_height_is_a_drop_but_one_picked_again_is_judged_anew():
+    j = Judge(60.0)
+    j.sample(0, _held(15.0, fingers=False, support=True))
+    j.sample(20, _held(28.0))                              # picked (13 mm up, off the pad)
+    j.sample(40, _held(24.0, fingers=False))               # fell out of the fingers
+    assert j.dropped_at == (40, [160.0, -60.0, 24.0])
+    j.sample(60, _held(15.0, fingers=False, support=True))  # back on the pad
+    assert j.verdict()[0] == "dropped"
+    j.sample(80, _held(30.0))                              # a retry picks it up again
+    assert j.dropped_at is None and j.earlier_drops == [(40, [160.0, -60.0, 24.0])]
+    j.sample(100, _held(50.0, fingers=False))              # and this one is a drop again
+    assert j.dropped_at == (100, [160.0, -60.0, 50.0])
+    assert j.verdict()[0] == "dropped"

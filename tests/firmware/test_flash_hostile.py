@@ -41,8 +41,9 @@ def _cfg(board=None, machine=None):
 DIR = object()               # write a directory at this path instead of a file
 
 # id -> (files, expected rejects, expected first pulses, settings that must read back, fault)
-#   files: {flash path: bytes | DIR}; pulses: a 5-tuple, "home_jaw_pot" (arm at home, jaw where
-#   the pot says), or None for "every pulse within range"; settings: {key: value}
+#   files: {flash path: bytes | DIR}; pulses: a 5-tuple, "arm_off_jaw_pot" (an interruption: the
+#   arm's PWM off, the board cannot know where it stands; the jaw where the pot says), or None for
+#   "every pulse within range"; settings: {key: value}
 CASES = {
     "config_erased": ({"config.json": b"\xff\xff\xff"}, [("config", "-", "utf8")], HOME_US, {}, 0),
     "config_bad_utf8": ({"config.json": b'{"version": 1, "board": {"wdt_ms": 4000}, "x": "\xc3\x28"}'},
@@ -85,8 +86,8 @@ CASES = {
     "rest_is_dir": ({"rest.json": DIR}, [("rest", "-", "is_dir")], HOME_US, {}, 0),
     "job_1e400": ({"job.json": json.dumps(dict(JOB_OK, width_um=0)).encode().replace(b'"width_um": 0',
                                                                                      b'"width_um": 1e400')},
-                  [("job", "width_um", "type")], "home_jaw_pot", {}, F_INTERRUPTED),
-    "job_bad_utf8": ({"job.json": b"\xff" * 40}, [("job", "-", "utf8")], "home_jaw_pot", {}, F_INTERRUPTED),
+                  [("job", "width_um", "type")], "arm_off_jaw_pot", {}, F_INTERRUPTED),
+    "job_bad_utf8": ({"job.json": b"\xff" * 40}, [("job", "-", "utf8")], "arm_off_jaw_pot", {}, F_INTERRUPTED),
     "log_is_a_file": ({"log": b"not a directory\n"}, [("log", "-", "not_dir")], HOME_US, {}, 0),
     "log_segment_is_a_dir": ({"log/seg00000001.log": DIR}, [("log", "seg00000001.log", "is_dir")],
                              HOME_US, {}, 0),
@@ -98,7 +99,7 @@ CASES["everything_at_once"] = (
     # in the order the board reads them: settings, log, marker, rest pose
     [("config", "-", "utf8"), ("log", "-", "not_dir"), ("job", "-", "not_object"),
      ("rest", "-", "json")],
-    "home_jaw_pot", {}, F_INTERRUPTED)
+    "arm_off_jaw_pot", {}, F_INTERRUPTED)
 
 QUICK = ("config_erased", "config_unknown_key_keeps_trims", "config_bad_values", "rest_end_stops",
          "rest_strings", "job_1e400", "log_is_a_file", "log_segment_is_a_dir", "everything_at_once")
@@ -185,13 +186,14 @@ def check_case(tmp_path, name):
     assert tuple(hello[7:10]) == (rejects[0] if rejects else ())
     # every setting that could be read is in force, every rejected one is at its default
     assert values == settings
-    # the servos started where they should, inside their calibrated range
+    # the servos started where they should, inside their calibrated range (or PWM off: 0)
     assert None not in first, first
     for i in range(5):
         lo, hi = _calibrated_range(settings, i)
-        assert lo <= first[i] <= hi, (i, first[i], lo, hi)
-    if pulses == "home_jaw_pot":
-        assert tuple(first[:4]) == HOME_US[:4], first
+        assert lo <= first[i] <= hi or (first[i] == 0 and pulses == "arm_off_jaw_pot" and i < 4), \
+            (i, first[i], lo, hi)
+    if pulses == "arm_off_jaw_pot":
+        assert tuple(first[:4]) == (0, 0, 0, 0), first
         assert abs(first[4] - HOME_US[4]) <= JAW_TOLERANCE_US, first
     else:
         assert tuple(first) == pulses

@@ -41,8 +41,8 @@ def config(data, rejects, kept):
 
 # a valid file loads whole, nothing rejected
 config(b'{"version": 1, "board": {"wdt_ms": 100, "servo1_trim_us": -300, "telemetry_hz": 0},'
-       b' "machine": {"max_attempts": 10, "grasp_dwell_ms": 0}}', [],
-       {"wdt_ms": 100, "servo1_trim_us": -300, "telemetry_hz": 0, "max_attempts": 10, "grasp_dwell_ms": 0})
+       b' "machine": {"max_attempts": 9, "grasp_dwell_ms": 0}}', [],
+       {"wdt_ms": 100, "servo1_trim_us": -300, "telemetry_hz": 0, "max_attempts": 9, "grasp_dwell_ms": 0})
 # values that only agree together are taken together
 config(b'{"machine": {"verify_enabled_mask": 1, "verify_required_mask": 1, "grip_monitor_mask": 1,'
        b' "verify_min_agree": 1}}', [],
@@ -58,7 +58,7 @@ config(b'{"board": {"servo0_min_us": 1500, "servo0_max_us": 1500, "servo0_trim_u
        {"servo0_min_us": 500, "servo0_max_us": 1500, "servo0_trim_us": 5})
 config(b'{"board": {"current_stall_ma": 100}, "machine": {"current_crush_ma": 150, "current_grip_min_ma": 150}}',
        [("config", "current_stall_ma", "relation"), ("config", "current_crush_ma", "relation")],
-       {"current_stall_ma": 650, "current_crush_ma": 600, "current_grip_min_ma": 150})
+       {"current_stall_ma": 600, "current_crush_ma": 600, "current_grip_min_ma": 150})
 # types and ranges, each key on its own
 config(b'{"board": {"wdt_ms": 99, "telemetry_hz": true, "pin_led": 25.0, "servo4_trim_us": 301,'
        b' "estop_reset_reads": 50}}',
@@ -132,11 +132,18 @@ marker(b'"width_um": 25000, "max_attempts": 3}',
        ((160000, -60000, 15500, -90000), (150000, 80000, 20500, -90000), 25000, 3), [])
 marker(b'"width_um": 25000}', ((160000, -60000, 15500, -90000), (150000, 80000, 20500, -90000), 25000, 0), [])
 marker(b'"width_um": 0, "max_attempts": 3}', None, [("job", "width_um", "range")])
-marker(b'"width_um": 25000, "max_attempts": 11}', None, [("job", "max_attempts", "range")])
+marker(b'"width_um": 25000, "max_attempts": 10}', None, [("job", "max_attempts", "range")])   # one bound: 9
 marker(b'"width_um": 25000, "max_attempts": "3"}', None, [("job", "max_attempts", "type")])
 put("job.json", b'{"pick": [1, 2, 3, 181000], "place": [1, 2, 3, 4], "width_um": 1}')
 r = Rejects()
-check(rec.read_marker_at(BASE, r) == {"job": None} and r.items == [("job", "pick", "range")], "pitch %s" % r.items)
+check(rec.read_marker_at(BASE, r) == {"job": None, "counted": 0} and r.items == [("job", "pick", "range")],
+      "pitch %s" % r.items)
+put("job.json", JOB + b'"width_um": 25000, "counted": 1}')
+check(rec.read_marker_at(BASE, Rejects())["counted"] == 1, "a marker a boot counted says so")
+put("job.json", b'{"counted": 1}')
+r = Rejects()
+check(rec.read_marker_at(BASE, r) == {"job": None, "counted": 1} and r.items == [], "a torn marker kept as counted %s"
+      % r.items)
 import os
 os.remove(BASE + "/job.json")
 check(rec.read_marker_at(BASE, Rejects()) is None, "no marker: no interruption")

@@ -333,9 +333,25 @@ class App(Controller):
 
     def status_payload(self):
         m = self.m
-        return (m.state, m.fault, 1 if self.busy() else 0, self.log.counters[flashlog.C_BOOTS],
+        return (m.state, m.fault, self.activity(), self.log.counters[flashlog.C_BOOTS],
                 self.log.last_seq, self.stats.worst_step_us, self.boot_action,
-                self.settings.rejected.count)
+                self.settings.rejected.count, m.max_attempts if m.busy() else 0)
+
+    def activity(self):
+        # What keeps the arm busy (link.BUSY_*), so a host taking the board over can say what it
+        # would interrupt. At rest (BUSY_NONE) means nothing runs and no servo is moving.
+        if self.m.busy():
+            return link.BUSY_JOB
+        if self.finisher is not None:
+            return link.BUSY_FINISH
+        if self.cal is not None:
+            return link.BUSY_CALIBRATION
+        if self.motion.active:
+            return link.BUSY_MOVING
+        for sv in self.servos:
+            if sv.vel:
+                return link.BUSY_MOVING
+        return link.BUSY_NONE
 
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)

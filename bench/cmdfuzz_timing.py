@@ -68,6 +68,7 @@ class Hist:
 
 
 LINE = Hist()           # the worst tick of each line
+READING = Hist()        # every tick that read bytes of a line (comparable with IDLE tick for tick)
 LINE_GC = Hist()        # ... of lines during whose ticks the heap was collected
 IDLE = Hist()           # ticks that took no line
 
@@ -147,6 +148,7 @@ def main():
         step = a.stats.last_step_us
         collected = gc.mem_free() > st["free"]     # only the tick ran since the last look
         if st["busy"]:
+            READING.add(step, limit)
             if step > st["worst"]:
                 st["worst"] = step
             st["gc"] |= collected
@@ -187,7 +189,8 @@ def main():
     print("cmdfuzz_timing: %d bad lines into the running loop (seed %d), %d other ticks"
           % (LINE.n, SEED, IDLE.n))
     print("line_tick_us " + LINE.text())
-    print("other_tick_us " + IDLE.text())
+    print("reading_tick_us " + READING.text() + ", over 2x: %d" % READING.over)
+    print("other_tick_us " + IDLE.text() + ", over 2x: %d" % IDLE.over)
     print("line ticks over 2x the %d us period: %d of %d (first measurement, no forced GC, no retries)"
           % (period_us, LINE.over, LINE.n))
     print("lines whose ticks collected the heap: %d, %s; over 2x: %d"

@@ -4,7 +4,7 @@
 #   current  hold the gripper still and record the current-sense zero: current_offset_counts
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
-from surepick.cli.options import add_port_argument, board_port
+from surepick.cli.options import add_force_arguments, add_port_argument, board_port
 
 
 def add_arguments(parser):
@@ -14,18 +14,28 @@ def add_arguments(parser):
     add_port_argument(parser)
     parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
                         help="seconds to wait for the result (default 10; the routine takes a few)")
+    # A calibration moves the jaw: a busy arm is refused, its state named. --force aborts the job
+    # first; the ABORTED fault it latches then blocks the calibration until `surepick job clear`
+    # (a human checks the jaw is empty first).
+    add_force_arguments(parser, "calibrating")
 
 
 def run(args):
     from surepick.shared_fsm import link
+    from surepick.host.link import busy
     from surepick.host.link.client import LinkClient
 
     target = link.CAL_POT if args.target == "pot" else link.CAL_CURRENT
     with LinkClient(board_port(args)) as c:
+        if busy.check_idle(c, args.force, args.rest_timeout, print) is None:
+            raise CommandError("no firmware answers on %s (is it running? a board sitting in the "
+                               "REPL does not answer)" % c.port, exitcodes.FAILED)
         r = c.request(link.T_CALIBRATE, (target,), args.timeout)
     if not r.ok:
-        why = {link.E_BUSY: "the arm is busy: wait until it is at rest",
-               link.E_FAULTED: "a fault is latched: clear it first",
+        why = {link.E_BUSY: "the arm is busy: wait until it is at rest, `surepick job abort`, "
+                            "or --force",
+               link.E_FAULTED: "a fault is latched: clear it first (`surepick job clear`, once "
+                               "the jaw is empty)",
                link.E_STATE: "not possible now"}.get(r.code, "the board answered %s" % r.code_name)
         detail = " (%s)" % ", ".join(str(p) for p in r.payload) if r.payload else ""
         raise CommandError("%s: %s%s" % (args.target, why, detail), exitcodes.FAILED)

@@ -3,7 +3,7 @@
 # take effect after a reboot (pins, loop rate, watchdog) are reported as such.
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
-from surepick.cli.options import add_port_argument, board_port
+from surepick.cli.options import add_force_arguments, add_port_argument, board_port
 
 
 def add_arguments(parser):
@@ -15,10 +15,14 @@ def add_arguments(parser):
     add_port_argument(parser)
     parser.add_argument("--timeout", type=float, default=3.0, metavar="S",
                         help="seconds to wait for the board's reply (default 3)")
+    # `set` writes flash, which only happens at rest: a busy arm is refused, its state named.
+    # `get` only reads, so it is answered while the arm works.
+    add_force_arguments(parser, "changing the setting")
 
 
 def run(args):
     from surepick.shared_fsm import link
+    from surepick.host.link import busy
     from surepick.host.link.client import LinkClient
 
     if args.action == "set" and args.value is None:
@@ -27,18 +31,24 @@ def run(args):
         raise CommandError("`get` takes no VALUE")
     if link.check(link.T_CONFIG_GET, (1, args.key)) != link.OK:
         raise CommandError("%r is not a valid setting name" % args.key)
+    if args.force and args.action == "get":
+        raise CommandError("--force is for `set`: `get` never interrupts the arm")
     with LinkClient(board_port(args)) as c:
         if args.action == "get":
             r = c.request(link.T_CONFIG_GET, (args.key,), args.timeout)
         else:
+            if busy.check_idle(c, args.force, args.rest_timeout, print) is None:
+                raise CommandError("no firmware answers on %s (is it running? a board sitting in "
+                                   "the REPL does not answer)" % c.port, exitcodes.FAILED)
             r = c.request(link.T_CONFIG_SET, (args.key, args.value), args.timeout)
     if r.code == link.E_UNKNOWN_KEY:
         raise CommandError("the board has no setting %r" % args.key)
     if r.code == link.E_BAD_VALUE:
         raise CommandError("the board rejected %s = %s (out of range or inconsistent with another "
                            "setting)" % (args.key, args.value))
-    if r.code == link.E_BUSY:
-        raise CommandError("the arm is busy; settings change only at rest", exitcodes.FAILED)
+    if r.code == link.E_BUSY:     # it started moving between the check and the request
+        raise CommandError("the arm is busy; settings change only at rest: wait, `surepick job "
+                           "abort`, or --force", exitcodes.FAILED)
     if not r.ok:
         raise CommandError("the board answered %s %s" % (r.code_name, list(r.payload)), exitcodes.FAILED)
     key = r.payload[0] if r.payload else args.key

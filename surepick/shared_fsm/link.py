@@ -25,7 +25,7 @@ PROTOCOL_VERSION = const(1)
 # Longest frame in bytes from RS up to the last CRC digit (CR/LF not counted).
 MAX_FRAME_LEN = const(256)
 MAX_TOKEN_LEN = const(24)
-MAX_PAYLOAD = const(8)  # payload fields in one REPLY
+MAX_PAYLOAD = const(9)  # payload fields in one REPLY
 
 # ---- frame types: board -> host (upper case) ----
 T_HELLO = const(0x48)      # H
@@ -74,6 +74,13 @@ NEAR_GIVEN = const(4)       # ... at the jaw pose in the request's x, y, z, pitc
 # ---- CALIBRATE targets ----
 CAL_POT = const(0)
 CAL_CURRENT = const(1)
+
+# ---- STATUS: what keeps the arm busy (the REPLY's `busy` field; 0 = at rest, nothing moves) ----
+BUSY_NONE = const(0)
+BUSY_JOB = const(1)         # a pick-and-place job is running
+BUSY_RESCUE = const(2)      # the operator's RESCUE is moving the arm (place, rest or release)
+BUSY_CALIBRATION = const(3)  # a CALIBRATE routine is running
+BUSY_MOVING = const(4)      # nothing running, but the arm is still moving (settling after an abort)
 
 # ---- error codes: returned by decode() and carried in REPLY.code ----
 OK = const(0)

@@ -272,10 +272,20 @@ class VirtualBoard:
             reason = SOFT
         if reason == SOFT:
             self._emit(SOFT_REBOOT_MSG)
+        if reason != POWER_ON:
+            self._servos_lose_pwm()
         self._boot(reason, self._tracker.mode)
         for done in self._reset_waiters:
             done.set()
         self._reset_waiters = []
+
+    def _servos_lose_pwm(self):
+        # A Pico's PWM stops in any reset, a soft one too (machine_pwm_deinit_all): the servos go
+        # limp until the next boot starts them. The plant hears of it (a power cut it caused
+        # itself it knows already).
+        ps = self.plant_service
+        if ps is not None and hasattr(ps, "board_reset"):
+            ps.board_reset()
 
     # -- the supervisor loop -----------------------------------------------------------------
 

@@ -16,6 +16,10 @@ NUM = r"-?\d+(\.\d+)?"
 
 # (script, interpreter, lines it must print (regular expressions), slow: over ~10 s here)
 BENCHES = (
+    ("cmdfuzz_timing.py", MPY, [r"cmdfuzz_timing: 200 bad lines into the running loop",
+                                r"line_tick_us median \d+ p99 \d+ worst \d+ \(200 ticks\)",
+                                r"line ticks over 2x the 2000 us period: \d+ of 200 \(first measurement, "
+                                r"no forced GC, no retries\)"], False),
     ("compare_bench.py", PY, [r"recorded and wrote 2 x 2 cycles",
                               r"compare 2 vs 2 cycles: load %s s, checks %s s, report %s s" % (NUM, NUM, NUM)], True),
     ("deploy_time.py", PY, [r"deploy to the virtual board \(mpy, \d+ files",

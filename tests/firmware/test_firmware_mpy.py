@@ -37,7 +37,8 @@ def test_main_loop_runs_a_job_to_placed(scenario, tmp_path):
     assert res["tel_period_us"] == 2000
     # (real CPU time on a shared host: a preempted tick can exceed 2 ms; a few per thousand is noise)
     assert res["tel_worst_us"] > 0 and res["overruns"] <= res["ticks"] // 100
-    assert res["feeds"] == res["ticks"]            # the watchdog is fed every tick
+    # the watchdog: fed once a tick (twice or more when the tick wrote flash: before each write)
+    assert res["feed_bad_ticks"] == 0 and res["feeds"] >= res["ticks"] and res["wdt_ms"] == 500
     # telemetry at 10 Hz: one frame per 100 ms of virtual time, give or take
     assert abs(res["telemetry"] - res["virtual_ms"] // 100) <= 3
 
@@ -74,6 +75,13 @@ def test_link_requests_config_calibration_and_garbage(tmp_path):
 def test_frame_writer_and_ctrl_c(tmp_path):
     res, _ = run("fw_misc.py", tmp_path)
     assert res["frames_identical"] == 600 and res["fails"] == 0
+
+
+def test_watchdog_setting_start_and_feeding(tmp_path):
+    # fed only in ticks whose controller part completed, and before each flash write at rest
+    res, _ = run("fw_watchdog.py", tmp_path)
+    assert res["fails"] == 0
+    assert res["feeds"] == res["ticks"] + res["flash_ticks"] and res["flash_ticks"] >= 1
 
 
 def test_bench_loop_allocates_nothing_in_plain_ticks():

@@ -46,8 +46,8 @@ DIR = object()               # write a directory at this path instead of a file
 #   "every pulse within range"; settings: {key: value}
 CASES = {
     "config_erased": ({"config.json": b"\xff\xff\xff"}, [("config", "-", "utf8")], HOME_US, {}, 0),
-    "config_bad_utf8": ({"config.json": b'{"version": 1, "board": {"wdt_ms": 4000}, "x": "\xc3\x28"}'},
-                        [("config", "-", "utf8")], HOME_US, {"wdt_ms": 5000}, 0),
+    "config_bad_utf8": ({"config.json": b'{"version": 1, "board": {"wdt_ms": 400}, "x": "\xc3\x28"}'},
+                        [("config", "-", "utf8")], HOME_US, {"wdt_ms": 500}, 0),
     "config_300k": ({"config.json": b'{"version": 1, "pad": "' + b"x" * 300000 + b'"}'},
                     [("config", "-", "too_big")], HOME_US, {}, 0),
     "config_nesting_20000": ({"config.json": b"[" * 20000}, [("config", "-", "too_big")], HOME_US, {}, 0),
@@ -69,7 +69,7 @@ CASES = {
          ("config", "max_attempts", "type"), ("config", "pin_estop", "relation"),
          ("config", "current_crush_ma", "relation")],
         (1500, 1500, 1500, 1525, 1833),
-        {"wdt_ms": 5000, "telemetry_hz": 10, "pin_estop": 13, "servo3_trim_us": 25,
+        {"wdt_ms": 500, "telemetry_hz": 10, "pin_estop": 13, "servo3_trim_us": 25,
          "max_attempts": 3, "current_crush_ma": 600}, 0),
     "rest_valid": ({"rest.json": json.dumps(REST_OK).encode()}, [], REST_OK_US, {}, 0),
     "rest_1e400": ({"rest.json": b'{"joints_mdeg": [1e400, 90000, -90000, -90000], "jaw_um": 30000}'},

@@ -102,7 +102,7 @@ def test_contract_levels_and_constants():
     assert {n for n, _ in pins} == PINS_NAMES
     assert board[:len(pins)] == pins                       # BOARD includes PINS
     names = [n for n, _ in board]
-    assert len(names) == len(set(names)) == 20
+    assert len(names) == len(set(names)) == 21
     assert dict(board)["set_pulse_us"] == ("index", "us") and dict(board)["ticks_ms"] == ()
     consts = dict(hal_check.constants(contract.BOARD))
     assert consts == {"RESET_UNKNOWN": 0, "RESET_POWER_ON": 1, "RESET_WATCHDOG": 2,

@@ -22,11 +22,17 @@ if spec[2]:
     a.settings.cfg.update(spec[2])   # the scenario's machine overrides, as CONFIG_SET would
     a.m.reconfigure()
 hal.out = a.m.out
-state = {"sent": 0, "done_at": -1, "ticks": 0, "max_alloc": 0}
+state = {"sent": 0, "done_at": -1, "ticks": 0, "max_alloc": 0, "feeds": 0, "feed_bad": 0}
 
 
 def on_tick(h):
     state["ticks"] += 1
+    if a.stats.ticks:
+        # the watchdog: exactly one feed in a tick without a flash write, at least one with
+        fed = h.feeds - state["feeds"]
+        state["feeds"] = h.feeds
+        if fed < 1 or (fed != 1 and not a.flash_tick):
+            state["feed_bad"] += 1
     if not state["sent"] and h.ticks > 40:
         h.send(link.job(7, fake_scenarios.PICK, fake_scenarios.PLACE, 25000))
         state["sent"] = 1
@@ -82,6 +88,7 @@ result("overruns", a.stats.overruns)
 result("worst_step_us", a.stats.worst_step_us)
 result("flash_ticks", a.stats.flash_ticks)
 result("feeds", hal.feeds)
+result("feed_bad_ticks", state["feed_bad"])
 result("wdt_ms", hal.wdt_ms)
 if telem:
     t = telem[-1]

@@ -40,9 +40,9 @@ def config(data, rejects, kept):
 
 
 # a valid file loads whole, nothing rejected
-config(b'{"version": 1, "board": {"wdt_ms": 100, "servo1_trim_us": -300, "telemetry_hz": 0},'
+config(b'{"version": 1, "board": {"wdt_ms": 200, "servo1_trim_us": -300, "telemetry_hz": 0},'
        b' "machine": {"max_attempts": 9, "grasp_dwell_ms": 0}}', [],
-       {"wdt_ms": 100, "servo1_trim_us": -300, "telemetry_hz": 0, "max_attempts": 9, "grasp_dwell_ms": 0})
+       {"wdt_ms": 200, "servo1_trim_us": -300, "telemetry_hz": 0, "max_attempts": 9, "grasp_dwell_ms": 0})
 # values that only agree together are taken together
 config(b'{"machine": {"verify_enabled_mask": 1, "verify_required_mask": 1, "grip_monitor_mask": 1,'
        b' "verify_min_agree": 1}}', [],
@@ -60,21 +60,23 @@ config(b'{"board": {"current_stall_ma": 100}, "machine": {"current_crush_ma": 15
        [("config", "current_stall_ma", "relation"), ("config", "current_crush_ma", "relation")],
        {"current_stall_ma": 600, "current_crush_ma": 600, "current_grip_min_ma": 150})
 # types and ranges, each key on its own
-config(b'{"board": {"wdt_ms": 99, "telemetry_hz": true, "pin_led": 25.0, "servo4_trim_us": 301,'
+config(b'{"board": {"wdt_ms": 199, "telemetry_hz": true, "pin_led": 25.0, "servo4_trim_us": 301,'
        b' "estop_reset_reads": 50}}',
        [("config", "pin_led", "type"), ("config", "servo4_trim_us", "range"),
         ("config", "telemetry_hz", "type"), ("config", "wdt_ms", "range")],
-       {"wdt_ms": 5000, "telemetry_hz": 10, "pin_led": 25, "servo4_trim_us": 0, "estop_reset_reads": 50})
-config(b'{"board": {"wdt_ms": 0}}', [], {"wdt_ms": 0})
+       {"wdt_ms": 500, "telemetry_hz": 10, "pin_led": 25, "servo4_trim_us": 0, "estop_reset_reads": 50})
+# the watchdog cannot be switched off, nor set beyond 500 ms
+config(b'{"board": {"wdt_ms": 0}}', [("config", "wdt_ms", "range")], {"wdt_ms": 500})
+config(b'{"board": {"wdt_ms": 501}}', [("config", "wdt_ms", "range")], {"wdt_ms": 500})
 # whole-file and section-level problems
-config(b'{"version": 2, "board": {"wdt_ms": 200}}', [("config", "-", "version")], {"wdt_ms": 5000})
+config(b'{"version": 2, "board": {"wdt_ms": 200}}', [("config", "-", "version")], {"wdt_ms": 500})
 config(b'{"version": true}', [("config", "-", "version")], {})
 config(b'', [("config", "-", "json")], {})
 config(b'null', [("config", "-", "not_object")], {})
 config(b'{"board": null, "machine": {"settle_ms": 300}}', [], {"settle_ms": 300})
 config(b'{"board": [1, 2], "machine": {"settle_ms": 300}, "extra": 1}',
        [("config", "extra", "unknown"), ("config", "board", "type")], {"settle_ms": 300})
-config(b'{"version": 1, "board": {"wdt_ms": 4000}}' + b' ' * 8200, [("config", "-", "too_big")], {"wdt_ms": 5000})
+config(b'{"version": 1, "board": {"wdt_ms": 400}}' + b' ' * 8200, [("config", "-", "too_big")], {"wdt_ms": 500})
 # any key becomes a valid link token
 config('{"board": {"a b\u00e9": 1, "12": 2, "": 3}}'.encode(),
        [("config", "-", "unknown"), ("config", "_12", "unknown"), ("config", "a_b_", "unknown")], {})

@@ -51,7 +51,8 @@ def config_file():
 r, _ = ask(link.T_PING, 1)
 check(r[:2] == (1, link.OK) and r[3] == "0.1.0" and r[2].startswith("pico-"), "PING %s" % (r,))
 r, before = ask(link.T_STATUS, 2)
-check(r is not None and r[1] == link.OK and len(r) == 10, "STATUS %s" % (r,))
+check(r is not None and r[1] == link.OK and len(r) == 11 and r[4] == link.BUSY_NONE and r[10] == 0,
+      "STATUS %s" % (r,))
 check(before and before[-1][0] == link.T_TELEMETRY, "STATUS sends a TELEMETRY first")
 
 # ---- config ----

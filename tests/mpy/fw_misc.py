@@ -3,7 +3,8 @@
 #     EVENT, FAULT frames with random in-range integers, negative and zero included).
 #  2. Ctrl-C (KeyboardInterrupt) in the middle of a job stops App.run with the servos holding
 #     their last pulses (none goes to 0, the gripper does not open), the pose and the log saved,
-#     and the exception passed on so mpremote gets the REPL.
+#     the watchdog stopped, the e-stop guarded, and the exception passed on so mpremote gets the
+#     REPL.
 #   micropython tests/mpy/fw_misc.py FLASH_DIR
 import os
 import sys
@@ -76,4 +77,6 @@ check(0 not in hal.pulses, "no servo went limp: %s" % hal.pulses)
 check("rest.json" in os.listdir(FLASH), "pose saved at shutdown")
 check("job.json" in os.listdir(FLASH), "the marker stays: the cycle was interrupted")
 check(a.log.pending == 0, "log committed at shutdown")
+check(hal.wdt_stopped == 1, "the watchdog stopped at Ctrl-C (no loop left to watch)")
+check(hal.estop_guarded == 1, "the e-stop guarded at the REPL")
 finish()

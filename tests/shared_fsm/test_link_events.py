@@ -4,9 +4,7 @@ import pytest
 
 from surepick.firmware import flashlog
 from surepick.host.link import frames
-from surepick.shared_fsm import link
-
-fake_scenarios = pytest.importorskip("surepick.shared_fsm.fake_scenarios")
+from surepick.shared_fsm import fake_scenarios, link
 
 
 @pytest.mark.parametrize("start_ms", [0, (1 << 30) - 1500])

@@ -41,9 +41,10 @@ BOARD_FUNCTIONS = (
     "cpu_us() "                       # free-running us counter for measuring work
     "wait_until_us(deadline_us) "     # idle until ticks_us() reaches it; at once if late
     "sleep_ms(ms) "                   # blocking wait, boot only
-    "wdt_start(timeout_ms) "          # start the watchdog (0 = none); it cannot be stopped
+    "wdt_start(timeout_ms) "          # start the watchdog (0 = none)
     "wdt_feed() "                     # feed it
-    "wdt_keepalive() "                # keep it fed while a human has the REPL
+    "wdt_stop() "                     # the loop stopped for good (Ctrl-C): no watchdog from now on
+    "guard_estop() "                  # after Ctrl-C: an e-stop press freezes every servo at its pulse
     "reset_cause() "                  # why this boot happened: a RESET_* above
     "unique_id() "                    # the board's id as a hex string
     "console_read_byte() "            # -1, or the next console byte 0..255; never blocks

@@ -107,7 +107,10 @@ class PlantPins:
     def wdt_feed(self):
         pass
 
-    def wdt_keepalive(self):
+    def wdt_stop(self):
+        pass
+
+    def guard_estop(self):
         pass
 
     def reset_cause(self):

@@ -16,6 +16,11 @@ from .contract import RESET_HARD, RESET_POWER_ON, RESET_SOFT, RESET_UNKNOWN, RES
 NAME = "rp2040"
 SERVO_FREQ_HZ = const(50)
 _TICKS_MASK = const(0x3FFFFFFF)
+# The watchdog's CTRL register through its atomic bit-clear alias (RP2040 datasheet: WATCHDOG at
+# 0x40058000, CTRL at offset 0, clear alias +0x3000), and its ENABLE bit (30).
+_WDT_CTRL_CLEAR = const(0x4005B000)
+_WDT_ENABLE = const(0x40000000)
+_HOLD_MS = const(20)       # after an e-stop at the REPL, the frozen pulses are written again this often
 
 _pwms = [None, None, None, None, None]
 _pulses = [0, 0, 0, 0, 0]
@@ -24,7 +29,9 @@ _adcs = [None, None, None]
 _pins = {}
 _led = None
 _wdt = None
-_keepalive = None
+_estop_gpio = -1
+_held = None               # the pulses an e-stop at the REPL froze (None: not pressed since Ctrl-C)
+_hold_timer = None
 _poll = None
 _stdin = None
 _stdout = None
@@ -32,9 +39,13 @@ _stdout = None
 
 def setup(pins):
     # Inputs first (they cost nothing and recovery reads them before any servo moves).
-    global _servo_pins, _led, _poll, _stdin, _stdout
+    global _servo_pins, _led, _poll, _stdin, _stdout, _estop_gpio
     import select
+    # A watchdog left running by the previous run (a soft reset after a crash keeps it) would
+    # bite in the middle of this boot: the loop starts its own once the boot is done.
+    machine.mem32[_WDT_CTRL_CLEAR] = _WDT_ENABLE
     _servo_pins = tuple(pins.servo)
+    _estop_gpio = pins.estop
     for ch in (pins.adc_pot, pins.adc_current, pins.adc_rail):
         _adcs[ch] = machine.ADC(26 + ch)
     for gpio in (pins.estop, pins.switch, pins.beam):
@@ -120,14 +131,60 @@ def wdt_feed():
         _wdt.feed()
 
 
-def wdt_keepalive():
-    # After Ctrl-C a human has the REPL: the RP2040's watchdog cannot be stopped, so a soft timer
-    # keeps feeding it (soft timers die at the next soft reset; main.py then starts the loop).
-    global _keepalive
-    if _wdt is None or _keepalive is not None:
+def wdt_stop():
+    # The loop has stopped for good (Ctrl-C: a human or mpremote has the REPL). MicroPython's WDT
+    # has no stop, and feeding it from a soft timer is not enough: the watchdog runs on through
+    # a soft reset, soft timers do not, so it would bite in the middle of mpremote's raw-REPL
+    # session (a deploy). The chip can stop it: clear CTRL.ENABLE. main.py starts it again with
+    # the loop.
+    global _wdt
+    machine.mem32[_WDT_CTRL_CLEAR] = _WDT_ENABLE
+    _wdt = None
+
+
+# ---- the e-stop while a human has the REPL ----
+
+def guard_estop():
+    # After Ctrl-C nothing runs the loop: the servos keep their last pulses (the PWM runs on) and
+    # nothing read the e-stop. From here a pin interrupt does: the contact is normally closed to
+    # ground with a pull-up, so a press (or a cut wire) is a rising edge. Until the next boot.
+    p = _pins[_estop_gpio]
+    p.irq(handler=_estop_pressed, trigger=machine.Pin.IRQ_RISING)
+    if p.value():
+        _estop_pressed(p)          # pressed already
+
+
+def _estop_pressed(pin):
+    # Freeze every servo at the pulse it has at the press, read back from the PWM hardware (REPL
+    # code may have moved it since Ctrl-C), refuse this HAL's pulse writes from now on, and write
+    # the frozen pulses again every 20 ms (one servo frame), which undoes REPL code driving the
+    # servo PWM directly within a frame.
+    global _held, _hold_timer, set_pulse_us, pwm_start
+    if _held is not None:
         return
-    _keepalive = machine.Timer(-1, period=1000, mode=machine.Timer.PERIODIC,
-                               callback=lambda t: _wdt.feed())
+    held = [0, 0, 0, 0, 0]
+    for i in range(5):
+        if _pwms[i] is not None:
+            held[i] = (_pwms[i].duty_ns() + 500) // 1000
+    _held = held
+    set_pulse_us = _refuse_pulse
+    pwm_start = _refuse_start
+    _hold()
+    _hold_timer = machine.Timer(-1, period=_HOLD_MS, mode=machine.Timer.PERIODIC, callback=_hold)
+
+
+def _hold(t=None):
+    for i in range(5):
+        if _pwms[i] is not None:
+            _pwms[i].duty_ns(_held[i] * 1000)
+
+
+def _refuse_pulse(index, us):
+    pass
+
+
+def _refuse_start(pulses_us):
+    pass
 
 
 def reset_cause():

@@ -59,6 +59,9 @@ class StandInHal:
         self.led_on = 0
         self.wdt_ms = 0
         self.feeds = 0
+        self.last_feed = -1          # virtual ms of the last feed
+        self.wdt_stopped = 0
+        self.estop_guarded = 0
         self.console_in = bytearray()
         self.in_pos = 0
         self.console_out = bytearray()
@@ -165,9 +168,13 @@ class StandInHal:
 
     def wdt_feed(self):
         self.feeds += 1
+        self.last_feed = self.now
 
-    def wdt_keepalive(self):
-        pass
+    def wdt_stop(self):
+        self.wdt_stopped = 1
+
+    def guard_estop(self):
+        self.estop_guarded = 1
 
     def reset_cause(self):
         return self.cause

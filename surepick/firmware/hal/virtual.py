@@ -32,6 +32,7 @@ from ...shared_fsm.ticks import ticks_add, ticks_diff  # noqa: F401  (part of th
 
 from ...shared_fsm.compat import const
 from .contract import RESET_HARD, RESET_POWER_ON, RESET_SOFT, RESET_UNKNOWN, RESET_WATCHDOG  # noqa: F401
+from . import virtual_guard as _guard
 
 try:
     import vboard_settings as _vs
@@ -61,7 +62,10 @@ _adc_slot = [0, 1, 2]      # ADC channel -> reading slot (pot, current, rail)
 _led = 0
 _wdt_ms = 0
 _wdt_fed = 0
-_keepalive = False
+_takeover = False          # Ctrl-C: only the e-stop guard's thread talks to the plant from now on
+_GUARD_MS = const(5)       # how often the guard reads the e-stop after Ctrl-C (real time)
+_CATCH_UP_MS = const(100)  # at most this much plant time per guard step (a stalled host)
+_held = None               # the pulses an e-stop at the REPL froze (None: not pressed since Ctrl-C)
 _exchanges = 0
 _state = _NO_STATE         # the machine state from the last EVENT frame written
 _line = bytearray(_LINE_MAX)   # a console line held back by a HOLD, served first
@@ -92,10 +96,7 @@ def setup(pins):
     _stdout = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else sys.stdout
     _poll = select.poll()
     _poll.register(sys.stdin, select.POLLIN)
-    if _plant is not None:
-        _exchange(0)           # the readings as they are now, before anything moves
-    else:
-        _free_run(0)
+    _step(0)                   # the readings as they are now, before anything moves
 
 
 def pwm_start(pulses_us):
@@ -170,8 +171,6 @@ def _exchange(advance_ms):
     _busy = False
     if bits & _HOLD:
         _hold_for_line()
-    if _wdt_ms and not _keepalive and _now_ms - _wdt_fed > _wdt_ms:
-        _bite()
 
 
 def _hold_for_line():
@@ -206,7 +205,30 @@ def _free_run(advance_ms):
     _adc[2] = 36404                                       # 5.5 V through the 3:1 divider
 
 
-def _bite():
+def _step(advance_ms):
+    # Time moves: one exchange with the plant (or the real clock without one). The watchdog
+    # counts virtual time here; the wall-clock side (virtual_guard) counts the time the board
+    # spends between steps, so a loop hung in Python is caught too.
+    if _takeover:
+        time.sleep_ms(advance_ms)  # the guard's thread keeps the bench going in real time
+        return
+    g = _guard
+    g.waiting = 1
+    if _plant is not None:
+        _exchange(advance_ms)
+    else:
+        _free_run(advance_ms)
+    g.waiting = 0
+    g.mark = time.ticks_ms()
+    if _wdt_ms and ticks_diff(_now_ms, _wdt_fed) > _wdt_ms:
+        _bite(ticks_diff(_now_ms, _wdt_fed))
+
+
+def _bite(silent_ms):
+    # What the RP2040's watchdog does when it runs out: reset the chip (the board's supervisor
+    # reboots the interpreter with machine.reset_cause() == WDT_RESET).
+    sys.stdout.write("\r\nvboard: watchdog reset (not fed for %d ms, timeout %d ms)\r\n"
+                     % (silent_ms, _wdt_ms))
     try:
         import vboard_ctl
         vboard_ctl.reset(vboard_ctl.WATCHDOG)
@@ -235,20 +257,12 @@ def wait_until_us(deadline_us):
     left = ticks_diff(deadline_us, ticks_us())
     if left <= 0:
         return
-    ms = (left + 999) // 1000
-    if _plant is not None:
-        _exchange(ms)
-    else:
-        _free_run(ms)
+    _step((left + 999) // 1000)
 
 
 def sleep_ms(ms):
-    if ms <= 0:
-        return
-    if _plant is not None:
-        _exchange(ms)
-    else:
-        _free_run(ms)
+    if ms > 0:
+        _step(ms)
 
 
 # ---- watchdog, identity ----
@@ -258,17 +272,62 @@ def wdt_start(timeout_ms):
     if timeout_ms > 0 and not _wdt_ms:
         _wdt_ms = timeout_ms
         _wdt_fed = _now_ms
+        _guard.watch(timeout_ms, _bite)
 
 
 def wdt_feed():
     global _wdt_fed
     _wdt_fed = _now_ms
+    _guard.mark = time.ticks_ms()
 
 
-def wdt_keepalive():
-    # After Ctrl-C no exchange happens, so virtual time stops and the dog cannot bite anyway.
-    global _keepalive
-    _keepalive = True
+def wdt_stop():
+    # The loop has stopped for good (Ctrl-C): as rp2040.wdt_stop, no watchdog from here on.
+    global _wdt_ms
+    _wdt_ms = 0
+    _guard.unwatch()
+
+
+# ---- the e-stop while a human has the REPL ----
+
+def guard_estop():
+    # After Ctrl-C nothing runs the loop. On a Pico a pin interrupt on the e-stop freezes the
+    # servos (hal/rp2040.py); here the guard's thread plays it: every few ms of real time it
+    # moves the plant on by the time that passed (the bench does not stop while a human types)
+    # and reads the e-stop from it. Until a press the servos keep the pulses they have.
+    global _takeover
+    _takeover = True
+    _guard.every(_GUARD_MS, _guard_step)
+
+
+def _guard_step(elapsed_ms):
+    global _held
+    if _held is not None:
+        _pulses[:] = _held         # undo whatever REPL code wrote since (rp2040: its hold timer)
+    ms = elapsed_ms if elapsed_ms < _CATCH_UP_MS else _CATCH_UP_MS
+    if _plant is not None:
+        _exchange(ms)
+    else:
+        _free_run(ms)
+    if _held is None and _levels[0]:
+        _estop_pressed()
+
+
+def _estop_pressed():
+    # Freeze every servo at the pulse the plant has just been given (the pulse at the press)
+    # and refuse pulse writes from here on, as rp2040._estop_pressed does.
+    global _held, set_pulse_us, pwm_start
+    _held = list(_pulses)
+    set_pulse_us = _refuse_pulse
+    pwm_start = _refuse_start
+
+
+def _refuse_pulse(index, us):
+    pass
+
+
+def _refuse_start(pulses_us):
+    pass
 
 
 def reset_cause():

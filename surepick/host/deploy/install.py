@@ -89,9 +89,11 @@ def _git_describe():
 
 
 def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, hello_timeout=15.0,
-           connect_timeout=6, cache=True):
-    # -> Result. Raises DeployError with a message for the user.
+           connect_timeout=6, cache=True, force=False, rest_timeout=None):
+    # -> Result. Raises DeployError with a message for the user, BoardBusy (a LinkError) when the
+    # arm is busy and not `force` (or would not come to rest).
     try:
+        _check_idle(port, force, rest_timeout, progress or (lambda msg: None))
         return _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache)
     except DeployError:
         raise
@@ -102,6 +104,29 @@ def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, he
             raise DeployError("the link to %s failed mid-deploy: %s; run deploy again (files "
                               "already copied are kept, nothing is half-installed)" % (port, e)) from None
         raise
+
+
+def _check_idle(port, force, rest_timeout, say):
+    # Ask the firmware over the link, before anything interrupts it (mpremote's Ctrl-C and soft
+    # reset would stop a job mid-air): a busy arm is refused unless `force`, which aborts the job
+    # and waits until the arm is at rest (host/link/busy.py). No answer: no firmware, not busy.
+    from surepick.host.link import busy
+    from surepick.host.link.client import LinkClient
+    from surepick.host.link.errors import LinkError
+    try:
+        client = LinkClient(port).open()
+    except LinkError:
+        return                   # connect() says why in a moment, in deploy's words
+    try:
+        st = busy.check_idle(client, force, rest_timeout or busy.REST_TIMEOUT_S, say)
+        if st is None:
+            say("no firmware answers on the link: nothing to interrupt")
+    except busy.BoardBusy:
+        raise
+    except LinkError:
+        return                   # the port is taken or went away: connect() says so
+    finally:
+        client.close()
 
 
 def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache=True):

@@ -1,0 +1,85 @@
+# The virtual board's stand-in for two things a Pico does in silicon while no Python code runs the
+# loop, run on a thread of the unix `micropython` (hal/virtual.py uses it; never on a Pico):
+#   - the watchdog counter, which counts REAL time: a loop hung in Python stops exchanging with
+#     the plant, so virtual time stands still and a watchdog in virtual time would never bite;
+#   - a pin interrupt, which fires while the REPL waits for a human: after Ctrl-C nothing else
+#     reads the e-stop, so a thread polls it (every(), hal/virtual.py's guard_estop).
+# Time the board spends waiting for the bench (a lockstep exchange, a HOLD for a console line)
+# is not the board's: on a Pico time would not stop there. So is a gap in which this thread
+# itself got no CPU (a loaded host stops the whole process): the silence is counted in this
+# thread's own poll steps, so host load delays a bite rather than faking one.
+import time
+import _thread
+
+from ...shared_fsm.compat import const
+
+_POLL_MS = const(10)
+
+mark = 0        # ticks_ms when the board's code last showed it was alive (a feed, back from the bench)
+waiting = 0     # 1 while the board waits for the bench
+_timeout = 0    # the armed watchdog's timeout (0: not armed)
+_bite = None
+_dog_alive = False
+_every = None   # (period_ms, fn) for the poller
+
+
+def watch(timeout_ms, bite):
+    # Arm the wall-clock watchdog: bite(silent_ms) after timeout_ms without alive().
+    global mark, _timeout, _bite, _dog_alive
+    mark = time.ticks_ms()
+    _timeout = timeout_ms
+    _bite = bite
+    if not _dog_alive:
+        _dog_alive = True
+        _thread.start_new_thread(_dog, ())
+
+
+def unwatch():
+    global _timeout
+    _timeout = 0
+
+
+def _dog():
+    global _dog_alive
+    seen = mark
+    silent = 0
+    last = time.ticks_ms()
+    try:
+        while _timeout:
+            time.sleep_ms(_POLL_MS)
+            now = time.ticks_ms()
+            step = time.ticks_diff(now, last)
+            last = now
+            if waiting or mark != seen:
+                seen = mark
+                silent = 0
+                continue
+            silent += step if step < 2 * _POLL_MS else _POLL_MS
+            if silent > _timeout:
+                _bite(silent)
+                return
+    finally:
+        _dog_alive = False
+
+
+def every(period_ms, fn):
+    # Call fn(elapsed_ms) every period_ms of real time from now on, on a thread of its own (the
+    # virtual board's pin interrupt). Once: a second call replaces the function.
+    global _every
+    first = _every is None
+    _every = (period_ms, fn)
+    if first:
+        _thread.start_new_thread(_poller, ())
+
+
+def _poller():
+    last = time.ticks_ms()
+    try:
+        while True:
+            period, fn = _every
+            time.sleep_ms(period)
+            now = time.ticks_ms()
+            fn(time.ticks_diff(now, last))
+            last = now
+    except Exception as e:  # the bench went away (the board is being shut down): say so, stop
+        print("vboard: e-stop guard stopped:", repr(e))

@@ -1,0 +1,106 @@
+# Before a host verb takes a board over (deploy: Ctrl-C and a soft reset; config set; calibrate),
+# ask it over the link whether the arm is busy, and refuse a busy board by naming what it is doing,
+# unless the user forces it: then the job is aborted through the link and the verb waits until
+# the board reports the arm at rest with no servo moving (docs/protocol.md: STATUS's `busy`).
+# A board that does not answer the link (no firmware, a bare REPL) is not busy.
+import time
+
+from surepick.host.link.errors import LinkError
+from surepick.shared_fsm import codes, link, states
+
+PROBE_S = 1.0            # one STATUS; asked twice before a board counts as not answering
+POLL_S = 0.1             # while waiting for rest
+STILL_POLLS = 3          # at rest in this many STATUS replies in a row (>= 0.2 s) = at rest
+REST_TIMEOUT_S = 20.0    # default wait for the arm to come to rest after --force's abort
+
+WHAT = {
+    link.BUSY_JOB: "job running",
+    link.BUSY_RESCUE: "running an operator's rescue (surepick job rescue)",
+    link.BUSY_CALIBRATION: "calibrating",
+    link.BUSY_MOVING: "the arm is still moving",
+}
+
+
+class BoardBusy(LinkError):
+    """The arm is busy and the verb was not forced, or --force could not bring it to rest."""
+
+
+class Status:
+    # One STATUS answer: state, attempt (TELEMETRY's), max_attempts, fault, busy (link.BUSY_*).
+    def __init__(self, payload, telemetry):
+        p = payload
+        self.state, self.fault, self.busy = p[0], p[1], p[2]
+        self.max_attempts = p[8] if len(p) > 8 else 0
+        self.attempt = telemetry[2] if telemetry is not None else 0
+
+    def describe(self):
+        # "LIFT, attempt 1 of 3 (job running)"
+        text = states.name(self.state)
+        if self.busy == link.BUSY_JOB and self.attempt:
+            text += ", attempt %d" % self.attempt
+            if self.max_attempts:
+                text += " of %d" % self.max_attempts
+        if self.fault:
+            text += ", fault %s latched" % codes.name(self.fault)
+        return "%s (%s)" % (text, WHAT.get(self.busy, "busy %d" % self.busy))
+
+
+def status(client, timeout=PROBE_S, tries=2):
+    # -> Status, or None when the board does not answer the link (no firmware running). A REPL
+    # echoes what it is sent and the firmware never does: an echo of the request ends the wait.
+    for _ in range(tries):
+        echoed = client.parser.echoed
+        rid = client.new_id()
+        client.send(link.request(link.T_STATUS, rid))
+        telemetry = None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for f in client.read_frames(0.05):
+                if f.ftype == link.T_TELEMETRY:
+                    telemetry = f.fields
+                elif f.ftype == link.T_REPLY and f.fields[0] == rid:
+                    if f.fields[1] != link.OK:
+                        raise LinkError("the board answered STATUS with %s"
+                                        % link.ERROR_NAMES.get(f.fields[1], f.fields[1]))
+                    return Status(f.fields[2:], telemetry)
+            if client.parser.echoed > echoed:
+                return None          # a REPL read it: no firmware on the link
+    return None
+
+
+def check_idle(client, force=False, rest_timeout=REST_TIMEOUT_S, say=None):
+    # Refuse a busy board (BoardBusy, naming its state) unless `force`: then abort, and wait for
+    # rest. -> the last Status (None: the board does not answer the link, so it is not busy).
+    st = status(client)
+    if st is None or not st.busy:
+        return st
+    if not force:
+        raise BoardBusy("the board is busy: %s; wait for it to finish, `surepick job abort`, "
+                        "or --force" % st.describe())
+    (say or (lambda m: None))("the board is busy: %s; --force: aborting it and waiting for the "
+                              "arm to come to rest" % st.describe())
+    return bring_to_rest(client, rest_timeout)
+
+
+def bring_to_rest(client, timeout=REST_TIMEOUT_S):
+    # ABORT (the arm freezes where it is, a held part stays held, ABORTED latches), then STATUS
+    # until the board reports nothing running and no servo moving, STILL_POLLS times in a row.
+    r = client.request(link.T_ABORT, (), 3.0)
+    if not r.ok and r.code != link.E_STATE:        # E_STATE: nothing to abort (only settling)
+        raise BoardBusy("the board refused ABORT (%s): the arm was not brought to rest"
+                        % r.code_name)
+    deadline = time.monotonic() + timeout
+    still = 0
+    st = None
+    while still < STILL_POLLS:
+        if time.monotonic() > deadline:
+            raise BoardBusy("the arm did not come to rest within %.0f s of the abort (last: %s); "
+                            "nothing was taken over: check the arm, then try again"
+                            % (timeout, st.describe() if st is not None else "no answer"))
+        st = status(client)
+        if st is None:
+            raise BoardBusy("the board stopped answering while coming to rest; nothing was taken "
+                            "over")
+        still = still + 1 if not st.busy else 0
+        time.sleep(POLL_S)
+    return st

@@ -1,0 +1,111 @@
+# Taking over the REPL on the virtual board, the way a human does: `mpremote resume exec` Ctrl-Cs
+# the running firmware in the middle of a job (the part held, the arm carrying it) and runs code
+# at the REPL. The e-stop must still be honoured (README, "Taking over the REPL"): pressed in the
+# plant (PlantService.inject("estop")), every servo freezes at the pulse it had at the press and
+# stays there, whatever the REPL code writes. Checked from the plant's own exchange log (the
+# pulses it was given, and the e-stop level it answered) and its physics (the part still held).
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from surepick import vboard
+from surepick.engines.plant_service import EXCHANGE_FIELDS, PlantService
+from surepick.shared_fsm import link, states
+
+from tests.support.needs import NEEDS_MICROPYTHON
+from tests.support.vboard import Console, deploy_source
+
+pytestmark = NEEDS_MICROPYTHON
+
+BIN = Path(sys.executable).parent
+MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
+F = {name: i for i, name in enumerate(EXCHANGE_FIELDS)}
+PULSES = [F["p%d" % i] for i in range(5)]
+GUARD_MS = 5              # hal/virtual.py: the guard's step after Ctrl-C, ms of real time
+
+# REPL code that moves the base servo 1 us every 20 ms through the firmware's HAL for 3 s, as a
+# human poking at the arm would; it prints what the HAL's pulse reads before and after.
+SWEEP = """\
+import time
+from surepick.firmware.hal import board
+h = board()
+p0 = h.pulse_us(0)
+for i in range(150):
+    h.set_pulse_us(0, p0 + i)
+    time.sleep_ms(20)
+print("SWEEP", p0, h.pulse_us(0))
+"""
+
+
+def _pulses(row):
+    return tuple(row[i] for i in PULSES)
+
+
+def _part_z_mm(ps):
+    return ps.truth()["part_pos_mm"][2]
+
+
+def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
+    deploy_source(tmp_path)
+    ps = PlantService("nominal", seed=7)
+    log = ps.record()
+    pick, place, width = ps.job_um()
+    with vboard.VirtualBoard(tmp_path, plant_service=ps) as board:
+        con = Console(board.address)
+        try:
+            assert con.wait(lambda f: f.ftype == link.T_HELLO, 20) is not None, con.tail()
+            con.send(link.job(1, pick, place, width))
+            ev = con.wait(lambda f: f.ftype == link.T_EVENT and f.fields[4] == states.TRANSFER, 60)
+            assert ev is not None, con.tail()
+        finally:
+            con.close()                         # one client at a time: mpremote is next
+        n_loop = len(log)
+        press = {}
+
+        def press_later():
+            time.sleep(1.5)
+            press["row"] = len(log)
+            press["z_mm"] = _part_z_mm(ps)
+            ps.inject("estop", on=True)
+        t = threading.Thread(target=press_later)
+        t.start()
+        out = subprocess.run([MPREMOTE, "connect", board.address, "resume", "exec", SWEEP],
+                             capture_output=True, timeout=60)
+        t.join()
+        time.sleep(0.5)                         # the guard keeps the plant going meanwhile
+        held_z = _part_z_mm(ps)
+        rows = list(log)
+    text = out.stdout.decode(errors="replace")
+    assert out.returncode == 0 and "SWEEP" in text, (text, out.stderr.decode(errors="replace"))
+    p_start, p_end = (int(v) for v in text.split("SWEEP", 1)[1].split()[:2])
+
+    # after Ctrl-C the loop's exchanges (2 ms each) end and the guard's go on (the bench in real
+    # time, a step each 5 ms or more of wall time)
+    guard = next(i for i in range(n_loop, len(rows)) if rows[i][F["advance_ms"]] >= GUARD_MS)
+    after = rows[guard:]
+    assert len(after) > 100, len(after)
+    assert all(r[F["advance_ms"]] >= GUARD_MS for r in after[1:])     # no loop tick after Ctrl-C
+    # until the REPL code ran, the servos held the loop's last pulses
+    assert rows[guard - 1][PULSES[1]:PULSES[4] + 1] == after[0][PULSES[1]:PULSES[4] + 1]
+    first = next(i for i, r in enumerate(after) if r[F["flags"]] & 1)     # the plant's e-stop
+    before, at, later = after[:first], after[first], after[first + 1:]
+    # before the press the REPL code moved the base servo, and only it
+    bases = [r[PULSES[0]] for r in before]
+    assert max(bases) > min(bases) + 20, (min(bases), max(bases))
+    assert len({_pulses(r)[1:] for r in before}) == 1
+    # from the press on: every servo at the pulse it had at the press, through the rest of the
+    # sweep (its writes refused) and after it, the e-stop read HIGH all along
+    frozen = _pulses(at)
+    assert len(later) > 50, len(later)
+    moved = [r for r in later if _pulses(r) != frozen]
+    assert not moved, (frozen, moved[:5])
+    assert all(r[F["flags"]] & 1 for r in later)
+    assert p_end == frozen[0] < p_start + 149, (p_start, p_end, frozen)   # the sweep was cut short
+    # the jaw kept its grip: the part is still in the air where the press found it
+    assert abs(held_z - press["z_mm"]) < 3.0 and held_z > 30.0, (press["z_mm"], held_z)
+    print("\nCtrl-C in TRANSFER; REPL code swept the base servo %d -> %d us; e-stop pressed: pulses "
+          "frozen at %s us for %d exchanges (%d ms of plant time); part held at z %.1f -> %.1f mm"
+          % (p_start, max(bases), list(frozen), len(later),
+             later[-1][F["now_ms"]] - at[F["now_ms"]], press["z_mm"], held_z))

@@ -1,0 +1,108 @@
+# The Pico's HAL (firmware/hal/rp2040.py) on the real MicroPython RP2040 image in rp2040js (the
+# emulated chip: its watchdog, GPIO interrupts and PWM are the chip's), for what the REPL takeover
+# relies on and no stand-in can show:
+#   - wdt_stop() really stops the RP2040's watchdog (CTRL.ENABLE through the clear alias): an
+#     unfed watchdog resets the chip, a stopped one does not, through a soft reset too;
+#   - guard_estop(): a press on the e-stop pin (a rising edge from the plant side) freezes every
+#     servo's PWM at the pulse it had, refuses the HAL's writes and undoes REPL code writing the
+#     PWM directly within a servo frame.
+# Slow: the chip runs about 6-7 host CPU seconds per emulated second.
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from surepick.engines.rp2040 import Chip, EngineError, find_uf2
+from surepick.engines.rp2040.chip import check_node_modules, find_node
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
+PKG = REPO / "surepick"
+# The modules hal/rp2040.py needs, as source.
+FILES = ("__init__.py", "shared_fsm/__init__.py", "shared_fsm/compat.py", "shared_fsm/ticks.py",
+         "firmware/__init__.py", "firmware/hal/__init__.py", "firmware/hal/contract.py",
+         "firmware/hal/rp2040.py")
+
+SETUP = """\
+import time
+from surepick.firmware.hal import rp2040 as h
+class Pins:
+    servo = (2, 3, 4, 5, 6)
+    estop, switch, beam, led = 13, 14, 15, 25
+    adc_pot, adc_current, adc_rail = 0, 1, 2
+h.setup(Pins())
+h.pwm_start([1500, 1400, 1300, 1200, 1100])
+"""
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def uf2():
+    try:
+        path = find_uf2()
+        find_node()
+        check_node_modules()
+    except EngineError as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI must run the rp2040 engine: %s" % e, pytrace=False)
+        pytest.skip(str(e))
+    return path
+
+
+def mpremote(address, *args, timeout=300):
+    proc = subprocess.run([MPREMOTE, "connect", address, *args], capture_output=True, text=True,
+                          timeout=timeout)
+    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    return proc.stdout.replace("\r\n", "\n")
+
+
+def install(address):
+    args = []
+    for d in ("lib", "lib/surepick", "lib/surepick/shared_fsm", "lib/surepick/firmware",
+              "lib/surepick/firmware/hal"):
+        args += ["fs", "mkdir", ":" + d, "+"]
+    for f in FILES:
+        args += ["fs", "cp", str(PKG / f), ":lib/surepick/" + f, "+"]
+    mpremote(address, *args[:-1])
+
+
+def test_wdt_stop_stops_the_chips_watchdog(uf2):
+    with Chip(uf2).start() as c:
+        install(c.address)
+        # unfed: the chip resets (the control that shows the watchdog is real)
+        mpremote(c.address, "exec", SETUP + "h.wdt_start(300)\n", timeout=300)
+        c.run(ms=600)
+        assert c.state()["resets"] == 1
+        # fed for a while, then stopped: no reset, not even across a soft reset (no loop feeds it
+        # in the raw REPL mpremote works in)
+        out = mpremote(c.address, "exec", SETUP + "h.wdt_start(300)\nfor _ in range(5):\n"
+                       "    time.sleep_ms(100)\n    h.wdt_feed()\nh.wdt_stop()\ntime.sleep_ms(700)\n"
+                       "print('ALIVE')\n")
+        assert "ALIVE" in out
+        mpremote(c.address, "soft-reset")
+        c.run(ms=700)
+        assert c.state()["resets"] == 1
+
+
+def test_estop_at_the_repl_freezes_the_pwm(uf2):
+    with Chip(uf2).start() as c:
+        install(c.address)
+        c.set(pins={13: 0})                                  # e-stop contact closed: run
+        mpremote(c.address, "exec", SETUP + "h.guard_estop()\nh.set_pulse_us(0, 1600)\n")
+        assert round(c.pwm()["pulse_us"][2]) == 1600         # REPL code moves a servo: allowed
+        c.set(pins={13: 1})                                  # pressed (the pull-up wins)
+        c.run(ms=50)
+        # the HAL's writes are refused, and a direct PWM write is undone within a servo frame
+        out = mpremote(c.address, "resume", "exec",
+                       "h.set_pulse_us(0, 1700)\nh.set_pulse_us(4, 900)\nimport machine\n"
+                       "machine.PWM(machine.Pin(3)).duty_ns(2000000)\ntime.sleep_ms(60)\n"
+                       "print('HELD', h._held)\n")
+        assert "HELD [1600, 1400, 1300, 1200, 1100]" in out, out
+        c.set(pins={13: 0})                                  # released: still frozen (latched)
+        c.run(ms=60)
+        pulses = c.pwm()["pulse_us"]
+        assert [round(pulses[g]) for g in (2, 3, 4, 5, 6)] == [1600, 1400, 1300, 1200, 1100], pulses

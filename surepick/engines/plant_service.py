@@ -23,6 +23,7 @@
 import socket
 import struct
 import threading
+import time
 
 from surepick.shared_fsm.config import Config
 from surepick.sim.plant import N_SERVOS
@@ -53,7 +54,7 @@ class _Cut(Exception):
 
 class PlantService:
     def __init__(self, scenario="nominal", seed=0, overrides=None, plant_params=None, cycle=0,
-                 host="127.0.0.1", port=0):
+                 host="127.0.0.1", port=0, realtime=False):
         self.scenario_name = scenario or "nominal"
         self.seed = int(seed or 0)
         self.overrides = overrides
@@ -80,6 +81,10 @@ class PlantService:
         self._stopping = False
         self._pulses = [KEEP] * N_SERVOS
         self.exchange_log = None   # a list of EXCHANGE_FIELDS tuples once record() was called
+        # realtime: virtual time runs no faster than the wall clock, as on a Pico (a person or a
+        # second program watching a job sees it at its true pace); the run is the same either way.
+        self.realtime = bool(realtime)
+        self._pace0 = None         # (wall s, plant ms) of the first paced exchange
 
     # the world's parts, for callers that look at them
     @property
@@ -242,6 +247,20 @@ class PlantService:
             pass
 
     def _exchange(self, advance_ms, pulses, state=NO_STATE):
+        reply = self._exchange_locked(advance_ms, pulses, state)
+        if self.realtime:
+            self._pace()
+        return reply
+
+    def _pace(self):
+        now_ms = self.world.plant.now_ms
+        if self._pace0 is None:
+            self._pace0 = (time.monotonic(), now_ms)
+        ahead = self._pace0[0] + (now_ms - self._pace0[1]) / 1000.0 - time.monotonic()
+        if ahead > 0:
+            time.sleep(ahead)
+
+    def _exchange_locked(self, advance_ms, pulses, state):
         with self.lock:
             self.holding.clear()
             world = self.world

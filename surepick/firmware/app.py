@@ -355,7 +355,6 @@ class App(Controller):
 
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
-        self.feed_watchdog()              # a started job writes its marker to flash
         r = self.start_job(job)
         if r == M_OK:
             self.cycle_open = 1
@@ -577,6 +576,12 @@ class App(Controller):
         # watchdog's whole timeout.
         self.flash_tick = 1
         self.feed_watchdog()
+
+    def write_marker(self, job):
+        # A job's marker is written once the arm settles: in the link's handler or early in a
+        # tick, after a tick that completed. Either way the write gets the whole timeout.
+        self.hal.wdt_feed()
+        Controller.write_marker(self, job)
 
     def save_rest(self):
         self._flash_begin()

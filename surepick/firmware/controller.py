@@ -383,9 +383,12 @@ class Controller:
         if not self.settled():
             return
         self.job_waiting = None
+        self.write_marker(job)
+        self.m.job_pending = 1
+
+    def write_marker(self, job):
         self.flash_tick = 1
         rec.write_marker_at(self.root, (job.pick, job.place, job.part_width_um, job.max_attempts))
-        self.m.job_pending = 1
 
     def abort_job(self):
         # -> True when there was something to abort (a rescue, a waiting or running job).

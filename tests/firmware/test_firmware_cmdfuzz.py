@@ -59,7 +59,7 @@ def on_tick(h):
     if a.stats.ticks == 0:
         return                        # still booting (its sense loop sleeps): lines wait
     st["ticks"] += 1
-    if a.m.state != 0 or a.m.fault or a.busy() or a.cal is not None or a.finisher is not None \
+    if a.m.state != 0 or a.m.fault or a.busy() or a.cal is not None or a.rescue_op is not None \
             or a.hil is not None:
         st["not_idle"] += 1
     if st["busy"]:

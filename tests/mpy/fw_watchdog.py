@@ -51,9 +51,9 @@ def on_tick(h):
     fed = h.feeds - st["feeds"]
     st["feeds"] = h.feeds
     st["per_tick"].append((fed, a.flash_tick))
-    if st["n"] == 50:
+    if st["n"] == 250:                # the arm has settled (flash_settle_ms): writes allowed
         h.send(link.request(link.T_CONFIG_SET, 5, ("grasp_dwell_ms", 380)))
-    if st["n"] == 300:
+    if st["n"] == 400:
         raise StopRun()
 
 

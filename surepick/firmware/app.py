@@ -10,6 +10,7 @@
 # link_events_per_tick EVENT frames, one TELEMETRY frame when due) -> at-rest housekeeping (at
 # most one flash write) -> LED. Steady-state ticks allocate nothing; frames are built only when
 # something is sent.
+import gc
 from array import array
 
 from ..shared_fsm import link
@@ -34,6 +35,7 @@ LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again f
 _HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
 _HIL_LINES = 4                     # HIL: lines handled per tick at most
 _US_MASK = 0x3FFFFFFF
+GC_REST_MS = 5000        # at rest, collect garbage at least this often (and before every job)
 
 # Boot record (flashlog R_BOOT): the 12 ints.
 _BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "pot_counts",
@@ -63,6 +65,8 @@ class App(Controller):
         self.fw = FrameWriter()
         self.rec = array("i", [0] * 12)   # one event record, copied out of the ring
         self.stats = telemetry.LoopStats(self.cfg.loop_period_ms * 1000)
+        self.tel = telemetry.Spread(FrameWriter())   # the periodic TELEMETRY, one part per tick
+        self.next_gc = self.now_ms
         self.ev_sent = 0
         self.ev_lost = 0
         self.tx_bytes = 0
@@ -122,26 +126,37 @@ class App(Controller):
             self.boot()
             period_us = self.cfg.loop_period_ms * 1000
             hal.wdt_start(self.settings.board["wdt_ms"])
-            deadline = hal.ticks_us()
+            deadline = self._on_grid(period_us)
             while True:
                 if self.hil is not None and self.hil.mode == link.HIL_LOCKSTEP:
                     self._lockstep_tick(period_us)
-                    deadline = hal.ticks_us()
+                    deadline = self._on_grid(period_us)
                     continue
+                hal.wait_until_us(deadline)
                 start = hal.ticks_us()
                 c0 = hal.cpu_us()
                 self.tick(hal.ticks_ms())
                 self.stats.record(start, hal.ticks_diff(hal.cpu_us(), c0), self.flash_tick, hal.ticks_diff)
                 deadline = hal.ticks_add(deadline, period_us)
-                if hal.ticks_diff(hal.ticks_us(), deadline) >= 0:
-                    # Behind (a flash write at rest, a slow frame): skip ahead, never burst.
+                late = hal.ticks_diff(hal.ticks_us(), deadline)
+                if late > 0:
+                    # Behind (a flash write or a collection at rest, an overrun): the periods
+                    # already begun are skipped, never made up in a burst; ticks keep starting
+                    # on the period grid.
+                    skip = late // period_us + 1
                     self.stats.late += 1
-                    deadline = hal.ticks_us()
-                else:
-                    hal.wait_until_us(deadline)
+                    self.stats.skipped += skip
+                    deadline = hal.ticks_add(deadline, skip * period_us)
         except KeyboardInterrupt:
             self.shutdown()
             raise
+
+    def _on_grid(self, period_us):
+        # The next tick start on the period grid (whole multiples of the period on ticks_us), so
+        # ticks begin at a fixed phase and a plant stepping whole periods sees one tick each.
+        now = self.hal.ticks_us()
+        r = now % period_us
+        return now if r == 0 else self.hal.ticks_add(now, period_us - r)
 
     def _lockstep_tick(self, period_us):
         # HIL lockstep: wait (at most one period, watchdog fed) for the next sensor frame, then
@@ -209,10 +224,14 @@ class App(Controller):
                 self._on_line(r)
         if self.ev_sent != self.m.events.next_seq - 1:
             self._forward_events()
-        hz = self.settings.board["telemetry_hz"]
-        if hz and ms_diff(now, self.next_telemetry) >= 0:
-            self.next_telemetry = ms_add(now, 1000 // hz)
-            self._send(telemetry.frame(self))
+        tel = self.tel
+        if tel.part:
+            self._send(tel.step(self))       # the frame is built over three ticks
+        else:
+            hz = self.settings.board["telemetry_hz"]
+            if hz and ms_diff(now, self.next_telemetry) >= 0:
+                self.next_telemetry = ms_add(now, 1000 // hz)
+                tel.step(self)
 
     def _forward_events(self):
         # New machine events: EVENT frame (+ FAULT frame), RAM log ring, persisted counters.
@@ -324,6 +343,11 @@ class App(Controller):
 
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
+        if not self.busy():
+            # A job measures its own loop figures, and starts on a freshly collected heap so
+            # that its moves never wait for a collection (it runs here, at rest).
+            self.stats.begin_cycle()
+            self._collect()
         r = self.start_job(job)
         if r == M_OK:
             self.cycle_open = 1
@@ -546,7 +570,19 @@ class App(Controller):
             self.log.commit()
         self.last_commit = self.now_ms
 
+    def _collect(self):
+        # Garbage collection at rest, timed (the tick counts as maintenance, like a flash write).
+        hal = self.hal
+        t0 = hal.cpu_us()
+        gc.collect()
+        self.stats.gc_done(hal.ticks_diff(hal.cpu_us(), t0))
+        self.flash_tick = 1
+        self.next_gc = ms_add(self.now_ms, GC_REST_MS)
+
     def _at_rest(self, now):
+        if ms_diff(now, self.next_gc) >= 0:
+            self._collect()
+            return
         if self.cycle_end and not self.m.fault:
             self._end_cycle()
         elif self.cycle_end and self.m.fault and self.cycle_open != 2:

@@ -21,8 +21,8 @@ CYCLE_TICKS = 0           # > 0: end the cycle stretch after this many ticks (a 
 _us = time.ticks_us
 _diff = time.ticks_diff
 _NB = 512
-# Histogram bucket width: 8 us on the chip (0..4 ms), 2 us on the unix port (0..1 ms).
-WIDTH = 8 if sys.platform == "rp2" else 2
+# Histogram bucket width: 16 us on the chip (0..8 ms), 2 us on the unix port (0..1 ms).
+WIDTH = 16 if sys.platform == "rp2" else 2
 
 
 class Phase:
@@ -100,6 +100,18 @@ def wrap1(obj, attr, name):
     setattr(obj, attr, w)
 
 
+def wrap2(obj, attr, name):
+    f = getattr(obj, attr)
+    p = _phase(name)
+
+    def w(a, b):
+        t = _us()
+        r = f(a, b)
+        p.add(_diff(_us(), t))
+        return r
+    setattr(obj, attr, w)
+
+
 def wrap3(obj, attr, name):
     f = getattr(obj, attr)
     p = _phase(name)
@@ -165,11 +177,12 @@ class Probe:
         wrap3(a.motion, "tick", "motion.tick")
         wrap4(ctl_mod, "drive_servos", "servo drive")
         wrap1(a, "_link", "link (incl. telemetry)")
-        if hasattr(a, "tel"):
+        if hasattr(a, "tel"):           # this firmware: the frame over three ticks, _led(now, busy)
             wrap1(a.tel, "step", "telemetry frame")
-        else:
+            wrap2(a, "_led", "LED")
+        else:                           # older firmware: one whole frame, _led(now)
             wrap1(telemetry, "frame", "telemetry frame")
-        wrap1(a, "_led", "LED")
+            wrap1(a, "_led", "LED")
         wrap1(a, "_at_rest", "housekeeping at rest")
         tick = a.tick
         me = self

@@ -36,6 +36,7 @@ from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job
 from surepick.firmware import calibrate
+from surepick.engines import loopfigures
 from surepick.engines.inproc import machine_belief
 from surepick.engines.plant_service import EXCHANGE_FIELDS
 from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS
@@ -405,8 +406,17 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
             "cycle %d: the shadow board did not reproduce the firmware (pulse mismatches %d, events equal %s); "
             "first: %r; firmware events %r, shadow %r" % (cycle, shadow["pulse_mismatches"], events_equal,
                                                           shadow["mismatches"][:3], fw_events, sh_events))
+    _loop_us_from_clock(shadow["ticks"])
     rec = _cycle_record(bc, shadow, check)
     return rec, list(bc.events), shadow["ticks"], bc
+
+
+def _loop_us_from_clock(rows):
+    # loop_us: the period from the previous tick on the firmware's own clock (virtual time).
+    prev = None
+    for r in rows:
+        r[-1] = -1 if prev is None or prev[0] != r[0] else (r[1] - prev[1]) * 1000
+        prev = r
 
 
 def _cycle_record(bc, shadow, check):
@@ -423,6 +433,8 @@ def _cycle_record(bc, shadow, check):
         "sim_ms": bc.ps.now_ms, "wall_s": round(bc.wall_s, 3),
         "initial_jaw_um": shadow["initial_jaw_um"], "board_cal": shadow["board_cal"], "restarts": [],
         "reconstruction": check,
+        # the firmware's own figures for the cycle (its last TELEMETRY frame's cycle window)
+        "loop": loopfigures.last_telemetry(bc.frames),
     }
 
 

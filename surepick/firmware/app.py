@@ -14,9 +14,11 @@ import gc
 from array import array
 
 from ..shared_fsm import link
+from ..shared_fsm.compat import micropython
 from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ABORTED, F_ESTOP
 from ..shared_fsm.machine import (Job, OK as M_OK, E_BUSY as M_BUSY, E_FAULTED as M_FAULTED,
                                   E_ESTOP_ACTIVE as M_ESTOP)
+from ..shared_fsm.motion import job_moves
 from ..shared_fsm.states import IDLE
 from ..shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
 
@@ -67,6 +69,7 @@ class App(Controller):
         self.stats = telemetry.LoopStats(self.cfg.loop_period_ms * 1000)
         self.tel = telemetry.Spread(FrameWriter())   # the periodic TELEMETRY, one part per tick
         self.next_gc = self.now_ms
+        self._cache_settings()
         self.ev_sent = 0
         self.ev_lost = 0
         self.tx_bytes = 0
@@ -77,6 +80,15 @@ class App(Controller):
         self.cycle_end = 0        # the cycle ended: write rest + clear marker when at rest
         self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
+
+    def _cache_settings(self):
+        # what the loop reads every tick, out of the settings dict
+        self.rx_per_tick = self.settings.board["link_rx_bytes"]
+        self.telemetry_hz = self.settings.board["telemetry_hz"]
+
+    def apply_settings(self):
+        Controller.apply_settings(self)
+        self._cache_settings()
 
     # ---- boot ----
 
@@ -179,6 +191,7 @@ class App(Controller):
             self.stats.record((hil.t_ms * 1000) & _US_MASK, hal.ticks_diff(hal.cpu_us(), c0),
                               self.flash_tick, hal.ticks_diff)
 
+    @micropython.native
     def tick(self, now):
         # One loop period. Returns nothing; everything it does is visible in the app's state.
         Controller.tick(self, now)
@@ -186,17 +199,19 @@ class App(Controller):
         if self.hil is not None:
             self._send_act(now)
         self._link(now)
-        if not self.busy():
+        busy = self.busy()
+        if not busy:
             self._at_rest(now)
-        self._led(now)
+        self._led(now, busy)
 
-    def _led(self, now):
+    @micropython.native
+    def _led(self, now, busy):
         m = self.m
         if m.fault == F_ESTOP or m.inp.estop:
             mode = LED_ESTOP
         elif m.fault:
             mode = LED_FAULT
-        elif self.busy():
+        elif busy:
             mode = LED_BUSY
         else:
             mode = LED_IDLE
@@ -209,9 +224,10 @@ class App(Controller):
             self.tx_bytes += len(frame)
             self.hal.console_write(frame)
 
+    @micropython.native
     def _link(self, now):
         if self.hil is None:
-            r = self.reader.poll(self.console, self.settings.board["link_rx_bytes"])
+            r = self.reader.poll(self.console, self.rx_per_tick)
             if r != cmdparse.LINE_NONE:
                 self._on_line(r)
         else:
@@ -228,7 +244,7 @@ class App(Controller):
         if tel.part:
             self._send(tel.step(self))       # the frame is built over three ticks
         else:
-            hz = self.settings.board["telemetry_hz"]
+            hz = self.telemetry_hz
             if hz and ms_diff(now, self.next_telemetry) >= 0:
                 self.next_telemetry = ms_add(now, 1000 // hz)
                 tel.step(self)
@@ -344,9 +360,11 @@ class App(Controller):
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
         if not self.busy():
-            # A job measures its own loop figures, and starts on a freshly collected heap so
-            # that its moves never wait for a collection (it runs here, at rest).
+            # At rest, before anything moves: the job's moves are planned ahead (motion.py: a
+            # plan is eight loop periods of IK on an RP2040), the heap is collected so that
+            # the moves never wait for a collection, and the loop's figures start afresh.
             self.stats.begin_cycle()
+            self.motion.prepare(job_moves(job, self.cfg))
             self._collect()
         r = self.start_job(job)
         if r == M_OK:

@@ -12,6 +12,7 @@
 # the next boot decides from them; they are written under `root` and only when `persist` is set
 # (the App clears it under HIL, where the arm is simulated).
 from ..shared_fsm import kinematics, link, servo_cal
+from ..shared_fsm.compat import micropython
 from ..shared_fsm.codes import K_NOTE, F_INTERRUPTED
 from ..shared_fsm.machine import Machine, OK as M_OK, E_BUSY as M_BUSY
 from ..shared_fsm.motion import Motion
@@ -44,6 +45,7 @@ class Sensors:
         self.beam = Switch(hal, pins.beam)
         self.estop = EStop(hal, pins.estop, b["estop_reset_reads"])
 
+    @micropython.native
     def read(self, inp):
         inp.pot_counts = self.pot.read()
         inp.current_ma = self.current.read_ma()
@@ -174,6 +176,7 @@ class Controller:
 
     # ---- the tick ----
 
+    @micropython.native
     def tick(self, now):
         # One loop period of the controller (module comment). Everything it does is visible in
         # the controller's state; nothing here waits.
@@ -195,6 +198,7 @@ class Controller:
         mo.tick(now, m.out, m.inp)      # an unreachable move comes back as error_seq
         drive_servos(self.servos, mo.joints, mo.jaw_um, dt)
 
+    @micropython.native
     def busy(self):
         # Anything moving the arm on purpose: flash writes and new jobs wait.
         return self.m.busy() or self.finisher is not None or self.cal is not None or self.motion.active

@@ -38,10 +38,6 @@ SOURCE_COMMAND = "surepick sim run --engine rp2040"
 KIND = "rp2040"
 BOOT_LIMIT_MS = 5000          # emulated: power-on to the firmware's first loop tick
 HOST_BOOT_END_MS = 62         # the in-process engine: boot sense over, first tick
-LOOP_FIELDS = ("period_us", "tick_median_us", "tick_p99_us", "tick_max_us", "overruns", "gc_max_us")
-_TEL = {name: i for i, name in enumerate(link.SCHEMA[link.T_TELEMETRY][3])}
-
-
 class ChipRunError(RuntimeError):
     pass
 
@@ -52,16 +48,6 @@ def image(workdir):
     if not path.exists():
         flashimage.build(path)
     return path
-
-
-def loop_figures(tel):
-    """The run record's `loop` from a TELEMETRY frame's fields (None when it has none)."""
-    if tel is None or len(tel) <= _TEL["gc_max_us"]:
-        return None
-    return {"period_us": tel[_TEL["cycle_period_us"]], "tick_median_us": tel[_TEL["tick_median_us"]],
-            "tick_p99_us": tel[_TEL["tick_p99_us"]], "tick_max_us": tel[_TEL["tick_max_us"]],
-            "overruns": tel[_TEL["cycle_overruns"]], "gc_max_us": tel[_TEL["gc_max_us"]],
-            "ticks": tel[_TEL["cycle_ticks"]]}
 
 
 def _reply_to(rid):
@@ -169,8 +155,6 @@ class ChipCycle:
         self.wall_s = time.monotonic() - t0
         self.frames = cw.frames
         self.events = [tuple(f.fields) for f in cw.frames if f.ftype == link.T_EVENT]
-        tel = [f.fields for f in cw.frames if f.ftype == link.T_TELEMETRY]
-        self.loop = loop_figures(tel[-1] if tel else None)
         self.log, self.reads = exchange_log(cw.windows, cw.conversions, settings.pins())
         self.requests = (("calibrate", self._handled_after(self.cal_sent_us, len(cal_line), settings)),
                          ("job", self._job_tick()))
@@ -235,7 +219,6 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
             % (cycle, shadow["pulse_mismatches"], events_equal,
                [m for m in shadow["mismatches"] if m[1] == "pulses"][:3], fw_events, sh_events))
     rec = vboard._cycle_record(cc, shadow, check)
-    rec["loop"] = cc.loop
     st = cc.emulation
     rec["emulation"] = {"emulated_s": round(st["emulated_s"], 3), "host_cpu_s": round(st["host_cpu_s"], 2),
                         "host_wall_s": round(st["host_wall_s"], 2),
@@ -310,3 +293,30 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
                        "reconstruction": {"pulse_mismatches": sum(r["reconstruction"]["pulse_mismatches"] for r in recs),
                                           "events_equal": all(r["reconstruction"]["events_equal"] for r in recs)}}}
     return meta, recs, events, ticks
+
+
+def write_report(out_dir, meta, recs, events):
+    """report.json for an rp2040 run: the run's metadata, a summary and every cycle with its
+    events and the firmware's `loop` figures (as `surepick sim run` writes it)."""
+    import json
+    import os
+    from surepick.engines.inproc import event_dict
+    from surepick.engines.summary import summarise
+    cycles = []
+    for r in recs:
+        c = dict(r)
+        c["scenario"] = meta["scenario"]
+        c["events"] = [event_dict(e) for e in events.get(r["cycle"], [])]
+        c.setdefault("agree", (r["fsm_outcome"] == "placed") == (r["judge_outcome"] == "placed"))
+        c.setdefault("false_success", r["fsm_outcome"] == "placed" and r["judge_outcome"] != "placed")
+        c.setdefault("false_failure", r["fsm_outcome"] != "placed" and r["judge_outcome"] == "placed")
+        cycles.append(c)
+    report = dict(meta)
+    report["engine"] = KIND
+    report["summary"] = summarise(cycles)
+    report["cycles"] = cycles
+    path = os.path.join(out_dir, "report.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(report, f, indent=1)
+    os.replace(path + ".tmp", path)
+    return path

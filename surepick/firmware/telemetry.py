@@ -270,6 +270,10 @@ class Spread:
         self.w = writer
         self.part = 0          # next part to add (0: not building)
 
+    def sends(self):
+        # the next step() finishes and returns the frame
+        return self.part == _LAST
+
     @micropython.native
     def step(self, app):
         # -> the finished frame (memoryview) in the last part's tick, else None

@@ -29,7 +29,7 @@ class Phase:
     # calls, sum, max and a linear histogram of per-call times (self-contained, so the probe
     # measures older firmware too)
     def __init__(self):
-        self.h = array("i", [0] * (_NB + 1))
+        self.h = array("H", bytearray(2 * (_NB + 1)))    # counts < 65536 per stretch
         self.reset()
 
     def add(self, us):
@@ -67,12 +67,16 @@ class Phase:
 
 
 PHASES = {}
+_NAMES = ("read pot", "read current", "read rail", "read switch", "read beam", "read e-stop",
+          "machine.step", "motion.tick", "servo drive", "link (incl. telemetry)", "telemetry frame", "LED",
+          "housekeeping at rest", "_cal")
+_POOL = [Phase() for _ in range(len(_NAMES) + 2)]   # allocated at import, before the app's heap
 
 
 def _phase(name):
     p = PHASES.get(name)
     if p is None:
-        p = PHASES[name] = Phase()
+        p = PHASES[name] = _POOL.pop() if _POOL else Phase()
     return p
 
 
@@ -144,7 +148,10 @@ def _overhead():
     wrap0(o, "f", "_cal")
     for _ in range(200):
         o.f()
-    s = PHASES.pop("_cal").summary()
+    p = PHASES.pop("_cal")
+    s = p.summary()
+    p.reset()
+    _POOL.append(p)
     return s["mean_us"]
 
 
@@ -154,8 +161,8 @@ class Probe:
         self.label = "idle"
         self.ticks = 0
         self.overhead = _overhead()
-        self.tick = Phase()
-        self.maint = Phase()
+        self.tick = _POOL.pop()
+        self.maint = _POOL.pop()
         self.printed = 0
         boot = app.boot
 

@@ -162,9 +162,6 @@ def _run_rp2040(args, overrides, cfg, plant_params):
     # The firmware on the emulated RP2040, one fresh chip per cycle (engines/rp2040/cycle.py).
     from surepick.engines.rp2040 import cycle
     from surepick.engines.rp2040.chip import EngineError, find_uf2
-    if cfg:
-        raise CommandError("--config is not supported with --engine rp2040 (the firmware reads its config "
-                           "from /config.json on its flash)")
     if args.viewer:
         raise CommandError("--viewer needs --engine sim")
     try:
@@ -175,7 +172,7 @@ def _run_rp2040(args, overrides, cfg, plant_params):
     from surepick.records import runrecord
     try:
         meta, recs, events, ticks = cycle.run(args.scenario, args.seed, args.cycles, overrides, plant_params,
-                                              uf2=uf2, log=print)
+                                              uf2=uf2, log=print, cfg_overrides=cfg)
     except (EngineError, cycle.ChipRunError) as e:
         raise CommandError(str(e), exitcodes.FAILED) from None
     try:

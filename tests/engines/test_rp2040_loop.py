@@ -19,7 +19,10 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SURE = str(BIN / "surepick")
 MPREMOTE = str(BIN / "mpremote")
-PERIOD_MS = 2
+# The loop period the firmware keeps on an RP2040 at 125 MHz with this code (bench/chip_tick.py:
+# at 2 ms the tick's p99 is above the period, README "The firmware on the emulated RP2040").
+PERIOD_MS = 4
+CFG = {"loop_period_ms": PERIOD_MS}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +47,7 @@ def _transitions(events):
 
 def _host_sim(scenario, seed):
     from surepick.engines.inproc import run_cycle
-    rec, _, _ = run_cycle(scenario, None, seed, 0)
+    rec, _, _ = run_cycle(scenario, None, seed, 0, cfg_overrides=CFG)
     return rec, [tuple(e[k] for k in ("seq", "t_ms")) for e in rec["events"]], rec["_events"]
 
 
@@ -67,7 +70,8 @@ def test_a_cycle_on_the_chip_is_judged_and_matches_the_host(uf2, scenario, expec
     from surepick.engines.rp2040 import cycle
     from surepick.sim import scenarios
     values = scenarios.get(scenario).resolve(None)
-    rec, events, ticks, cc = cycle.run_cycle(scenario, values, 1, 0, workdir=str(tmp_path), uf2=uf2)
+    rec, events, ticks, cc = cycle.run_cycle(scenario, values, 1, 0, workdir=str(tmp_path), uf2=uf2,
+                                             cfg_overrides=CFG)
     # the physics judge, not the firmware's word
     if expect == "placed":
         assert rec["fsm_outcome"] == "placed" and rec["judge_outcome"] == "placed", rec
@@ -75,15 +79,16 @@ def test_a_cycle_on_the_chip_is_judged_and_matches_the_host(uf2, scenario, expec
         assert rec["fsm_fault"] == expect and rec["judge_outcome"] != "placed", rec
     # ticks.csv is the firmware's: the shadow reproduced its pulses and events
     assert rec["reconstruction"]["pulse_mismatches"] == 0 and rec["reconstruction"]["events_equal"], rec
-    assert len(ticks) > 3000 and all(r[-1] == -1 or 1900 <= r[-1] for r in ticks)
+    assert len(ticks) > 1500 and all(r[-1] == -1 or PERIOD_MS * 950 <= r[-1] for r in ticks)
     # the firmware's own loop figures, measured in emulated time
     loop = rec["loop"]
-    assert loop is not None and loop["ticks"] > 1000, loop
+    assert loop is not None and loop["ticks"] > 500, loop
     assert 0 < loop["tick_median_us"] <= loop["tick_p99_us"] <= loop["tick_max_us"]
     assert loop["gc_max_us"] > 0          # the collection before the job ran, and was timed
     _check_against_host(rec, events, scenario, 1, scenario)
     assert loop["overruns"] == 0, ("the loop missed its %d ms period on the emulated RP2040: %s"
                                    % (PERIOD_MS, loop))
+    assert loop["tick_p99_us"] <= PERIOD_MS * 700, loop          # p99 within 70% of the period
 
 
 @pytest.mark.slow

@@ -37,16 +37,20 @@ from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS, World
 SOURCE_COMMAND = "surepick sim run --engine rp2040"
 KIND = "rp2040"
 BOOT_LIMIT_MS = 5000          # emulated: power-on to the firmware's first loop tick
-HOST_BOOT_END_MS = 62         # the in-process engine: boot sense over, first tick
+HOST_BOOT_END_MS = 62         # the in-process engine at 2 ms: boot sense over, first tick
 class ChipRunError(RuntimeError):
     pass
 
 
-def image(workdir):
-    """The firmware flash image (built once per run, reused by every cycle)."""
+def image(workdir, settings=None):
+    """The firmware flash image (built once per run, reused by every cycle), with /config.json
+    when the settings differ from the defaults."""
+    import json
     path = Path(workdir) / "firmware-flash.bin"
     if not path.exists():
-        flashimage.build(path)
+        d = settings.to_json_dict() if settings is not None else {}
+        extra = {"/config.json": json.dumps(d).encode()} if d.get("board") or d.get("machine") else None
+        flashimage.build(path, extra=extra)
     return path
 
 
@@ -64,7 +68,7 @@ class ChipCycle:
     for the shadow), reads, requests, job, ended_at, wall_s, emulation (the engine's stats)."""
 
     def __init__(self, scenario, values, seed, cycle, plant_params=None, flash_image=None, uf2=None,
-                 log=None, cal_after_ms=CAL_AT_MS - HOST_BOOT_END_MS, stop_after_job_ms=None):
+                 log=None, cal_after_ms=None, stop_after_job_ms=None, settings=None):
         self.scenario = scenario
         self.values = values
         self.seed = int(seed)
@@ -73,6 +77,11 @@ class ChipCycle:
         self.flash_image = flash_image
         self.uf2 = uf2
         self.say = log or (lambda s: None)
+        self.settings = settings or fw_settings.Settings()   # what the chip's /config.json says
+        if cal_after_ms is None:
+            # the in-process engine's first tick comes after boot_sense_ms // period + 1 reads
+            p = self.settings.cfg.loop_period_ms
+            cal_after_ms = CAL_AT_MS - (self.settings.board["boot_sense_ms"] // p + 1) * p
         self.cal_after_ms = cal_after_ms              # CALIBRATE this long after the first tick
         self.stop_after_job_ms = stop_after_job_ms    # benches: stop early instead of at the end
         self.console = bytearray()                    # everything the chip sent that was not a frame
@@ -110,7 +119,7 @@ class ChipCycle:
         self.text = b""
         world = World(self.scenario, self.values, self.seed, self.cycle, self.plant_params)
         self.ps = world                       # vboard's record helpers read the judge through it
-        settings = fw_settings.Settings()
+        settings = self.settings
         period = settings.cfg.loop_period_ms
         n_boot = settings.board["boot_sense_ms"] // period + 1
         t0 = time.monotonic()
@@ -192,19 +201,22 @@ class ChipCycle:
 
 
 def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, allow_mismatch=False,
-              uf2=None, log=None):
-    """One cycle on a fresh emulated chip -> (cycle record, events, tick rows, ChipCycle)."""
+              uf2=None, log=None, cfg_overrides=None):
+    """One cycle on a fresh emulated chip -> (cycle record, events, tick rows, ChipCycle).
+    cfg_overrides: machine config the chip gets in its /config.json (e.g. loop_period_ms)."""
+    settings = fw_settings.Settings(machine=cfg_overrides)
     tmp = None
     if workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="surepick-rp2040-")
         workdir = tmp.name
     try:
-        cc = ChipCycle(scenario, values, seed, cycle, plant_params, image(workdir), uf2, log)
+        cc = ChipCycle(scenario, values, seed, cycle, plant_params, image(workdir, settings), uf2, log,
+                       settings=settings)
         cc.run()
     finally:
         if tmp is not None:
             tmp.cleanup()
-    shadow = vboard.reconstruct(cc, Config())
+    shadow = vboard.reconstruct(cc, settings.cfg)
     _add_loop_us(shadow["ticks"], cc)
     fw_events = [vboard._event_key(e) for e in cc.events]
     sh_events = [vboard._event_key(e) for e in shadow["events"]]
@@ -240,7 +252,7 @@ def _add_loop_us(rows, cc):
 
 
 def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=None, allow_mismatch=False,
-        uf2=None, log=None):
+        uf2=None, log=None, cfg_overrides=None):
     """`cycles` cycles of a scenario on the emulated chip -> (run.json meta, cycle records,
     events, ticks) for records/runrecord.py write."""
     from surepick.engines.summary import versions
@@ -261,7 +273,8 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
     model_hash = None
     try:
         for k in range(cycles):
-            rec, ev, rows, cc = run_cycle(sc.name, values, seed, k, plant_params, workdir, allow_mismatch, uf2)
+            rec, ev, rows, cc = run_cycle(sc.name, values, seed, k, plant_params, workdir, allow_mismatch, uf2,
+                                          cfg_overrides=cfg_overrides)
             model_hash = model_hash or cc.ps.plant.model_hash()
             recs.append(rec)
             events[k] = ev
@@ -276,7 +289,7 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
     finally:
         if tmp is not None:
             tmp.cleanup()
-    cfg = Config().to_dict()
+    cfg = Config(cfg_overrides).to_dict()
     v = versions()
     v["firmware"] = vboard.firmware_version()
     v["micropython_image"] = str(uf2)

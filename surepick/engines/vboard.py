@@ -244,8 +244,9 @@ class RecordedWorld:
     # Stands where sim.world.World stands for the shadow controller's PlantPins, serving the
     # readings the firmware was sent, exchange by exchange; it checks that what the shadow
     # writes is what the firmware wrote.
-    def __init__(self, log):
+    def __init__(self, log, pulse_tol=0):
         self.log = log
+        self.pulse_tol = pulse_tol    # us: pulses read back from PWM registers carry their resolution
         self.k = 0
         self.on_exchange = None       # callable(exchange row) after each advance
         self.mismatches = []          # (t_ms, what, shadow, firmware)
@@ -267,24 +268,26 @@ class RecordedWorld:
         fw = [ex[_I["p0"] + i] for i in range(5)]
         if ex[_I["advance_ms"]] != ms:
             self.mismatches.append((ex[_I["now_ms"]], "advance_ms", ms, ex[_I["advance_ms"]]))
-        if pulses is not None and fw != list(pulses):
+        if pulses is not None and fw != list(pulses) and (
+                not self.pulse_tol or max(abs(a - b) for a, b in zip(fw, pulses)) > self.pulse_tol):
             self.mismatches.append((ex[_I["now_ms"]] - ex[_I["advance_ms"]], "pulses", list(pulses), fw))
         if self.on_exchange is not None:
             self.on_exchange(ex)
         return None
 
 
-def reconstruct(bc, cfg):
+def reconstruct(bc, cfg, pulse_tol=0):
     """Run the shadow board on bc's recorded exchanges. -> dict with ticks (rows without the
     cycle column), events (12-int tuples), job (cycles.jsonl job), board_cal, initial_jaw_um,
-    fault_state, and the check: pulse/event mismatches and the state-byte agreement."""
+    fault_state, and the check: pulse/event mismatches and the state-byte agreement.
+    pulse_tol: pulses within this many us count as equal (read back from PWM registers)."""
     from surepick.engines.inproc import SimulatedBoard, board_settings
     log = [e for e in bc.log if e[_I["conn"]] == bc.log[0][_I["conn"]]]
     if len(log) < len(bc.log):
         raise ReconstructionError("cycle %d: the controller restarted mid-cycle (%d connections to the plant); "
                                   "the virtual-board run record does not reconstruct restarts yet"
                                   % (bc.cycle, len({e[0] for e in bc.log})))
-    world = RecordedWorld(log)
+    world = RecordedWorld(log, pulse_tol)
     rows = []
     pending = []      # the row of the step whose pulses the next exchange carries
 

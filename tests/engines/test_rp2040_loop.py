@@ -45,14 +45,18 @@ def _transitions(events):
     return [(k, f, t, r, ms - t0) for k, f, t, r, ms in out]
 
 
-def _host_sim(scenario, seed):
-    from surepick.engines.inproc import run_cycle
-    rec, _, _ = run_cycle(scenario, None, seed, 0, cfg_overrides=CFG)
-    return rec, [tuple(e[k] for k in ("seq", "t_ms")) for e in rec["events"]], rec["_events"]
+def _host_sim(scenario, seed, out):
+    # the host simulator's cycle at the same period, written as its run record
+    from surepick.engines.inproc_cycles import run_cycles
+    from surepick.records import report
+    meta, recs, _ = run_cycles(scenario, seed, 1, cfg_overrides=CFG)
+    rec = dict(recs[0])
+    report.write_report(str(out), meta, recs, None, plots=False)
+    return rec, rec["_events"]
 
 
-def _check_against_host(rec, events, scenario, seed, why):
-    host, _, host_events = _host_sim(scenario, seed)
+def _check_against_host(rec, events, scenario, seed, why, out):
+    host, host_events = _host_sim(scenario, seed, out)
     a = _transitions(host_events)
     b = _transitions(events)
     # the same decisions in the same order ...
@@ -68,10 +72,10 @@ def _check_against_host(rec, events, scenario, seed, why):
 @pytest.mark.parametrize("scenario,expect", [("nominal", "placed"), ("switch_stuck_open", "SENSOR_DISAGREE")])
 def test_a_cycle_on_the_chip_is_judged_and_matches_the_host(uf2, scenario, expect, tmp_path):
     from surepick.engines.rp2040 import cycle
-    from surepick.sim import scenarios
-    values = scenarios.get(scenario).resolve(None)
-    rec, events, ticks, cc = cycle.run_cycle(scenario, values, 1, 0, workdir=str(tmp_path), uf2=uf2,
-                                             cfg_overrides=CFG)
+    from surepick.records import compare, runrecord
+    meta, recs, evs, tks = cycle.run(scenario, 1, 1, workdir=str(tmp_path), uf2=uf2, cfg_overrides=CFG)
+    rec, events, ticks = recs[0], evs[0], tks[0]
+    runrecord.write(str(tmp_path / "chip"), meta, recs, evs, tks)
     # the physics judge, not the firmware's word
     if expect == "placed":
         assert rec["fsm_outcome"] == "placed" and rec["judge_outcome"] == "placed", rec
@@ -85,7 +89,10 @@ def test_a_cycle_on_the_chip_is_judged_and_matches_the_host(uf2, scenario, expec
     assert loop is not None and loop["ticks"] > 500, loop
     assert 0 < loop["tick_median_us"] <= loop["tick_p99_us"] <= loop["tick_max_us"]
     assert loop["gc_max_us"] > 0          # the collection before the job ran, and was timed
-    _check_against_host(rec, events, scenario, 1, scenario)
+    _check_against_host(rec, events, scenario, 1, scenario, tmp_path / "host")
+    # surepick compare: the host simulator's record and the chip's, within the default tolerances
+    cmp = compare.compare(runrecord.load(str(tmp_path / "host")), runrecord.load(str(tmp_path / "chip")))
+    assert cmp.passed, [c.as_dict() for c in cmp.checks if not c.ok]
     assert loop["overruns"] == 0, ("the loop missed its %d ms period on the emulated RP2040: %s"
                                    % (PERIOD_MS, loop))
     assert loop["tick_p99_us"] <= PERIOD_MS * 700, loop          # p99 within 70% of the period

@@ -37,6 +37,7 @@ from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS, World
 SOURCE_COMMAND = "surepick sim run --engine rp2040"
 KIND = "rp2040"
 BOOT_LIMIT_MS = 5000          # emulated: power-on to the firmware's first loop tick
+PULSE_RESOLUTION_US = 1       # a pulse read back from a PWM slice, against the us the firmware set
 HOST_BOOT_END_MS = 62         # the in-process engine at 2 ms: boot sense over, first tick
 class ChipRunError(RuntimeError):
     pass
@@ -216,12 +217,15 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
     finally:
         if tmp is not None:
             tmp.cleanup()
-    shadow = vboard.reconstruct(cc, settings.cfg)
+    # The pulses come back from the PWM slices' registers: the firmware's whole-us width to the
+    # slice's resolution (a count is 0.3 us at 50 Hz), so within 1 us of what it wrote.
+    shadow = vboard.reconstruct(cc, settings.cfg, pulse_tol=PULSE_RESOLUTION_US)
     _add_loop_us(shadow["ticks"], cc)
     fw_events = [vboard._event_key(e) for e in cc.events]
     sh_events = [vboard._event_key(e) for e in shadow["events"]]
     events_equal = sh_events == fw_events
     check = {"pulse_mismatches": shadow["pulse_mismatches"], "events_equal": events_equal,
+             "pulse_tolerance_us": PULSE_RESOLUTION_US,
              "state_byte_mismatches": shadow["state_byte_mismatches"],
              "ticks": len(shadow["ticks"]), "exchanges": len(cc.log)}
     if not allow_mismatch and (shadow["pulse_mismatches"] or not events_equal):

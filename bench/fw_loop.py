@@ -87,7 +87,7 @@ def main():
             job_started = 1
         now = hal.ticks_ms()
         if ticks < REST_TICKS and ticks % 2 == 1 and not a.flash_tick \
-                and hal.ticks_diff(a.next_telemetry, now) > 0:
+                and hal.ticks_diff(a.next_telemetry, now) > 0 and not a.tel.sends():
             # at rest, a tick with nothing to send: proof that it allocates nothing at all
             micropython.heap_lock()
             try:

@@ -41,6 +41,14 @@ def add_arguments(parser):
     parser.add_argument("--micropython", metavar="PATH",
                         help="the unix micropython binary (default: the venv's, then PATH)")
     parser.add_argument("--quiet", action="store_true", help="no supervisor notes on stderr")
+    parser.add_argument("--engine", choices=("vboard", "rp2040"), default="vboard",
+                        help="vboard: the unix micropython as a Pico (default); rp2040: the real MicroPython "
+                             "RP2040 image in the rp2040js emulator (engines/rp2040), with the firmware installed; "
+                             "--flash is then a flash image FILE (loaded if it exists, saved on exit)")
+    parser.add_argument("--uf2", metavar="FILE", help="--engine rp2040: the MicroPython RPI_PICO image "
+                        "(default: $SUREPICK_RP2040_UF2, then ../shared/rp2040/firmware.uf2)")
+    parser.add_argument("--bare", action="store_true",
+                        help="--engine rp2040: MicroPython only, no firmware installed (try `surepick deploy`)")
 
 
 def _note(msg):
@@ -50,6 +58,9 @@ def _note(msg):
 def run(args):
     import signal
     import threading
+
+    if args.engine == "rp2040":
+        return _run_rp2040(args)
 
     from surepick.vboard import VirtualBoard
     from surepick.engines.vboard_plant import make_plant_service, random_cut_ms, wire
@@ -97,4 +108,52 @@ def run(args):
         raise CommandError(str(vboard.error), exitcodes.FAILED)
     if not args.quiet:
         _note("stopped")
+    return exitcodes.OK
+
+
+def _run_rp2040(args):
+    import signal
+    import threading
+
+    from surepick.engines.rp2040.chip import EngineError, find_uf2
+    from surepick.engines.rp2040.serve import ChipBoard
+    from surepick.sim import scenarios
+    if args.power_cut_at_ms is not None or args.power_cut_random is not None or args.micropython:
+        raise CommandError("--power-cut-* and --micropython are for --engine vboard")
+    if args.listen and not args.allow_remote:
+        host = args.listen.rsplit(":", 1)[0].strip("[]")
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise CommandError("--engine rp2040 serves on loopback only (the REPL has no password)")
+    if args.scenario is not None and args.scenario not in scenarios.SCENARIOS:
+        raise CommandError("unknown scenario '%s'; valid scenarios: %s"
+                           % (args.scenario, ", ".join(sorted(scenarios.SCENARIOS))))
+    try:
+        uf2 = find_uf2(args.uf2)
+    except EngineError as e:
+        raise CommandError(str(e)) from None
+    note = (lambda m: None) if args.quiet else _note
+    board = ChipBoard(uf2, flash=args.flash, pty=args.pty, listen=args.listen or "127.0.0.1:0",
+                      scenario=args.scenario, seed=args.seed, bare=args.bare, log=note)
+    stop = threading.Event()
+    old = {s: signal.signal(s, lambda *a: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            board.start()
+        except EngineError as e:
+            raise CommandError(str(e), exitcodes.FAILED) from None
+        note("emulated RP2040 (%s); flash: %s" % (uf2, args.flash or ("MicroPython only" if args.bare
+                                                                       else "the firmware, installed")))
+        if args.scenario is not None:
+            note("plant: scenario %s, seed %d, lockstep emulated time" % (args.scenario, args.seed or 0))
+        print(READY_PREFIX + board.address, flush=True)
+        while not stop.wait(0.5):
+            if not board.running:
+                break
+    finally:
+        board.close()
+        for s, h in old.items():
+            signal.signal(s, h)
+    if board.error is not None:
+        raise CommandError(str(board.error), exitcodes.FAILED)
+    note("stopped")
     return exitcodes.OK

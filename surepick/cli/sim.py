@@ -29,10 +29,14 @@ def add_arguments(p):
     r.add_argument("--plant", metavar="PLANT.json", help="plant parameters (e.g. from `surepick fit`)")
     r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     r.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer (needs a display)")
-    r.add_argument("--engine", choices=("sim", "vboard"), default="sim",
+    r.add_argument("--engine", choices=("sim", "vboard", "rp2040"), default="sim",
                    help="sim: the shared machine on the host (default); vboard: the firmware itself on the "
                    "virtual board against the same plant, written as a run record of kind virtual-board "
-                   "(engines/vboard.py; needs the micropython binary)")
+                   "(engines/vboard.py; needs the micropython binary); rp2040: the firmware on the emulated "
+                   "RP2040 (the real MicroPython RP2040 image in rp2040js, engines/rp2040) in lockstep "
+                   "emulated time, a run record of kind rp2040 (minutes per cycle)")
+    r.add_argument("--uf2", metavar="FILE", help="--engine rp2040: the MicroPython RPI_PICO image "
+                   "(default: $SUREPICK_RP2040_UF2, then ../shared/rp2040/firmware.uf2)")
 
     b = sub.add_parser("batch", help="run many seeded cycles over worker processes",
                        description="Run COUNT seeds (S, S+1, ...) of a scenario, or of every scenario with "
@@ -65,6 +69,8 @@ def run(args):
             raise CommandError("--cycles must be at least 1")
         if args.engine == "vboard":
             return _run_vboard(args, overrides, cfg, plant_params)
+        if args.engine == "rp2040":
+            return _run_rp2040(args, overrides, cfg, plant_params)
         return _run(args, overrides, cfg, plant_params)
     return _batch(args, overrides, cfg, plant_params)
 
@@ -148,6 +154,34 @@ def _run_vboard(args, overrides, cfg, plant_params):
     ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
     print("run record: %s  (kind virtual-board; verified placed %d/%d)"
           % (os.path.join(args.out, "run.json"), ok, len(recs)))
+    return exitcodes.OK if ok == len(recs) else exitcodes.FAILED
+
+
+def _run_rp2040(args, overrides, cfg, plant_params):
+    # The firmware on the emulated RP2040, one fresh chip per cycle (engines/rp2040/cycle.py).
+    from surepick.engines.rp2040 import cycle
+    from surepick.engines.rp2040.chip import EngineError, find_uf2
+    if args.viewer:
+        raise CommandError("--viewer needs --engine sim")
+    try:
+        uf2 = find_uf2(args.uf2)        # FirmwareMissing names --uf2 and SUREPICK_RP2040_UF2
+    except EngineError as e:
+        raise CommandError(str(e)) from None
+    _make_out_dir(args.out)
+    from surepick.records import runrecord
+    try:
+        meta, recs, events, ticks = cycle.run(args.scenario, args.seed, args.cycles, overrides, plant_params,
+                                              uf2=uf2, log=print, cfg_overrides=cfg)
+    except (EngineError, cycle.ChipRunError) as e:
+        raise CommandError(str(e), exitcodes.FAILED) from None
+    try:
+        runrecord.write(str(args.out), meta, recs, events, ticks)
+        cycle.write_report(str(args.out), meta, recs, events)
+    except OSError as e:
+        raise CommandError("cannot write the run record in %s: %s" % (args.out, e.strerror or e)) from None
+    ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
+    print("report: %s; run record: %s  (kind rp2040; verified placed %d/%d)"
+          % (os.path.join(args.out, "report.json"), os.path.join(args.out, "run.json"), ok, len(recs)))
     return exitcodes.OK if ok == len(recs) else exitcodes.FAILED
 
 

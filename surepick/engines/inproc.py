@@ -10,6 +10,8 @@ import tempfile
 import time
 
 from surepick.firmware.controller import Controller
+from surepick.firmware.telemetry import LoopStats
+from surepick.engines.loopfigures import from_stats
 from surepick.firmware.hal.plant_pins import PlantPins
 from surepick.shared_fsm import codes, link, states
 from surepick.shared_fsm.machine import Job
@@ -60,6 +62,10 @@ def event_dict(e):
             "present_mask": e[11]}
 
 
+def _us_diff(a, b):
+    return a - b
+
+
 def board_settings(cfg_overrides=None):
     # The firmware's settings for a simulated board: its defaults, the machine's overrides.
     return fw_settings.Settings(machine=cfg_overrides)
@@ -77,6 +83,9 @@ class SimulatedBoard:
         self.flash = flash or self._tmp.name
         settings.save(self.flash + fw_settings.PATH)   # what the board's /config.json holds
         self.period = settings.cfg.loop_period_ms
+        # The controller's own loop figures, as the firmware keeps them (firmware/telemetry.py):
+        # the period on the world's clock, the tick's work on this host's CPU clock.
+        self.stats = LoopStats(self.period * 1000)
         self.ctl = None
         self.on_boot = None          # callable(controller) before it boots (the engine's hooks)
         self.power_on()
@@ -99,7 +108,9 @@ class SimulatedBoard:
         # the world moves on one period. -> a ControllerReset when the controller lost power.
         ctl = self.ctl
         now = self.pins.ticks_ms()
+        t0 = time.perf_counter_ns()
         ctl.tick(now)
+        self.stats.record(now * 1000, (time.perf_counter_ns() - t0) // 1000, ctl.flash_tick, _us_diff)
         if after_tick is not None:
             after_tick(now)
         pins = self.pins
@@ -170,6 +181,7 @@ class CycleRun:
         if not record_trajectory:
             self.ticks = []
             world.sample_ms = BATCH_SAMPLE_MS
+        board.stats.begin_cycle()        # the job's loop figures, as the firmware begins them
         err = board.ctl.start_job(job)
         if err:
             raise ValueError("the scenario's job was refused: error %d" % err)
@@ -327,6 +339,7 @@ class CycleRun:
             "board_cal": self.board_cal,
             "initial_jaw_um": self.initial_jaw_um,
             "restarts": self.restarts,
+            "loop": from_stats(self.board.stats),
         }
         if self._record_ticks:
             self._fill_pulses(self.board.pins.pulses)

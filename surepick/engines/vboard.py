@@ -36,6 +36,7 @@ from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job
 from surepick.firmware import calibrate
+from surepick.engines import loopfigures
 from surepick.engines.inproc import machine_belief
 from surepick.engines.plant_service import EXCHANGE_FIELDS
 from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS
@@ -243,8 +244,9 @@ class RecordedWorld:
     # Stands where sim.world.World stands for the shadow controller's PlantPins, serving the
     # readings the firmware was sent, exchange by exchange; it checks that what the shadow
     # writes is what the firmware wrote.
-    def __init__(self, log):
+    def __init__(self, log, pulse_tol=0):
         self.log = log
+        self.pulse_tol = pulse_tol    # us: pulses read back from PWM registers carry their resolution
         self.k = 0
         self.on_exchange = None       # callable(exchange row) after each advance
         self.mismatches = []          # (t_ms, what, shadow, firmware)
@@ -266,24 +268,26 @@ class RecordedWorld:
         fw = [ex[_I["p0"] + i] for i in range(5)]
         if ex[_I["advance_ms"]] != ms:
             self.mismatches.append((ex[_I["now_ms"]], "advance_ms", ms, ex[_I["advance_ms"]]))
-        if pulses is not None and fw != list(pulses):
+        if pulses is not None and fw != list(pulses) and (
+                not self.pulse_tol or max(abs(a - b) for a, b in zip(fw, pulses)) > self.pulse_tol):
             self.mismatches.append((ex[_I["now_ms"]] - ex[_I["advance_ms"]], "pulses", list(pulses), fw))
         if self.on_exchange is not None:
             self.on_exchange(ex)
         return None
 
 
-def reconstruct(bc, cfg):
+def reconstruct(bc, cfg, pulse_tol=0):
     """Run the shadow board on bc's recorded exchanges. -> dict with ticks (rows without the
     cycle column), events (12-int tuples), job (cycles.jsonl job), board_cal, initial_jaw_um,
-    fault_state, and the check: pulse/event mismatches and the state-byte agreement."""
+    fault_state, and the check: pulse/event mismatches and the state-byte agreement.
+    pulse_tol: pulses within this many us count as equal (read back from PWM registers)."""
     from surepick.engines.inproc import SimulatedBoard, board_settings
     log = [e for e in bc.log if e[_I["conn"]] == bc.log[0][_I["conn"]]]
     if len(log) < len(bc.log):
         raise ReconstructionError("cycle %d: the controller restarted mid-cycle (%d connections to the plant); "
                                   "the virtual-board run record does not reconstruct restarts yet"
                                   % (bc.cycle, len({e[0] for e in bc.log})))
-    world = RecordedWorld(log)
+    world = RecordedWorld(log, pulse_tol)
     rows = []
     pending = []      # the row of the step whose pulses the next exchange carries
 
@@ -405,8 +409,17 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
             "cycle %d: the shadow board did not reproduce the firmware (pulse mismatches %d, events equal %s); "
             "first: %r; firmware events %r, shadow %r" % (cycle, shadow["pulse_mismatches"], events_equal,
                                                           shadow["mismatches"][:3], fw_events, sh_events))
+    _loop_us_from_clock(shadow["ticks"])
     rec = _cycle_record(bc, shadow, check)
     return rec, list(bc.events), shadow["ticks"], bc
+
+
+def _loop_us_from_clock(rows):
+    # loop_us: the period from the previous tick on the firmware's own clock (virtual time).
+    prev = None
+    for r in rows:
+        r[-1] = -1 if prev is None or prev[0] != r[0] else (r[1] - prev[1]) * 1000
+        prev = r
 
 
 def _cycle_record(bc, shadow, check):
@@ -423,6 +436,8 @@ def _cycle_record(bc, shadow, check):
         "sim_ms": bc.ps.now_ms, "wall_s": round(bc.wall_s, 3),
         "initial_jaw_um": shadow["initial_jaw_um"], "board_cal": shadow["board_cal"], "restarts": [],
         "reconstruction": check,
+        # the firmware's own figures for the cycle (its last TELEMETRY frame's cycle window)
+        "loop": loopfigures.last_telemetry(bc.frames),
     }
 
 

@@ -8,8 +8,9 @@
 # Per tick, in order: the controller's tick (inputs -> machine.step -> watches -> rescue /
 # calibration -> motion.tick -> servos) -> link (at most link_rx_bytes request bytes,
 # link_events_per_tick EVENT frames, one TELEMETRY frame when due) -> at-rest housekeeping (at
-# most one flash write, and only once the arm has settled) -> LED; then the loop feeds the
-# watchdog. Steady-state ticks allocate nothing; frames are built only when something is sent.
+# most one flash write or garbage collection, and only once the arm has settled) -> LED; then the
+# loop feeds the watchdog. Steady-state ticks allocate nothing; frames are built only when
+# something is sent.
 #
 # The watchdog (wdt_ms, 500 ms at most) is fed only in a tick whose controller part completed
 # (inputs read, machine stepped, servos driven: tick_ok), after the tick and before each flash
@@ -17,13 +18,16 @@
 # the controller's tick, is reset into the boot path (boot_recovery: INTERRUPTED if a job ran).
 # Under HIL lockstep the wait for the host's next frame feeds it too (the real servos are not
 # driven under HIL, and a host pausing must not reset the board). Ctrl-C stops it (shutdown).
+import gc
 from array import array
 
 from ..shared_fsm import link
+from ..shared_fsm.compat import micropython
 from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ESTOP
 from ..shared_fsm.machine import (Job, OK as M_OK, E_BUSY as M_BUSY, E_FAULTED as M_FAULTED,
                                   E_ESTOP_ACTIVE as M_ESTOP, E_HOLDING as M_HOLDING,
                                   E_ARM_OFF as M_ARM_OFF)
+from ..shared_fsm.motion import job_moves
 from ..shared_fsm.states import IDLE
 from ..shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
 
@@ -42,6 +46,7 @@ LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again f
 _HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
 _HIL_LINES = 4                     # HIL: lines handled per tick at most
 _US_MASK = 0x3FFFFFFF
+GC_REST_MS = 5000        # at rest, collect garbage at least this often (and before every job)
 
 # Boot record (flashlog R_BOOT): the 12 ints.
 _BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "pot_counts",
@@ -71,6 +76,9 @@ class App(Controller):
         self.fw = FrameWriter()
         self.rec = array("i", [0] * 12)   # one event record, copied out of the ring
         self.stats = telemetry.LoopStats(self.cfg.loop_period_ms * 1000)
+        self.tel = telemetry.Spread(FrameWriter())   # the periodic TELEMETRY, one part per tick
+        self.next_gc = self.now_ms
+        self._cache_settings()
         self.ev_sent = 0
         self.ev_lost = 0
         self.tx_bytes = 0
@@ -83,6 +91,15 @@ class App(Controller):
         self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
         self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
+
+    def _cache_settings(self):
+        # what the loop reads every tick, out of the settings dict
+        self.rx_per_tick = self.settings.board["link_rx_bytes"]
+        self.telemetry_hz = self.settings.board["telemetry_hz"]
+
+    def apply_settings(self):
+        Controller.apply_settings(self)
+        self._cache_settings()
 
     # ---- boot ----
 
@@ -131,27 +148,38 @@ class App(Controller):
             self.boot()
             period_us = self.cfg.loop_period_ms * 1000
             hal.wdt_start(self.settings.board["wdt_ms"])
-            deadline = hal.ticks_us()
+            deadline = self._on_grid(period_us)
             while True:
                 if self.hil is not None and self.hil.mode == link.HIL_LOCKSTEP:
                     self._lockstep_tick(period_us)
-                    deadline = hal.ticks_us()
+                    deadline = self._on_grid(period_us)
                     continue
+                hal.wait_until_us(deadline)
                 start = hal.ticks_us()
                 c0 = hal.cpu_us()
                 self.tick(hal.ticks_ms())
                 self.feed_watchdog()
                 self.stats.record(start, hal.ticks_diff(hal.cpu_us(), c0), self.flash_tick, hal.ticks_diff)
                 deadline = hal.ticks_add(deadline, period_us)
-                if hal.ticks_diff(hal.ticks_us(), deadline) >= 0:
-                    # Behind (a flash write at rest, a slow frame): skip ahead, never burst.
+                late = hal.ticks_diff(hal.ticks_us(), deadline)
+                if late > 0:
+                    # Behind (a flash write or a collection at rest, an overrun): the periods
+                    # already begun are skipped, never made up in a burst; ticks keep starting
+                    # on the period grid.
+                    skip = late // period_us + 1
                     self.stats.late += 1
-                    deadline = hal.ticks_us()
-                else:
-                    hal.wait_until_us(deadline)
+                    self.stats.skipped += skip
+                    deadline = hal.ticks_add(deadline, skip * period_us)
         except KeyboardInterrupt:
             self.shutdown()
             raise
+
+    def _on_grid(self, period_us):
+        # The next tick start on the period grid (whole multiples of the period on ticks_us), so
+        # ticks begin at a fixed phase and a plant stepping whole periods sees one tick each.
+        now = self.hal.ticks_us()
+        r = now % period_us
+        return now if r == 0 else self.hal.ticks_add(now, period_us - r)
 
     def _lockstep_tick(self, period_us):
         # HIL lockstep: wait (at most one period, watchdog fed) for the next sensor frame, then
@@ -174,6 +202,7 @@ class App(Controller):
             self.stats.record((hil.t_ms * 1000) & _US_MASK, hal.ticks_diff(hal.cpu_us(), c0),
                               self.flash_tick, hal.ticks_diff)
 
+    @micropython.native
     def tick(self, now):
         # One loop period. Returns nothing; everything it does is visible in the app's state.
         self.tick_ok = 0
@@ -184,22 +213,24 @@ class App(Controller):
         if self.hil is not None:
             self._send_act(now)
         self._link(now)
-        if not self.busy():
+        busy = self.busy()
+        if not busy:
             self._at_rest(now)
-        self._led(now)
+        self._led(now, busy)
 
     def feed_watchdog(self):
         # Only in a tick that did its work (module comment); a no-op anywhere else (the boot).
         if self.tick_ok:
             self.hal.wdt_feed()
 
-    def _led(self, now):
+    @micropython.native
+    def _led(self, now, busy):
         m = self.m
         if m.fault == F_ESTOP or m.inp.estop:
             mode = LED_ESTOP
         elif m.fault:
             mode = LED_FAULT
-        elif self.busy():
+        elif busy:
             mode = LED_BUSY
         else:
             mode = LED_IDLE
@@ -212,9 +243,10 @@ class App(Controller):
             self.tx_bytes += len(frame)
             self.hal.console_write(frame)
 
+    @micropython.native
     def _link(self, now):
         if self.hil is None:
-            r = self.reader.poll(self.console, self.settings.board["link_rx_bytes"])
+            r = self.reader.poll(self.console, self.rx_per_tick)
             if r != cmdparse.LINE_NONE:
                 self._on_line(r)
         else:
@@ -227,10 +259,14 @@ class App(Controller):
                 self._on_line(r)
         if self.ev_sent != self.m.events.next_seq - 1:
             self._forward_events()
-        hz = self.settings.board["telemetry_hz"]
-        if hz and ms_diff(now, self.next_telemetry) >= 0:
-            self.next_telemetry = ms_add(now, 1000 // hz)
-            self._send(telemetry.frame(self))
+        tel = self.tel
+        if tel.part:
+            self._send(tel.step(self))       # the frame is built over three ticks
+        else:
+            hz = self.telemetry_hz
+            if hz and ms_diff(now, self.next_telemetry) >= 0:
+                self.next_telemetry = ms_add(now, 1000 // hz)
+                tel.step(self)
 
     def _forward_events(self):
         # New machine events: EVENT frame (+ FAULT frame), RAM log ring, persisted counters.
@@ -355,6 +391,13 @@ class App(Controller):
 
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
+        if not self.busy():
+            # At rest, before anything moves: the job's moves are planned ahead (motion.py: a
+            # plan is eight loop periods of IK on an RP2040), the heap is collected so that
+            # the moves never wait for a collection, and the loop's figures start afresh.
+            self.stats.begin_cycle()
+            self.motion.prepare(job_moves(job, self.cfg))
+            self._collect()
         r = self.start_job(job)
         if r == M_OK:
             self.cycle_open = 1
@@ -597,9 +640,22 @@ class App(Controller):
             self.log.commit()
         self.last_commit = self.now_ms
 
+    def _collect(self):
+        # Garbage collection at rest, timed (the tick counts as maintenance, like a flash write).
+        hal = self.hal
+        t0 = hal.cpu_us()
+        gc.collect()
+        self.stats.gc_done(hal.ticks_diff(hal.cpu_us(), t0))
+        self.flash_tick = 1
+        self.next_gc = ms_add(self.now_ms, GC_REST_MS)
+
     def _at_rest(self, now):
-        # Not busy; at most one flash action per tick, and only once the arm has settled.
+        # Not busy; at most one flash action or collection per tick, and only once the arm has
+        # settled.
         if not self.settled():
+            return
+        if ms_diff(now, self.next_gc) >= 0:
+            self._collect()
             return
         m = self.m
         if self.cycle_open:

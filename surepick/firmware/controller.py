@@ -29,6 +29,7 @@
 # arm at the pose the operator names (or the board's own setpoints when it never lost them), then
 # moves only gently (boot_recovery.Rescue), or opens the jaw when the operator says so.
 from ..shared_fsm import kinematics, link, servo_cal
+from ..shared_fsm.compat import micropython
 from ..shared_fsm.codes import (K_NOTE, F_INTERRUPTED, F_STALL, F_RAIL_LOW, F_ABORTED, R_RESCUE,
                                R_UNPOWERED)
 from ..shared_fsm.machine import (Machine, OK as M_OK, E_BUSY as M_BUSY, E_ARM_OFF as M_ARM_OFF)
@@ -62,6 +63,7 @@ class Sensors:
         self.beam = Switch(hal, pins.beam)
         self.estop = EStop(hal, pins.estop, b["estop_reset_reads"])
 
+    @micropython.native
     def read(self, inp):
         inp.pot_counts = self.pot.read()
         inp.current_ma = self.current.read_ma()
@@ -230,6 +232,7 @@ class Controller:
 
     # ---- the tick ----
 
+    @micropython.native
     def tick(self, now):
         # One loop period of the controller (module comment). Everything it does is visible in
         # the controller's state; nothing here waits.
@@ -349,6 +352,7 @@ class Controller:
         self.sag_since = -1
         m.events.put(m, K_NOTE, IDLE, IDLE, R_UNPOWERED)
 
+    @micropython.native
     def busy(self):
         # Anything moving the arm on purpose: flash writes and new jobs wait.
         return (self.m.busy() or self.rescue_op is not None or self.cal is not None or self.motion.active

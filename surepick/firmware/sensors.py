@@ -2,7 +2,7 @@
 # in read(). Each is handed the HAL and its channel or pin (micropython-lib style), so the tests
 # drive them with a stand-in object under the unix `micropython`.
 
-from ..shared_fsm.compat import const
+from ..shared_fsm.compat import const, micropython
 
 _FULL_SCALE = const(65535)
 _VREF_MV = const(3300)
@@ -22,6 +22,7 @@ class Pot:
         self.raw = 0
         self.value = -1            # -1: no reading yet; the first reading seeds the filter
 
+    @micropython.native
     def read(self):
         r = self.hal.read_u16(self.adc)
         self.raw = r
@@ -51,6 +52,7 @@ class Current:
         self.filt = -1             # filtered counts
         self.ma = 0
 
+    @micropython.native
     def read_ma(self):
         r = self.hal.read_u16(self.adc)
         self.raw = r
@@ -82,6 +84,7 @@ class Rail:
         self.scale = _VREF_MV * divider_milli // 1000   # mV at full scale
         self.mv = 0
 
+    @micropython.native
     def read_mv(self):
         # 65535 * scale stays an RP2040 small int (< 2**30) for dividers up to 4.8; above, drop
         # 4 bits first (the ADC has 12 real bits anyway)
@@ -102,6 +105,7 @@ class Switch:
         self.gpio = gpio
         self.value = 0
 
+    @micropython.native
     def read(self):
         self.value = 1 - self.hal.read_pin(self.gpio)
         return self.value
@@ -119,6 +123,7 @@ class EStop:
         self.closed_streak = 0
         self.trips = 0
 
+    @micropython.native
     def read(self):
         if self.hal.read_pin(self.gpio):
             self.closed_streak = 0

@@ -8,11 +8,12 @@
 #   position mdeg (0..180000), velocity mdeg/s, acceleration deg/s^2 (= mdeg/s per ms).
 from ..shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg, SERVO_RANGE_MDEG   # host: surepick.firmware
 
-from ..shared_fsm.compat import const
+from ..shared_fsm.compat import const, micropython
 
 _SQRT1000_X1000 = const(31623)   # sqrt(1000) * 1000: v = sqrt(2 a d) with a in deg/s^2
 
 
+@micropython.native
 def isqrt(n, guess=0):
     # floor(sqrt(n)) by Newton's method; a guess near the answer (the last one) makes it 1-3 steps
     if n <= 0:
@@ -52,6 +53,7 @@ class Servo:
         self.last_target = self.pos
         self.pulse = pulse_us(self.cal, self.pos)
 
+    @micropython.native
     def update(self, target, dt_ms):
         # Advance one loop tick towards `target` (servo mdeg) and write the pulse. Called for
         # every servo every tick: the braking speed, the clamp and the pulse write are inlined.
@@ -144,6 +146,7 @@ class Servo:
         self.hal.set_pulse_us(self.index, 0)
 
 
+@micropython.native
 def drive(servos, joints, jaw_um, dt_ms):
     # The motion planner's setpoints (joint mdeg, jaw um) -> servo angles -> pulses, one loop
     # tick. servo_cal.joint_to_servo_mdeg inlined (no tuple per call). The firmware's loop and

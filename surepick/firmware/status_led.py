@@ -1,7 +1,7 @@
 # Status LED (GP25): what the arm is doing, readable from across the bench.
 #   idle: 1 s heartbeat blip   busy (cycle or recovery): on   fault: 4 Hz blink   e-stop: 10 Hz
 
-from ..shared_fsm.compat import const
+from ..shared_fsm.compat import const, micropython
 
 IDLE = const(0)
 BUSY = const(1)
@@ -14,6 +14,7 @@ class StatusLed:
         self.hal = hal
         self.on = -1
 
+    @micropython.native
     def update(self, now_ms, mode):
         if mode == BUSY:
             on = 1

@@ -21,7 +21,7 @@ from surepick.shared_fsm import states
 
 FORMAT = "surepick-run"
 FORMAT_VERSION = 1
-KINDS = ("host-sim", "virtual-board", "hil", "board-recording")
+KINDS = ("host-sim", "virtual-board", "rp2040", "hil", "board-recording")
 
 RUN_JSON = "run.json"
 CYCLES_JSONL = "cycles.jsonl"

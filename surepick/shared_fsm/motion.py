@@ -5,16 +5,47 @@
 #
 # Planning a move (once per move) uses floats and may allocate; tick() uses integers only and
 # writes into preallocated arrays, so the board's 500 Hz loop does not allocate.
+#
+# Planning is the longest thing the loop does (one IK solution per waypoint: about 16 ms for a
+# straight move on an RP2040, eight loop periods). prepare() plans a job's expected moves ahead,
+# at rest, into a small cache keyed by everything a plan depends on (start joints, target, kind,
+# profile); a move that hits it costs a copy, and a miss is planned as before. The plans are the
+# same either way, so the arm's motion does not depend on the cache.
 from array import array
 
-from .compat import const
+from .compat import const, micropython
 from .ticks import ticks_diff
 from . import kinematics
-from .machine import MOVE_LINE
+from .machine import MOVE_FREE, MOVE_LINE
 
 N_JOINTS = const(4)
 MAX_WAYPOINTS = const(24)
 _S_FULL = const(16384)      # path parameter at the end of a move (fixed point, 14 bits)
+CACHE_SIZE = const(8)       # plans kept by prepare()
+
+
+def job_moves(job, cfg):
+    # The moves a first attempt of `job` commands, in order (the machine's APPROACH, DESCEND,
+    # LIFT, TRANSFER, PLACE and the retreat): (kind, gentle, x, y, z, pitch). A prediction for
+    # prepare(): one that is wrong only costs planning time when the move comes.
+    h = cfg.approach_height_um
+    px, py, pz, pp = job.pick
+    tx, ty, tz, tp = job.place
+    return ((MOVE_FREE, 0, px, py, pz + h, pp), (MOVE_LINE, 0, px, py, pz, pp),
+            (MOVE_LINE, 1, px, py, pz + h, pp), (MOVE_FREE, 1, tx, ty, tz + h, tp),
+            (MOVE_LINE, 1, tx, ty, tz, tp), (MOVE_LINE, 0, tx, ty, tz + h, tp))
+
+
+class _Target:
+    # what _plan reads of the machine's Outputs
+    def __init__(self, kind, gentle, x, y, z, pitch):
+        self.move_kind = kind
+        self.move_gentle = gentle
+        self.x_um = x
+        self.y_um = y
+        self.z_um = z
+        self.pitch_mdeg = pitch
+        self.move_seq = -1
 
 
 class Motion:
@@ -35,7 +66,10 @@ class Motion:
         self.active = 0
         self.last_tick = 0
         self.jaw_rem = 0      # sub-um remainder of the jaw slew, keeps the rate exact
+        self.cache = {}       # plan key -> (n_wp, waypoints, t_acc, t_total, s_acc)
+        self.hits = 0
 
+    @micropython.native
     def tick(self, now, out, inp):
         # Call once per loop after the machine's step: starts new moves, advances the profile,
         # slews the jaw, and reports arrival/errors into `inp` for the next step.
@@ -62,6 +96,7 @@ class Motion:
         self.last_tick = now
         return self.jaw_um
 
+    @micropython.native
     def _slew_jaw(self, now, target):
         dt = ticks_diff(now, self.last_tick)
         if dt <= 0 or dt > 100:
@@ -76,7 +111,52 @@ class Motion:
             d = -step
         self.jaw_um += d
 
+    def _key(self, out):
+        j = self.joints
+        return (out.move_kind, out.move_gentle, out.x_um, out.y_um, out.z_um, out.pitch_mdeg,
+                j[0], j[1], j[2], j[3])
+
+    def prepare(self, moves):
+        # Plan `moves` ((kind, gentle, x, y, z, pitch), each from where the previous one ends,
+        # the first from here) into the cache. At rest only: it takes as long as the plans.
+        # Nothing moves: the setpoint, the move in progress and the sequence are kept.
+        saved = (array("i", self.joints), array("i", self.wp), self.n_wp, self.t_acc, self.t_total,
+                 self.s_acc, self.active, self.start, self.error_seq, self.error_text)
+        self.cache = {}
+        err = self.error_seq
+        for mv in moves:
+            t = _Target(mv[0], mv[1], mv[2], mv[3], mv[4], mv[5])
+            key = self._key(t)
+            self.error_seq = err
+            self._compute(0, t)
+            if self.error_seq != err:
+                break                     # unreachable: the machine will find out itself
+            self.cache[key] = (self.n_wp, array("i", self.wp), self.t_acc, self.t_total, self.s_acc)
+            n = self.n_wp - 1
+            for j in range(N_JOINTS):
+                self.joints[j] = self.wp[n * N_JOINTS + j]
+            if len(self.cache) >= CACHE_SIZE:
+                break
+        (joints, wp, self.n_wp, self.t_acc, self.t_total, self.s_acc, self.active, self.start,
+         self.error_seq, self.error_text) = saved
+        self.joints[:] = joints
+        self.wp[:] = wp
+
     def _plan(self, now, out):
+        hit = self.cache.get(self._key(out)) if self.cache else None
+        if hit is None:
+            self._compute(now, out)
+            return
+        self.hits += 1
+        self.n_wp = hit[0]
+        self.wp[:] = hit[1]
+        self.t_acc = hit[2]
+        self.t_total = hit[3]
+        self.s_acc = hit[4]
+        self.start = now
+        self.active = 1
+
+    def _compute(self, now, out):
         # Waypoints in joint space (mdeg). A free move is one segment; a straight move gets one
         # IK solution every line_step_um along the Cartesian segment.
         try:
@@ -139,6 +219,7 @@ class Motion:
         self.start = now
         self.active = 1
 
+    @micropython.native
     def _advance(self, now):
         t = ticks_diff(now, self.start)
         ta = self.t_acc
@@ -158,6 +239,7 @@ class Motion:
             self.active = 0
             self.arrived_seq = self.seq
 
+    @micropython.native
     def _place_at(self, s):
         segs = self.n_wp - 1
         pos = s * segs

@@ -251,17 +251,24 @@ class Chip:
             raise EngineError("%s: %s" % (op, reply.get("error")))
         return _int_keys(reply)
 
-    def run(self, ms=None, us=None, pins=None, adc=None):
+    def run(self, ms=None, us=None, pins=None, adc=None, serial=None):
         """Apply inputs, then run `ms` (or `us`) of emulated time; returns the state after it.
 
         Lockstep: the chip runs exactly that long (up to one instruction, or a flash operation
-        in progress) and then stops. Free-running: waits until the chip's clock has passed it."""
+        in progress) and then stops. Free-running: waits until the chip's clock has passed it.
+        serial: bytes for the chip's USB serial port, delivered as the step begins."""
         fields = {"us": us} if us is not None else {"ms": ms}
-        return self.request("run", **fields, **_inputs(pins, adc))
+        return self.request("run", **fields, **_inputs(pins, adc, serial))
 
-    def set(self, pins=None, adc=None):
+    def set(self, pins=None, adc=None, serial=None):
         """Drive pins (0/1; None releases the pin to its pull) and set ADC inputs (12-bit counts)."""
-        return self.request("set", **_inputs(pins, adc))
+        return self.request("set", **_inputs(pins, adc, serial))
+
+    def tap(self, on=True):
+        """From now on every state carries serial_out (what the chip sent on its serial port since
+        the last state, as a latin-1 str) and adc_log ([t_us, channel, 12-bit counts] of each ADC
+        conversion since then)."""
+        return self.request("tap", on=on)
 
     def state(self):
         return self.request("state")
@@ -314,8 +321,10 @@ class Chip:
             self._stderr_done.set()
 
 
-def _inputs(pins, adc):
+def _inputs(pins, adc, serial=None):
     out = {}
+    if serial:
+        out["serial"] = bytes(serial).decode("latin-1")
     if pins:
         out["pins"] = {str(k): (None if v is None else int(bool(v))) for k, v in pins.items()}
     if adc:

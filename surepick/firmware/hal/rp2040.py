@@ -10,7 +10,7 @@ import machine
 
 from ...shared_fsm.ticks import ticks_add, ticks_diff  # noqa: F401  (part of the HAL's API)
 
-from ...shared_fsm.compat import const
+from ...shared_fsm.compat import const, micropython
 from .contract import RESET_HARD, RESET_POWER_ON, RESET_SOFT, RESET_UNKNOWN, RESET_WATCHDOG
 
 NAME = "rp2040"
@@ -23,10 +23,13 @@ _WDT_ENABLE = const(0x40000000)
 _HOLD_MS = const(20)       # after an e-stop at the REPL, the frozen pulses are written again this often
 
 _pwms = [None, None, None, None, None]
+_duty = [None, None, None, None, None]   # the PWMs' bound duty_ns: one lookup less per write
 _pulses = [0, 0, 0, 0, 0]
 _servo_pins = (2, 3, 4, 5, 6)
 _adcs = [None, None, None]
+_adc_read = [None, None, None]       # bound read_u16 per channel
 _pins = {}
+_pin_value = {}                      # bound value() per input GPIO
 _led = None
 _wdt = None
 _estop_gpio = -1
@@ -48,8 +51,10 @@ def setup(pins):
     _estop_gpio = pins.estop
     for ch in (pins.adc_pot, pins.adc_current, pins.adc_rail):
         _adcs[ch] = machine.ADC(26 + ch)
+        _adc_read[ch] = _adcs[ch].read_u16
     for gpio in (pins.estop, pins.switch, pins.beam):
         _pins[gpio] = machine.Pin(gpio, machine.Pin.IN, machine.Pin.PULL_UP)
+        _pin_value[gpio] = _pins[gpio].value
     _led = machine.Pin(pins.led, machine.Pin.OUT)
     _stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
     _stdout = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else sys.stdout
@@ -63,40 +68,51 @@ def pwm_start(pulses_us):
         us = pulses_us[i]
         _pulses[i] = us
         _pwms[i] = machine.PWM(machine.Pin(_servo_pins[i]), freq=SERVO_FREQ_HZ, duty_ns=us * 1000)
+        _duty[i] = _pwms[i].duty_ns
 
 
+@micropython.native
 def set_pulse_us(index, us):
     if us != _pulses[index]:
         _pulses[index] = us
-        _pwms[index].duty_ns(us * 1000)
+        _duty[index](us * 1000)
 
 
 def pulse_us(index):
     return _pulses[index]
 
 
+@micropython.native
 def read_u16(adc):
-    return _adcs[adc].read_u16()
+    return _adc_read[adc]()
 
 
+@micropython.native
 def read_pin(gpio):
-    return _pins[gpio].value()
+    return _pin_value[gpio]()
 
 
 def led(on):
     _led.value(1 if on else 0)
 
 
+_ticks_ms = time.ticks_ms
+_ticks_us = time.ticks_us
+
+
+@micropython.native
 def ticks_ms():
-    return time.ticks_ms() & _TICKS_MASK
+    return _ticks_ms() & _TICKS_MASK
 
 
+@micropython.native
 def ticks_us():
-    return time.ticks_us() & _TICKS_MASK
+    return _ticks_us() & _TICKS_MASK
 
 
+@micropython.native
 def cpu_us():
-    return time.ticks_us() & _TICKS_MASK
+    return _ticks_us() & _TICKS_MASK
 
 
 # ticks_add / ticks_diff: the shared wrap-safe arithmetic (2**30 period), imported above.
@@ -204,6 +220,7 @@ def unique_id():
     return "".join("%02x" % b for b in machine.unique_id())
 
 
+@micropython.native
 def console_read_byte():
     # select.poll with a zero timeout: read(1) only when a byte is waiting, so it never blocks.
     for _ in _poll.ipoll(0):

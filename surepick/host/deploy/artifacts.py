@@ -91,10 +91,22 @@ def mpy_cross_version(exe):
     return v
 
 
-def _compile(exe, src, shown_name, workdir):
+# The native-code architecture of a board, from its sys.implementation._mpy (bits 10..15), as
+# mpy-cross's -march names it: the firmware's @micropython.native/viper functions are compiled
+# for it (a board with none cannot load them).
+MPY_ARCHES = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp",
+              "xtensa", "xtensawin", "rv32imc")
+
+
+def march_of(mpy):
+    a = (mpy >> 10) & 0x3F
+    return MPY_ARCHES[a] if a < len(MPY_ARCHES) else None
+
+
+def _compile(exe, src, shown_name, workdir, march=None):
     out = Path(workdir) / (src.stem + ".mpy")
-    r = subprocess.run([exe, "-s", shown_name, "-o", str(out), str(src)],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run([exe, "-s", shown_name] + (["-march=" + march] if march else [])
+                       + ["-o", str(out), str(src)], capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
         raise DeployError("mpy-cross failed on %s:\n%s" % (src, (r.stderr or r.stdout).strip()))
     return out.read_bytes()
@@ -151,12 +163,13 @@ class BuildStats:
         self.cached = 0
 
 
-def build(src_root=None, source=False, mpy_cross=None, cache=True, cache_dir=None, stats=None):
+def build(src_root=None, source=False, mpy_cross=None, cache=True, cache_dir=None, stats=None, march="armv6m"):
     # -> [Artifact], sorted by board path: the manifest's files, compiled to .mpy unless
     # `source`; compiled modules come from the cache when their source, name and mpy-cross are
     # unchanged (cache=False: always compile). `stats` (a BuildStats) counts compiled and
     # cached modules. src_root: a folder laid out like the surepick package (default: the
-    # installed one).
+    # installed one). march: the board's native-code architecture (march_of(its _mpy); the
+    # RP2040's armv6m by default).
     stats = stats if stats is not None else BuildStats()
     mc = None
     banner = None
@@ -172,10 +185,10 @@ def build(src_root=None, source=False, mpy_cross=None, cache=True, cache_dir=Non
             shown = board_path[len("/lib/"):]
             data = None
             if mc is not None:
-                key = _cache_key(src.read_bytes(), shown, banner)
+                key = _cache_key(src.read_bytes(), shown + "\0" + (march or ""), banner)
                 data = mc.get(key)
             if data is None:
-                data = _compile(mpy_cross, src, shown, work)
+                data = _compile(mpy_cross, src, shown, work, march)
                 stats.compiled += 1
                 if mc is not None:
                     mc.put(key, data)

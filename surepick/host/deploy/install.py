@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from surepick.host.deploy.artifacts import BuildStats, build, find_mpy_cross, mpy_cross_version
+from surepick.host.deploy.artifacts import BuildStats, build, find_mpy_cross, march_of, mpy_cross_version
 from surepick.host.deploy.errors import DeployError
 from surepick.host.deploy.target import DeployTarget
 
@@ -160,7 +160,7 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
                                   "mpy-cross that matches MicroPython %s, or deploy with --source"
                                   % (info.mpy_major, major, banner, info.version_text))
         bs = BuildStats()
-        arts = build(src_root, source, exe, cache=cache, stats=bs)
+        arts = build(src_root, source, exe, cache=cache, stats=bs, march=march_of(info.mpy))
         res.compiled, res.cached = bs.compiled, bs.cached
         say("built %d files (%s, %.1f KB%s)" % (
             len(arts), "source" if source else "mpy v%d.%d" % mpy, sum(a.size for a in arts) / 1024,

@@ -153,7 +153,8 @@ class Store:
     # ---- telemetry (buffered: one transaction per batch) ----
 
     def add_telemetry(self, board_id, fields, now=None):
-        self._telemetry.append((board_id, now or time.time()) + tuple(fields))
+        # the stored columns; newer firmware appends the loop's cycle figures after them
+        self._telemetry.append((board_id, now or time.time()) + tuple(fields[:len(TELEMETRY_COLUMNS)]))
         if len(self._telemetry) >= 256:
             self.flush()
 

@@ -116,12 +116,22 @@ try {
 
 const io = new PlantIO();
 let serialClient = null;
+// The tap (the `tap` request): what the chip sent on its serial port and the ADC conversions it
+// made since the last reply, handed out with each state (serial_out, adc_log), so a plant in
+// lockstep knows exactly what happened inside each step whoever holds the serial port.
+let tap = false;
+let tapOut = [];
+let tapAdc = [];
 const link = new CdcLink((buf) => {
+  if (tap) tapOut.push(Buffer.from(buf));
   if (serialClient && !serialClient.destroyed) serialClient.write(buf);
   // nobody on the port: the bytes are lost, as on a Pico with no terminal open
 });
+function onConversion(ns, channel, value) {
+  if (tap) tapAdc.push([Math.round(ns) / 1e3, channel, value]);
+}
 function attach(mcu) {
-  io.attach(mcu);
+  io.attach(mcu, () => chip.nanos, onConversion);
   link.clear();
   link.attach(mcu, () => chip.nanos);
 }
@@ -243,7 +253,7 @@ function pulses(pins = SERVO_PINS) {
 
 function snapshot() {
   const { level, oe } = io.levels();
-  return {
+  const s = {
     t_us: nowUs(),
     ...pulses(),
     gpio_level: level,
@@ -252,11 +262,21 @@ function snapshot() {
     resets: chip.resets,
     halted: chip.halted,
   };
+  if (tap) {
+    s.serial_out = Buffer.concat(tapOut).toString('latin1');
+    s.adc_log = tapAdc;
+    tapOut = [];
+    tapAdc = [];
+  }
+  return s;
 }
 
 function applyInputs(req) {
   if (req.pins) for (const [k, v] of Object.entries(req.pins)) io.setPin(Number(k), v);
   if (req.adc) for (const [k, v] of Object.entries(req.adc)) io.setAdc(Number(k), v);
+  // Bytes for the chip's serial port, queued now: in lockstep they reach the chip at this
+  // instant of emulated time, whatever the host's sockets do.
+  if (typeof req.serial === 'string' && req.serial.length) link.send(Buffer.from(req.serial, 'latin1'));
 }
 
 function stats() {
@@ -329,6 +349,12 @@ const ops = {
       check();
       wake();
     });
+  },
+  tap: (req) => {
+    tap = !!req.on;
+    tapOut = [];
+    tapAdc = [];
+    return { tap, t_us: nowUs() };
   },
   reset: () => {
     chip.powerCycle();

@@ -16,13 +16,23 @@ export class PlantIO {
     this.adc = [0, 0, 0, 0, Math.round((0.706 / 3.3) * 4095)];
   }
 
-  attach(mcu) {
+  // nowNs(): the emulated clock (absolute, across resets); onConversion(t_ns, channel, counts):
+  // every ADC conversion the chip completes, what a logic analyser on the ADC would show.
+  attach(mcu, nowNs = () => 0, onConversion = null) {
     this.mcu = mcu;
     for (const pin of mcu.gpio) {
       pin.addListener(() => this.refresh(pin));
       this.refresh(pin);
     }
     mcu.adc.channelValues.splice(0, ADC_CHANNELS, ...this.adc);
+    if (onConversion) {
+      const adc = mcu.adc;
+      const complete = adc.completeADCRead.bind(adc);
+      adc.completeADCRead = (value, error) => {
+        onConversion(nowNs(), adc.currentChannel, value);
+        complete(value, error);
+      };
+    }
   }
 
   refresh(pin) {

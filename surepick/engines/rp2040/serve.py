@@ -1,0 +1,93 @@
+# `surepick board --engine rp2040`: the emulated RP2040 served as a Pico on a loopback socket or
+# a pty, for mpremote, deploy, monitor and job. Its flash starts with the firmware installed (a
+# flash image built as deploy would install it; bare=True: MicroPython only, for trying
+# `surepick deploy`), or from a saved image (--flash FILE, written back when it stops).
+#
+# With a scenario its pins are wired to that scenario's world (wiring.py) and a thread steps
+# chip and world in lockstep emulated time, one control period at a time, as fast as the host
+# emulates (several times slower than real time); serial bytes reach the chip between periods.
+# Without one, the chip runs freely (never ahead of the wall clock), pins at their pulls.
+import os
+import tempfile
+import threading
+
+from surepick.engines.rp2040 import flashimage
+from surepick.engines.rp2040.chip import Chip
+
+
+class ChipBoard:
+    def __init__(self, uf2=None, flash=None, pty=False, listen="127.0.0.1:0", scenario=None, seed=0,
+                 bare=False, log=None):
+        self.uf2 = uf2
+        self.flash = flash
+        self.pty = pty
+        self.listen = listen
+        self.scenario = scenario
+        self.seed = int(seed or 0)
+        self.bare = bare
+        self.log = log or (lambda s: None)
+        self.chip = None
+        self.world = None
+        self.error = None
+        self._tmp = None
+        self._stop = threading.Event()
+        self._thread = None
+
+    @property
+    def address(self):
+        return self.chip.address
+
+    def _image(self):
+        # -> (image to start from, where to save the flash on exit)
+        if self.flash and os.path.exists(self.flash):
+            return self.flash, self.flash
+        self._tmp = tempfile.TemporaryDirectory(prefix="surepick-rp2040-board-")
+        start = None
+        if not self.bare:
+            start = os.path.join(self._tmp.name, "firmware-flash.bin")
+            flashimage.build(start)
+        return start, self.flash
+
+    def start(self):
+        from surepick.sim.world import World
+        image, save = self._image()
+        lockstep = self.scenario is not None
+        self.chip = Chip(self.uf2, flash=image, save_flash=save, pty=self.pty, listen=self.listen,
+                         lockstep=lockstep, log=None)
+        self.chip.start(wait_usb=not lockstep)
+        if lockstep:
+            from surepick.engines.rp2040.wiring import ChipWorld
+            self.world = World(self.scenario, None, self.seed, 0)
+            self.wired = ChipWorld(self.chip, self.world)
+            self._thread = threading.Thread(target=self._run, name="rp2040-plant", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self):
+        try:
+            while not self._stop.is_set():
+                self.wired.step()
+        except Exception as e:      # the engine died or the chip halted: say so, stop serving
+            if not self._stop.is_set():
+                self.error = e
+                self.log("the emulated chip stopped: %s" % e)
+
+    @property
+    def running(self):
+        return self.chip is not None and self.chip.running and self.error is None
+
+    def close(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+        if self.chip is not None:
+            self.chip.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,154 @@
+# The firmware on the emulated RP2040 in the loop (engines/rp2040: cycle.py, wiring.py,
+# readings.py, serve.py): one nominal cycle and one fault scenario against the physics, judged
+# by the judge, compared with the host simulator; the firmware's own loop figures; mpremote
+# against the chip with the firmware installed; the command line. Slow tier: a cycle is ~13 s of
+# emulated time, 1-5 minutes of host time. Under CI=true a missing image fails, not skips.
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from surepick.engines.rp2040 import EngineError, find_uf2
+from surepick.engines.rp2040.chip import check_node_modules, find_node
+from surepick.shared_fsm import codes, states
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+SURE = str(BIN / "surepick")
+MPREMOTE = str(BIN / "mpremote")
+# The loop period the firmware keeps on an RP2040 at 125 MHz with this code (bench/chip_tick.py:
+# at 2 ms the tick's p99 is above the period, README "The firmware on the emulated RP2040").
+PERIOD_MS = 4
+CFG = {"loop_period_ms": PERIOD_MS}
+
+
+@pytest.fixture(scope="module")
+def uf2():
+    try:
+        path = find_uf2()
+        find_node()
+        check_node_modules()
+    except EngineError as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI must run the rp2040 engine: %s" % e, pytrace=False)
+        pytest.skip(str(e))
+    return path
+
+
+def _transitions(events):
+    # (kind, from, to, reason, t_ms) of every transition and fault, times from the first one
+    out = [(e[2], e[3], e[4], e[5], e[1]) for e in events if e[2] in (codes.K_TRANSITION, codes.K_FAULT)]
+    t0 = out[0][4] if out else 0
+    return [(k, f, t, r, ms - t0) for k, f, t, r, ms in out]
+
+
+def _host_sim(scenario, seed, out):
+    # the host simulator's cycle at the same period, written as its run record
+    from surepick.engines.inproc_cycles import run_cycles
+    from surepick.records import report
+    meta, recs, _ = run_cycles(scenario, seed, 1, cfg_overrides=CFG)
+    rec = dict(recs[0])
+    report.write_report(str(out), meta, recs, None, plots=False)
+    return rec, rec["_events"]
+
+
+def _check_against_host(rec, events, scenario, seed, why, out):
+    host, host_events = _host_sim(scenario, seed, out)
+    a = _transitions(host_events)
+    b = _transitions(events)
+    # the same decisions in the same order ...
+    assert [x[:4] for x in b] == [x[:4] for x in a], (
+        "%s: the chip's transitions differ from the host simulator's:\nchip %s\nhost %s" % (why, b, a))
+    # ... at the same times from the first one, within two loop periods
+    late = [(x, y) for x, y in zip(b, a) if abs(x[4] - y[4]) > 2 * PERIOD_MS]
+    assert not late, "%s: transitions more than two periods apart (chip, host): %s" % (why, late)
+    assert rec["fsm_outcome"] == host["fsm_outcome"] and rec["fsm_fault"] == host["fsm_fault"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario,expect", [("nominal", "placed"), ("switch_stuck_open", "SENSOR_DISAGREE")])
+def test_a_cycle_on_the_chip_is_judged_and_matches_the_host(uf2, scenario, expect, tmp_path):
+    from surepick.engines.rp2040 import cycle
+    from surepick.records import compare, runrecord
+    meta, recs, evs, tks = cycle.run(scenario, 1, 1, workdir=str(tmp_path), uf2=uf2, cfg_overrides=CFG)
+    rec, events, ticks = recs[0], evs[0], tks[0]
+    runrecord.write(str(tmp_path / "chip"), meta, recs, evs, tks)
+    # the physics judge, not the firmware's word
+    if expect == "placed":
+        assert rec["fsm_outcome"] == "placed" and rec["judge_outcome"] == "placed", rec
+    else:
+        assert rec["fsm_fault"] == expect and rec["judge_outcome"] != "placed", rec
+    # ticks.csv is the firmware's: the shadow reproduced its pulses and events
+    assert rec["reconstruction"]["pulse_mismatches"] == 0 and rec["reconstruction"]["events_equal"], rec
+    assert len(ticks) > 1500 and all(r[-1] == -1 or PERIOD_MS * 950 <= r[-1] for r in ticks)
+    # the firmware's own loop figures, measured in emulated time
+    loop = rec["loop"]
+    assert loop is not None and loop["ticks"] > 500, loop
+    assert 0 < loop["tick_median_us"] <= loop["tick_p99_us"] <= loop["tick_max_us"]
+    assert loop["gc_max_us"] > 0          # the collection before the job ran, and was timed
+    _check_against_host(rec, events, scenario, 1, scenario, tmp_path / "host")
+    # surepick compare: the host simulator's record and the chip's, within the default tolerances
+    cmp = compare.compare(runrecord.load(str(tmp_path / "host")), runrecord.load(str(tmp_path / "chip")))
+    assert cmp.passed, [c.as_dict() for c in cmp.checks if not c.ok]
+    assert loop["overruns"] == 0, ("the loop missed its %d ms period on the emulated RP2040: %s"
+                                   % (PERIOD_MS, loop))
+    assert loop["tick_p99_us"] <= PERIOD_MS * 700, loop          # p99 within 70% of the period
+
+
+@pytest.mark.slow
+def test_mpremote_ls_cp_exec_on_the_chip_with_the_firmware(uf2, tmp_path):
+    # `surepick board --engine rp2040` with the firmware installed: mpremote stops main.py and
+    # lists, copies and runs like on a Pico.
+    proc = subprocess.Popen([SURE, "board", "--engine", "rp2040", "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=str(REPO))
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("surepick-board: serving on socket://"), (line, proc.stderr.read())
+        address = line.split("serving on ", 1)[1].strip()
+
+        def mp(*args):
+            r = subprocess.run([MPREMOTE, "connect", address, *args], capture_output=True, text=True,
+                               timeout=300)
+            assert r.returncode == 0, (args, r.stdout, r.stderr)
+            return r.stdout.replace("\r\n", "\n")
+        listing = mp("fs", "ls", ":lib/surepick/firmware")
+        assert "app.mpy" in listing and "telemetry.mpy" in listing
+        assert "main.py" in mp("fs", "ls", ":")
+        note = tmp_path / "note.txt"
+        note.write_text("hello from the host\n")
+        mp("fs", "cp", str(note), ":note.txt")
+        out = mp("exec", "print(open('note.txt').read().strip())\n"
+                         "from surepick.firmware import framewriter\n"
+                         "print(framewriter.FrameWriter.add)")
+        assert "hello from the host" in out and "function" in out
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def test_missing_uf2_is_one_line_naming_the_option_and_variable(tmp_path):
+    env = dict(os.environ, SUREPICK_RP2040_UF2=str(tmp_path / "absent.uf2"))
+    for argv in (["sim", "run", "--engine", "rp2040", "--scenario", "nominal", "--out", str(tmp_path / "o")],
+                 ["board", "--engine", "rp2040"]):
+        r = subprocess.run([SURE] + argv, capture_output=True, text=True, env=env, timeout=120)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (argv, r.stderr)
+        assert "--uf2" in lines[0] and "SUREPICK_RP2040_UF2" in lines[0]
+
+
+def test_flash_image_holds_what_deploy_installs(tmp_path):
+    # The image's littlefs holds exactly deploy's files (compiled for armv6m) and its manifest.
+    from surepick.engines.rp2040 import flashimage
+    from surepick.host.deploy import artifacts, install
+    img = flashimage.build(tmp_path / "f.bin")
+    assert len(img) == flashimage.FLASH_SIZE and img[:flashimage.FS_OFFSET] == b"\xff" * flashimage.FS_OFFSET
+    files = flashimage.read_fs(img)
+    arts = artifacts.build(mpy_cross=artifacts.find_mpy_cross())
+    for a in arts:
+        assert files[a.board_path] == a.data
+    man = json.loads(files[install.MANIFEST])
+    assert man["files"] == {a.board_path: a.sha256 for a in arts}
+    assert set(files) == {a.board_path for a in arts} | {install.MANIFEST}

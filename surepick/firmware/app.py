@@ -641,8 +641,10 @@ class App(Controller):
         self.last_commit = self.now_ms
 
     def _collect(self):
-        # Garbage collection at rest, timed (the tick counts as maintenance, like a flash write).
+        # Garbage collection at rest, timed (the tick counts as maintenance, like a flash write,
+        # and gets the watchdog's whole timeout the same way).
         hal = self.hal
+        self.feed_watchdog()
         t0 = hal.cpu_us()
         gc.collect()
         self.stats.gc_done(hal.ticks_diff(hal.cpu_us(), t0))

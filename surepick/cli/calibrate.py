@@ -4,7 +4,7 @@
 #   current  hold the gripper still and record the current-sense zero: current_offset_counts
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
-from surepick.cli.options import add_port_argument, board_port
+from surepick.cli.options import add_port_argument, board_link
 
 
 def add_arguments(parser):
@@ -18,10 +18,9 @@ def add_arguments(parser):
 
 def run(args):
     from surepick.shared_fsm import link
-    from surepick.host.link.client import LinkClient
 
     target = link.CAL_POT if args.target == "pot" else link.CAL_CURRENT
-    with LinkClient(board_port(args)) as c:
+    with board_link(args, "calibrate " + args.target) as c:
         r = c.request(link.T_CALIBRATE, (target,), args.timeout)
     if not r.ok:
         why = {link.E_BUSY: "the arm is busy: wait until it is at rest",

@@ -3,7 +3,7 @@
 # take effect after a reboot (pins, loop rate, watchdog) are reported as such.
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
-from surepick.cli.options import add_port_argument, board_port
+from surepick.cli.options import add_port_argument, board_link
 
 
 def add_arguments(parser):
@@ -19,7 +19,6 @@ def add_arguments(parser):
 
 def run(args):
     from surepick.shared_fsm import link
-    from surepick.host.link.client import LinkClient
 
     if args.action == "set" and args.value is None:
         raise CommandError("`set` needs a VALUE")
@@ -27,7 +26,7 @@ def run(args):
         raise CommandError("`get` takes no VALUE")
     if link.check(link.T_CONFIG_GET, (1, args.key)) != link.OK:
         raise CommandError("%r is not a valid setting name" % args.key)
-    with LinkClient(board_port(args)) as c:
+    with board_link(args, "config " + args.action) as c:
         if args.action == "get":
             r = c.request(link.T_CONFIG_GET, (args.key,), args.timeout)
         else:

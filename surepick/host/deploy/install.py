@@ -90,9 +90,13 @@ def _git_describe():
 
 def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, hello_timeout=15.0,
            connect_timeout=6, cache=True):
-    # -> Result. Raises DeployError with a message for the user.
+    # -> Result. Raises DeployError with a message for the user. When a link hub serves the
+    # port, the deploy goes through the hub's raw console (the hub's other clients wait).
+    from surepick.host.link.hub_client import raw_console
     try:
-        return _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache)
+        with raw_console(port, "surepick deploy") as console:
+            return _deploy(console, source, src_root, progress, wait_hello, hello_timeout,
+                           connect_timeout, cache)
     except DeployError:
         raise
     except Exception as e:

@@ -71,9 +71,10 @@ def banner(s):
         return ("PAUSED: the console is lent to %s%s" % (s["lent_to"], "" if age is None else
                                                        "; stale %d s" % age), "bold black on yellow")
     if s["stale"]:
-        return ("STALE %s: no telemetry for %s" % ("?" if age is None else "%d s" % age,
-                                                  "ever" if age is None else "%.1f s" % age),
-                "bold white on red")
+        if age is None:
+            return ("STALE: no telemetry from the board yet", "bold white on red")
+        return ("STALE %.0f s: no telemetry since %s; the values below are that old"
+                % (age, time.strftime("%H:%M:%S", time.localtime(s["telemetry_at"]))), "bold white on red")
     return None
 
 

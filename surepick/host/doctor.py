@@ -80,13 +80,14 @@ class Doctor:
             st = c.request(link.T_STATUS, (), 3.0, collect=(link.T_TELEMETRY,))
             tel = dict(zip(link.SCHEMA[link.T_TELEMETRY][3], st.frames[-1].fields)) if st.frames else None
             p = list(st.payload) + [None] * 8
-            state, fault, busy, boots, last_seq, settings_error = p[0], p[1], p[2], p[3], p[4], p[7]
+            state, fault, busy, boots, rejected = p[0], p[1], p[2], p[3], p[7]
             self.busy = bool(busy)
             self.add(OK, "link", "the board answers on %s%s" % (self.port, how))
             self.add(OK, "running", "%s runs firmware %s: state %s, boot %s"
                      % (bid, fw, states.name(state) if isinstance(state, int) else "?", boots))
             self._fault(fault, state, tel)
-            self._config(c, settings_error)
+            self._rejected(c, rejected)
+            self._config(c)
             self._log(c, tel)
         except LinkError as e:
             self.add(FAIL, "link", "the link failed while checking: %s" % e, "run `%s` again" % self.cmd("doctor"))
@@ -112,13 +113,22 @@ class Doctor:
         self.add(FAIL, "fault", "%s is latched (state %s)%s" % (codes.name(fault), states.name(state),
                                                                ", the e-stop is pressed" if estop else ""), fix)
 
-    def _config(self, c, settings_error):
+    def _rejected(self, c, count):
+        # What the board's boot rejected from its flash (host/rejects.py): a bad config key, a
+        # torn rest pose, ... The board runs anyway, on defaults for what it rejected.
+        from surepick.host import rejects
+        if not count:
+            return
+        got = rejects.fetch(c, 3.0)
+        items = got[1] if got else []
+        text = "; ".join(rejects.describe(it) for it in items) or "(the firmware does not list them)"
+        self.add(WARN, "boot", "the board rejected %d item(s) of its flash at boot: %s" % (count, text),
+                 "set what you need again (`surepick config set KEY VALUE --port %s`) or look at the files "
+                 "(`surepick link mpremote --port %s -- fs cat :/config.json`)" % (self.port, self.port))
+
+    def _config(self, c):
         from surepick.firmware import settings
         from surepick.shared_fsm.config import FIELDS
-        if settings_error:
-            self.add(WARN, "config", "the board's /config.json did not load: it runs on defaults",
-                     "look at it (`surepick link mpremote --port %s -- cat :/config.json`), then set "
-                     "what you need with `surepick config set KEY VALUE --port %s`" % (self.port, self.port))
         defaults = [(f[0], f[1]) for f in settings.BOARD_FIELDS] + [(f[0], f[1]) for f in FIELDS]
         differ, unknown = [], []
         for key, default in defaults:

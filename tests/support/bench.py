@@ -4,18 +4,23 @@
 # see are this test's only).
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 
 from tests.support.cli import SUREPICK_BIN
 from tests.support.vboard import deploy_source
 
 
+def short_runtime_dir():
+    # A private runtime directory short enough for Unix socket paths (pytest's tmp_path is not)
+    return tempfile.mkdtemp(prefix="sp-run-", dir="/tmp")
+
+
 def bench_env(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("SUREPICK_PORT", "SUREPICK_HUB")}
-    run = tmp_path / "run"
-    run.mkdir(exist_ok=True)
-    env.update(XDG_RUNTIME_DIR=str(run), XDG_CONFIG_HOME=str(tmp_path / "config"),
+    env.update(XDG_RUNTIME_DIR=short_runtime_dir(), XDG_CONFIG_HOME=str(tmp_path / "config"),
                XDG_STATE_HOME=str(tmp_path / "state"), PYTHONUNBUFFERED="1")
     return env
 
@@ -84,6 +89,7 @@ class Bench:
             self.board.kill()
             self.board.wait()
         self.log.close()
+        shutil.rmtree(self.env["XDG_RUNTIME_DIR"], ignore_errors=True)
 
 
 def text_of(path):

@@ -194,6 +194,7 @@ class Hub:
         self.baudrate = baudrate
         self._log = log or (lambda msg: None)
         self.sock_path, self.info_path, self.lock_path = rundir.hub_paths(port)
+        rundir.check_socket_path(self.sock_path)
         self.ser = None
         self.board_error = None
         self.listener = None
@@ -703,7 +704,7 @@ def main(argv=None):
 
     try:
         serve(args.port, args.linger, log, ready=lambda info: say("ready"))
-    except LinkError as e:
+    except (LinkError, OSError) as e:
         log(str(e))
         say("error: %s" % e)
         return 1

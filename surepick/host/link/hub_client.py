@@ -103,8 +103,16 @@ def start_hub(port, linger=LINGER_S):
     if text == "ready":
         return
     if not text:
-        raise LinkError("the link hub for %s did not start within %.0f s (its log: %s)"
-                        % (port, _START_S, log_path))
+        try:
+            p.wait(0.5)
+        except subprocess.TimeoutExpired:
+            pass
+        if p.returncode is None:
+            raise LinkError("the link hub for %s did not start within %.0f s (its log: %s)"
+                            % (port, _START_S, log_path))
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] if log_path.exists() else []
+        raise LinkError("the link hub for %s failed as it started (exit %d)%s; its log: %s"
+                        % (port, p.returncode, ": " + tail[0] if tail else "", log_path))
     why = text[len("error: "):] if text.startswith("error: ") else text
     if "a hub already serves" in why:
         return

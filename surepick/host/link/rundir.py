@@ -45,11 +45,21 @@ def hub_key(port):
     return hashlib.sha1(canonical_port(port).encode()).hexdigest()[:16]
 
 
+_SUN_PATH_MAX = 107      # a Unix socket's path, in bytes (struct sockaddr_un, Linux)
+
+
 def hub_paths(port, create=True):
     # -> (socket path, info file, lock file) of the hub for `port`
     d = hubs_dir(create)
     k = hub_key(port)
     return d / (k + ".sock"), d / (k + ".json"), d / (k + ".lock")
+
+
+def check_socket_path(path):
+    # A hub cannot serve on a path longer than a Unix socket takes: say what to do.
+    if len(os.fsencode(str(path))) > _SUN_PATH_MAX:
+        raise LinkError("the runtime directory %s is too deep for a Unix socket (%d bytes at most): "
+                        "set XDG_RUNTIME_DIR to a shorter directory" % (os.path.dirname(str(path)), _SUN_PATH_MAX))
 
 
 def pid_alive(pid):

@@ -3,6 +3,7 @@
 # clients are LinkClients through the hub's Unix socket, the raw console is the hub's real pty.
 import os
 import select
+import shutil
 import socket
 import stat
 import threading
@@ -12,18 +13,22 @@ import pytest
 
 from surepick.host.link import hub_client
 from surepick.host.link.client import LinkClient
-from surepick.host.link.errors import ConsoleLent, Disconnected
+from surepick.host.link.errors import ConsoleLent, Disconnected, LinkError
 from surepick.host.link.frames import FrameParser
 from surepick.host.link.hub import BoardLines, Hub, swap_first_field
 from surepick.shared_fsm import link
 
+from tests.support.bench import short_runtime_dir
+
 
 @pytest.fixture
-def rundir(tmp_path, monkeypatch):
-    # A private runtime directory: this test's hubs only.
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+def rundir(monkeypatch):
+    # A private runtime directory: this test's hubs only (short: it holds Unix sockets).
+    d = short_runtime_dir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", d)
     monkeypatch.delenv("SUREPICK_HUB", raising=False)
-    return tmp_path
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
 
 
 class HandBoard:
@@ -282,3 +287,11 @@ def test_board_lines_pass_text_at_once_and_frames_whole():
     assert out[0][0] is False and len(out[0][1]) > link.MAX_FRAME_LEN
     p = FrameParser()
     assert p.feed(b"".join(x for _, x in out)) == [] and p.overlong == 1
+
+
+def test_a_runtime_directory_too_deep_for_a_socket_is_named(monkeypatch, tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
+    with pytest.raises(LinkError, match="too deep for a Unix socket.*XDG_RUNTIME_DIR"):
+        Hub("socket://127.0.0.1:9")

@@ -19,7 +19,9 @@ def short_runtime_dir():
 
 
 def bench_env(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("SUREPICK_PORT", "SUREPICK_HUB")}
+    # Not the terminal size of whatever started the tests (pytest-xdist sets COLUMNS/LINES): a
+    # live view in tmux must size itself from its own terminal.
+    env = {k: v for k, v in os.environ.items() if k not in ("SUREPICK_PORT", "SUREPICK_HUB", "COLUMNS", "LINES")}
     env.update(XDG_RUNTIME_DIR=short_runtime_dir(), XDG_CONFIG_HOME=str(tmp_path / "config"),
                XDG_STATE_HOME=str(tmp_path / "state"), PYTHONUNBUFFERED="1")
     return env

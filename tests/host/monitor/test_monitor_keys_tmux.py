@@ -23,7 +23,15 @@ class Screen:
         self.tmux = ["tmux", "-S", str(tmp_path / "tmux.sock")]   # a private tmux server
         subprocess.run(self.tmux + ["new-session", "-d", "-s", self.name, "-x", "140", "-y", "45", command],
                        check=True, timeout=10, env=env)
-        subprocess.run(self.tmux + ["resize-window", "-t", self.name, "-x", "140", "-y", "45"], timeout=10)
+        # a fresh detached server may ignore -x/-y (window-size follows absent clients)
+        for _ in range(20):
+            subprocess.run(self.tmux + ["resize-window", "-t", self.name, "-x", "140", "-y", "45"], timeout=10)
+            size = subprocess.run(self.tmux + ["display", "-p", "-t", self.name, "#{window_width}x#{window_height}"],
+                                  capture_output=True, text=True, timeout=10).stdout.strip()
+            if size == "140x45":
+                break
+            time.sleep(0.2)
+        assert size == "140x45", size
         self.last = ""
 
     def text(self):

@@ -121,7 +121,9 @@ def _mpremote(args):
     extra = list(args.mpremote_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
+    from surepick.host.link.ports import check_not_busy
     with hub_client.raw_console(port, "surepick link mpremote", hub_client.AUTO) as console:
+        check_not_busy(console)      # one raw client at a time on the hub's console
         if console != port:
             print("surepick link: mpremote on the hub's raw console %s (link clients paused)" % console,
                   file=sys.stderr, flush=True)

@@ -117,3 +117,36 @@ def test_auto_finds_the_running_virtual_board(tmp_path):
             other.terminate()
             other.wait(20)
         b.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(find_pico_ports()), reason="a Pico is plugged in: `auto` would find it too")
+def test_auto_finds_an_emulated_rp2040(tmp_path):
+    # The real MicroPython RP2040 image in rp2040js (engines/rp2040) lists itself like a virtual
+    # board: a verb without --port finds it.
+    import sys
+
+    from surepick.engines.rp2040 import EngineError, find_uf2
+    from surepick.engines.rp2040.chip import check_node_modules, find_node
+    from tests.support.bench import bench_env
+    try:
+        find_uf2()
+        find_node()
+        check_node_modules()
+    except EngineError as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI must run the rp2040 engine: %s" % e, pytrace=False)
+        pytest.skip(str(e))
+    env = bench_env(tmp_path)
+    chip = subprocess.Popen([sys.executable, "-m", "surepick.engines.rp2040"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        address = re.search(r"serving on (\S+)", chip.stdout.readline()).group(1)
+        r = surepick("link", "mpremote", "--", "exec", "import sys; print(sys.platform, 6 * 7)", env=env, timeout=120)
+        assert r.returncode == 0 and r.stdout.strip().endswith("rp2 42"), r.stdout + r.stderr
+        assert "on the hub's raw console" in r.stderr                  # auto -> the chip, through a hub
+        r = surepick("link", "status", "--port", address, env=env)
+        assert address in r.stdout or r.stdout.startswith("no link hub")   # the hub may have ended
+    finally:
+        chip.terminate()
+        chip.wait(30)

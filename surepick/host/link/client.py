@@ -194,6 +194,8 @@ class LinkClient:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.timeouts += 1
+                if self.lent_to:
+                    raise self._lent_error(ftype, "no reply")
                 raise RequestTimeout("no reply to %s from the board on %s within %.1f s (is the "
                                      "firmware running? a board sitting in the REPL does not answer)"
                                      % (link.SCHEMA[ftype][0], self.port, timeout))
@@ -210,10 +212,10 @@ class LinkClient:
                 if self.on_frame is not None:
                     self.on_frame(f)
 
-    def _lent_error(self, ftype):
-        return ConsoleLent("%s not sent: the console of the board on %s is lent to %s through the "
-                           "link hub; try again when it is done" % (link.SCHEMA[ftype][0], self.port,
-                                                                     self.lent_to or "another program"))
+    def _lent_error(self, ftype, what="not sent"):
+        return ConsoleLent("%s %s: the console of the board on %s is lent to %s through the link "
+                           "hub; try again when it is done" % (link.SCHEMA[ftype][0], what, self.port,
+                                                               self.lent_to or "another program"))
 
     def wait_for(self, ftype, timeout):
         # The next frame of `ftype` (others go to on_frame), or None after `timeout` s.

@@ -39,6 +39,7 @@ _RS = 0x1E
 _FRAME_MAX = link.MAX_FRAME_LEN + 2         # + CR LF
 _CLIENT_HIGH_WATER = 4 << 20                # a client this far behind is dropped, the board is not held up
 _ROUTE_TTL_S = 120.0                        # a request the board never answered is forgotten after this
+_HIL_TTL_S = 5.0                            # HIL_SENSORS get no REPLY: their ids are kept this long for HIL_ACTs
 _PTY_RECHECK_S = 0.1                        # how often to look whether someone opened the raw pty
 _REOPEN_S = 0.5                             # board lost: try to open its port again this often
 _BUSY_WINDOW_S = 1.0                        # a virtual board's "busy" line arrives this soon after connecting
@@ -207,6 +208,7 @@ class Hub:
         self._lines = BoardLines()
         self._lock_fd = -1
         self._idle_since = time.monotonic()
+        self._next_expiry = 0.0
         self._next_open = 0.0
         self._opened_at = 0.0
         self._text_tail = b""
@@ -610,7 +612,11 @@ class Hub:
         return now - self._idle_since >= self.linger
 
     def _expire_routes(self, now):
-        old = [r for r, route in self.routes.items() if now - route[3] > _ROUTE_TTL_S]
+        if now < self._next_expiry:
+            return
+        self._next_expiry = now + 1.0
+        old = [r for r, route in self.routes.items()
+               if now - route[3] > (_HIL_TTL_S if route[2] == link.T_HIL_SENSORS else _ROUTE_TTL_S)]
         for r in old:
             del self.routes[r]
 

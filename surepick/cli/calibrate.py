@@ -4,7 +4,7 @@
 #   current  hold the gripper still and record the current-sense zero: current_offset_counts
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
-from surepick.cli.options import add_force_arguments, add_port_argument, board_port
+from surepick.cli.options import add_force_arguments, add_port_argument, board_link
 
 
 def add_arguments(parser):
@@ -23,10 +23,9 @@ def add_arguments(parser):
 def run(args):
     from surepick.shared_fsm import link
     from surepick.host.link import busy
-    from surepick.host.link.client import LinkClient
 
     target = link.CAL_POT if args.target == "pot" else link.CAL_CURRENT
-    with LinkClient(board_port(args)) as c:
+    with board_link(args, "calibrate " + args.target) as c:
         if busy.check_idle(c, args.force, args.rest_timeout, print) is None:
             raise CommandError("no firmware answers on %s (is it running? a board sitting in the "
                                "REPL does not answer)" % c.port, exitcodes.FAILED)

@@ -3,7 +3,7 @@
 # take effect after a reboot (pins, loop rate, watchdog) are reported as such.
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
-from surepick.cli.options import add_force_arguments, add_port_argument, board_port
+from surepick.cli.options import add_force_arguments, add_port_argument, board_link
 
 
 def add_arguments(parser):
@@ -23,7 +23,6 @@ def add_arguments(parser):
 def run(args):
     from surepick.shared_fsm import link
     from surepick.host.link import busy
-    from surepick.host.link.client import LinkClient
 
     if args.action == "set" and args.value is None:
         raise CommandError("`set` needs a VALUE")
@@ -33,7 +32,7 @@ def run(args):
         raise CommandError("%r is not a valid setting name" % args.key)
     if args.force and args.action == "get":
         raise CommandError("--force is for `set`: `get` never interrupts the arm")
-    with LinkClient(board_port(args)) as c:
+    with board_link(args, "config " + args.action) as c:
         if args.action == "get":
             r = c.request(link.T_CONFIG_GET, (args.key,), args.timeout)
         else:

@@ -51,7 +51,7 @@ def run(args):
 
     port = board_port(args)
     if port != args.port:
-        say("found a Pico on %s" % port)
+        say("board: %s" % port)     # found by auto, or the default port
     res = deploy(port, source=args.source, progress=say, wait_hello=not args.no_wait,
                  hello_timeout=args.hello_timeout, cache=not args.no_cache, force=args.force,
                  rest_timeout=args.rest_timeout)

@@ -6,11 +6,9 @@ import time
 
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
-from surepick.cli.options import add_port_argument, board_port
+from surepick.cli.options import add_port_argument, board_link, pose as _pose
 
-# The reference cell (sim/plant.py layout): a 25 mm part on the source pad, released over the bin.
-DEFAULT_PICK_MM = (160.0, -60.0, 15.5, -90.0)
-DEFAULT_PLACE_MM = (150.0, 80.0, 20.5, -90.0)
+from surepick.host.link.jobs import DEFAULT_PICK_MM, DEFAULT_PLACE_MM
 
 
 def add_arguments(p):
@@ -63,28 +61,15 @@ RESCUE_HELP = (
     "reset the board knows its pose: give neither.")
 
 
-def _pose(text):
-    import argparse
-    try:
-        v = [float(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError("a pose is X,Y,Z or X,Y,Z,PITCH in mm and degrees, got %r" % text)
-    if len(v) == 3:
-        v.append(-90.0)
-    if len(v) != 4:
-        raise argparse.ArgumentTypeError("a pose is X,Y,Z or X,Y,Z,PITCH, got %r" % text)
-    return tuple(v)
-
-
 def run(args):
     from surepick.shared_fsm import codes
     from surepick.shared_fsm import link
     from surepick.shared_fsm import states
-    from surepick.host.link.client import LinkClient
     verb = getattr(args, "job_verb", None)
     if verb is None:
         raise CommandError("say what to do: start, abort, clear, rescue or status")
-    with LinkClient(board_port(args)) as c:
+    stay = verb in ("start", "rescue") and args.wait
+    with board_link(args, "job " + verb, stay=stay) as c:
         if verb == "start":
             return _start(c, args, link, codes, states)
         if verb == "rescue":
@@ -114,19 +99,18 @@ def run(args):
 
 
 def _start(c, args, link, codes, states):
-    um = [int(round(v * 1000)) for v in args.pick[:3]] + [int(round(args.pick[3] * 1000))]
-    um += [int(round(v * 1000)) for v in args.place[:3]] + [int(round(args.place[3] * 1000))]
-    um.append(int(round(args.width * 1000)))
-    if args.attempts is not None:
-        um.append(args.attempts)
-    if link.check(link.T_JOB, [1] + um) != link.OK:
-        raise CommandError("a value is outside what the link carries (poses within 1 m, "
-                           "width 0.001-100 mm, attempts 1-9)")
+    from surepick.host.link import jobs
+    spec = jobs.JobSpec(args.pick, args.place, args.width, args.attempts)
+    try:
+        um = spec.link_args()
+    except ValueError as e:
+        raise CommandError(str(e)) from None
     seen = []
     r = c.request(link.T_JOB, um, 3.0, collect=(link.T_EVENT,))
     if not r.ok:
         raise CommandError("refused: %s %s" % (r.code_name, " ".join(str(p) for p in r.payload)),
                            exitcodes.FAILED)
+    jobs.remember(c.port, spec)      # the monitor's live view starts it again on a key
     print("job accepted")
     if not args.wait:
         return exitcodes.OK

@@ -94,13 +94,17 @@ def stats(args):
     import json
 
     from surepick.host.monitor.stats import summarise
-    s = summarise(_open_store(args.db).records(args.board))
+    store = _open_store(args.db)
+    s = summarise(store.records(args.board), store.gaps(args.board))
     if args.json:
         print(json.dumps(s, indent=1))
         return exitcodes.OK
     pct = lambda v: "-" if v is None else "%.1f %%" % v  # noqa: E731
     print("%d records; cycles ok %d, failed %d, success %s"
           % (s["records"], s["cycles_ok"], s["cycles_failed"], pct(s["success_rate"])))
+    if s["lost_to_rotation"]:
+        print("%d records were rotated off the board before the monitor fetched them (not in these figures)"
+              % s["lost_to_rotation"])
     print("\nfaults by code:")
     for k, v in s["faults_by_code"].items() or [("(none)", "")]:
         print("  %-22s %s" % (k, v))

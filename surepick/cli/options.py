@@ -4,12 +4,16 @@ from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
 
 PORT_HELP = "serial device, pty, socket://HOST:PORT or auto"
+PORT_DEFAULT_HELP = ("; default: $SUREPICK_PORT, else `port` in ~/.config/surepick/config.toml, else auto "
+                     "(the one USB Pico or running virtual board)")
 
 
 def add_port_argument(parser, required=True):
     # Every verb that talks to a board takes its port this way (one help text, one
-    # resolution path: board_port below).
-    parser.add_argument("--port", required=required, metavar="PORT", help=PORT_HELP)
+    # resolution path: board_port below). `required=False`: the verb works without a board
+    # (link status); otherwise a missing --port takes the default (host/link/ports.py).
+    parser.add_argument("--port", metavar="PORT",
+                        help=PORT_HELP + (PORT_DEFAULT_HELP if required else ""))
 
 
 def add_force_arguments(parser, doing):
@@ -24,10 +28,36 @@ def add_force_arguments(parser, doing):
 
 
 def board_port(args):
-    # The port the user named, with `auto` resolved to a device (host/link/ports.py).
-    # Raises NoBoard (a LinkError) when nothing is found.
-    from surepick.host.link.ports import resolve_port
-    return resolve_port(args.port)
+    # The port to use: the one named, or the default, with `auto` resolved to a board
+    # (host/link/ports.py). A near miss (`localhost:5000`) is bad usage, with a hint; NoBoard
+    # (a LinkError) when nothing is found.
+    from surepick.host.link.ports import BadPort, resolve_port
+    try:
+        return resolve_port(args.port)
+    except BadPort as e:
+        raise CommandError("--port %s" % e, exitcodes.USAGE) from None
+
+
+def board_link(args, who, stay=False, **kw):
+    # A LinkClient for the board at --port: through the link hub when one serves the port, else
+    # the port itself. stay=True (a client that stays connected, like `job start --wait`) starts
+    # a hub when none serves the port, so other tools can use the board meanwhile. `who` names
+    # the client in `surepick link status` ("job start").
+    from surepick.host.link import hub_client
+    from surepick.host.link.client import LinkClient
+    return LinkClient(board_port(args), hub=hub_client.AUTO if stay else hub_client.USE,
+                      name="surepick " + who, **kw)
+
+
+def pose(text):
+    # argparse type for a pose "X,Y,Z[,PITCH]" in mm and degrees -> 4 floats
+    import argparse
+
+    from surepick.host.link.jobs import parse_pose
+    try:
+        return parse_pose(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def key_value(text):

@@ -458,7 +458,10 @@ class App(Controller):
             self._send(link.log_record(seq, rtype, r))
             n += 1
             last = seq
-        self._reply(rid, link.OK, (n, last, 1 if self.log.last_seq > last else 0))
+        # + the oldest seq the log still holds and the boot count: a host that stored up to a
+        # record rotated away since tells a rotated log from a restarted one by them
+        self._reply(rid, link.OK, (n, last, 1 if self.log.last_seq > last else 0, self.log.first_seq,
+                                   self.log.counters[flashlog.C_BOOTS]))
 
     def _config_get(self, rid, key):
         if not self.settings.is_key(key):

@@ -1,6 +1,8 @@
 # A verb that cannot do its job says so once: one line `surepick <verb>: <message>` on stderr,
 # nothing on stdout, and the exit code of its kind (1 the board or the run failed, 2 bad
 # input). Real verbs with real bad input, through the installed console script.
+import os
+
 import pytest
 
 from surepick.host.link.ports import find_pico_ports
@@ -62,8 +64,10 @@ def test_a_missing_device_is_named(tmp_path):
 
 @pytest.mark.skipif(bool(find_pico_ports()), reason="a Pico is plugged in: `auto` would find it")
 @pytest.mark.parametrize("verb", [("monitor", "--seconds", "1"), ("job", "status"), ("deploy",)], ids=" ".join)
-def test_auto_without_a_pico_is_one_clear_line(verb):
-    r = surepick(*verb, "--port", "auto", timeout=60)
+def test_auto_without_a_pico_is_one_clear_line(verb, tmp_path):
+    # an empty runtime directory: no virtual board of another test is found either
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
+    r = surepick(*verb, "--port", "auto", timeout=60, env=env)
     assert r.returncode == 1
     assert "plug it in" in one_line(r, "surepick %s: no Raspberry Pi Pico found" % " ".join(verb[:1] if verb[0] != "job" else verb[:2]))
 

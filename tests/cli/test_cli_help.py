@@ -7,12 +7,14 @@ import os
 import pytest
 
 from surepick.cli.main import COMMANDS, build_parser
+from surepick.host.link.ports import find_pico_ports
 from tests.support.cli import surepick
 
 # Verbs (and actions) that talk to a board, written out here rather than read from the code:
 # each must take --port with the shared help text.
-BOARD_VERBS = [("calibrate",), ("config",), ("deploy",), ("hil",), ("monitor",),
-               ("job", "start"), ("job", "abort"), ("job", "clear"), ("job", "status")]
+BOARD_VERBS = [("calibrate",), ("config",), ("deploy",), ("doctor",), ("hil",), ("monitor",),
+               ("job", "start"), ("job", "abort"), ("job", "clear"), ("job", "status"),
+               ("link", "serve"), ("link", "mpremote")]
 PORT_HELP = "serial device, pty, socket://HOST:PORT or auto"
 WIDE = dict(os.environ, COLUMNS="200")
 
@@ -70,15 +72,22 @@ def test_help_exits_0_and_names_every_argument(path, parser):
 
 
 @pytest.mark.parametrize("path", BOARD_VERBS, ids=[" ".join(p) for p in BOARD_VERBS])
-def test_board_verbs_take_the_one_port_option(path):
+def test_board_verbs_take_the_one_port_option(path, tmp_path):
     r = surepick(*path, "--help", env=WIDE, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "--port PORT" in r.stdout
     assert PORT_HELP in " ".join(r.stdout.split())
-    # required where a board is the point of the verb: no --port is a usage error naming it
+    assert "SUREPICK_PORT" in r.stdout          # where the default comes from
+    # No --port and no default: `auto`, which finds no board here (no Pico, no virtual board in
+    # this empty runtime directory): one line naming --port and the default's variable, exit 1.
+    alone = {k: v for k, v in os.environ.items() if k != "SUREPICK_PORT"}
+    alone.update(XDG_RUNTIME_DIR=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    if find_pico_ports():
+        pytest.skip("a Pico is plugged in: `auto` would find it")
     r = surepick(*path, *(["pot"] if path == ("calibrate",) else ["get", "telemetry_hz"] if path == ("config",)
-                          else ["--scenario", "nominal"] if path == ("hil",) else []), timeout=60)
-    assert r.returncode == 2 and "--port" in r.stderr, r.stderr
+                          else ["--scenario", "nominal"] if path == ("hil",) else []), env=alone, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.count("\n") == 1 and "--port" in r.stderr and "SUREPICK_PORT" in r.stderr, r.stderr
 
 
 def test_surepick_alone_lists_every_verb_and_the_exit_codes():

@@ -36,15 +36,30 @@ def main(argv=None):
     usb = chip.stats()["usb_connected_at_ms"]
     print("surepick-rp2040: serving on %s (USB up at %.0f emulated ms)" % (chip.address, usb or 0),
           flush=True)
+    listed = _list_in_registry(chip, args)    # `--port auto` finds it, like a virtual board
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *a: stop.set())
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
-    while not stop.wait(0.5):
-        if not chip.running:
-            print("surepick-rp2040: the engine stopped: %s" % chip.log_tail(3), file=sys.stderr)
-            return 1
+    try:
+        while not stop.wait(0.5):
+            if not chip.running:
+                print("surepick-rp2040: the engine stopped: %s" % chip.log_tail(3), file=sys.stderr)
+                return 1
+    finally:
+        if listed is not None:
+            listed.remove()
     chip.close()
     return 0
+
+
+def _list_in_registry(chip, args):
+    # The per-user board registry the virtual board keeps (vboard/control.py), entry kind
+    # "emulated RP2040"; None where this surepick has no registry yet.
+    try:
+        from surepick.vboard.control import Registration
+    except ImportError:      # TODO(hub): the registry arrives with the vboard-pico branch
+        return None
+    return Registration({"console": [chip.address], "kind": "emulated RP2040", "flash": args.flash})
 
 
 if __name__ == "__main__":

@@ -91,10 +91,14 @@ def _git_describe():
 def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, hello_timeout=15.0,
            connect_timeout=6, cache=True, force=False, rest_timeout=None):
     # -> Result. Raises DeployError with a message for the user, BoardBusy (a LinkError) when the
-    # arm is busy and not `force` (or would not come to rest).
+    # arm is busy and not `force` (or would not come to rest). When a link hub serves the port,
+    # the deploy goes through the hub's raw console (the hub's other clients wait).
+    from surepick.host.link.hub_client import raw_console
     try:
         _check_idle(port, force, rest_timeout, progress or (lambda msg: None))
-        return _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache)
+        with raw_console(port, "surepick deploy") as console:
+            return _deploy(console, source, src_root, progress, wait_hello, hello_timeout,
+                           connect_timeout, cache)
     except DeployError:
         raise
     except Exception as e:
@@ -111,10 +115,11 @@ def _check_idle(port, force, rest_timeout, say):
     # reset would stop a job mid-air): a busy arm is refused unless `force`, which aborts the job
     # and waits until the arm is at rest (host/link/busy.py). No answer: no firmware, not busy.
     from surepick.host.link import busy
+    from surepick.host.link import hub_client
     from surepick.host.link.client import LinkClient
     from surepick.host.link.errors import LinkError
     try:
-        client = LinkClient(port).open()
+        client = LinkClient(port, hub=hub_client.USE, name="surepick deploy").open()
     except LinkError:
         return                   # connect() says why in a moment, in deploy's words
     try:

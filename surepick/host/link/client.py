@@ -5,12 +5,19 @@
 # One thread drives it: request() sends a frame and reads until the REPLY with its id arrives;
 # every other frame read meanwhile goes to on_frame (telemetry keeps flowing during a
 # request), REPL text goes to on_text. Nothing here retries forever or sleeps unbounded.
+#
+# When a link hub serves the port (hub.py), the client talks to the hub instead of the port
+# (hub_client.HubStream reads like a port), so several tools share one board; `hub` chooses:
+# hub_client.USE (default: a serving hub, else the port), AUTO (start a hub if none serves),
+# DIRECT (the port only).
 import time
 
 from surepick.shared_fsm import link
 # The errors a LinkClient raises, importable from here beside it.
-from surepick.host.link.errors import Disconnected, LinkError, NoBoard, PortBusy, RequestTimeout  # noqa: F401
+from surepick.host.link.errors import (ConsoleLent, Disconnected, LinkError, NoBoard, PortBusy,  # noqa: F401
+                                       RequestTimeout)
 from surepick.host.link.frames import FrameParser
+from surepick.host.link import hub_client
 from surepick.host.link.ports import BUSY_TEXT, busy_error, open_serial
 
 _READ_S = 0.05                     # one blocking read at most this long: stays responsive
@@ -40,9 +47,14 @@ class Reply:
 # ---- the client ----
 
 class LinkClient:
-    def __init__(self, port, on_frame=None, on_text=None, baudrate=115200):
+    def __init__(self, port, on_frame=None, on_text=None, baudrate=115200, hub=hub_client.USE,
+                 name=None, on_notice=None):
         self.port = port
         self.baudrate = baudrate
+        self.hub = hub
+        self.name = name
+        self.on_notice = on_notice
+        self.via_hub = False
         self.on_frame = on_frame
         self.on_text = on_text
         self.ser = None
@@ -59,9 +71,21 @@ class LinkClient:
 
     def open(self):
         self.close()
-        self.ser = open_serial(self.port, self.baudrate, _READ_S)
+        stream = hub_client.attach(self.port, self.hub, self.name)
+        if stream is not None:
+            stream.on_notice = self.on_notice
+            self.ser = stream
+            self.via_hub = True
+        else:
+            self.ser = open_serial(self.port, self.baudrate, _READ_S)
+            self.via_hub = False
         self._busy_seen = False
         return self
+
+    @property
+    def lent_to(self):
+        # Who has the board's console through the hub right now (None: nobody, or no hub).
+        return getattr(self.ser, "lent_to", None) if self.via_hub else None
 
     def close(self):
         if self.ser is not None:
@@ -107,6 +131,9 @@ class LinkClient:
             data = self.ser.read(waiting or 1)
             if waiting == 0 and data:
                 data += self.ser.read(self.ser.in_waiting)  # the rest of the burst
+        except Disconnected:
+            self.close()
+            raise
         except (serial.SerialException, OSError, TypeError, AttributeError) as e:
             # TypeError/AttributeError: pyserial's posix read after the fd vanished
             self.close()
@@ -138,6 +165,9 @@ class LinkClient:
             raise Disconnected("%s is not open" % self.port)
         try:
             self.ser.write(frame)
+        except Disconnected:
+            self.close()
+            raise
         except (serial.SerialException, OSError) as e:
             self.close()
             raise Disconnected("%s went away: %s" % (self.port, e)) from None
@@ -154,6 +184,8 @@ class LinkClient:
         frame = link.request(ftype, rid, args)
         if frame is None:
             raise ValueError("cannot encode %s %r" % (link.SCHEMA[ftype][0], args))
+        if self.lent_to:
+            raise self._lent_error(ftype)
         self.requests += 1
         self.send(frame)
         got = []
@@ -162,10 +194,15 @@ class LinkClient:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.timeouts += 1
+                if self.lent_to:
+                    raise self._lent_error(ftype, "no reply")
                 raise RequestTimeout("no reply to %s from the board on %s within %.1f s (is the "
                                      "firmware running? a board sitting in the REPL does not answer)"
                                      % (link.SCHEMA[ftype][0], self.port, timeout))
             frames = self.read_frames(min(left, _READ_S))
+            if self.via_hub and rid in self.ser.refused:
+                del self.ser.refused[rid]
+                raise self._lent_error(ftype)
             for i, f in enumerate(frames):
                 if f.ftype == link.T_REPLY and f.fields[0] == rid:
                     self._queued = frames[i + 1:] + self._queued
@@ -174,6 +211,11 @@ class LinkClient:
                     got.append(f)
                 if self.on_frame is not None:
                     self.on_frame(f)
+
+    def _lent_error(self, ftype, what="not sent"):
+        return ConsoleLent("%s %s: the console of the board on %s is lent to %s through the link "
+                           "hub; try again when it is done" % (link.SCHEMA[ftype][0], what, self.port,
+                                                               self.lent_to or "another program"))
 
     def wait_for(self, ftype, timeout):
         # The next frame of `ftype` (others go to on_frame), or None after `timeout` s.

@@ -19,3 +19,7 @@ class Disconnected(LinkError):
 
 class RequestTimeout(LinkError):
     """No REPLY to a request in time (firmware not running, or busy in the REPL)."""
+
+
+class ConsoleLent(LinkError):
+    """The board's console is lent to a raw client (mpremote, deploy) through the link hub."""

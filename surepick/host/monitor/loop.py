@@ -6,22 +6,37 @@
 #
 # One thread runs all of it (run(stop)); frame callbacks only record what happened, requests
 # are made from the loop, never from inside a callback. Other threads (a test, a view key
-# binding) send requests with call(), which hands them to the loop: the port has one client.
+# binding) send requests with call(), which hands them to the loop.
+#
+# Through a link hub (host/link/hub.py) other tools use the board meanwhile; while the hub has
+# lent the console to mpremote or a deploy, the monitor asks nothing and says so, then
+# identifies the board again and back-fills when the console is returned.
+#
+# Rotated or restarted? The board's log is a ring of segments: while the monitor is away the
+# board may delete the segment holding the record stored last. The board then still counts on
+# from it: its oldest record is newer than ours, its boot count has not gone down and its
+# counters (carried at the start of every segment) have not either. That is the same log with
+# records lost to rotation (counted as a gap, same epoch). A board whose oldest record is not
+# newer than ours but lacks ours, or differs from it, or whose counters went down, restarted its
+# log (wiped flash, another board with the same id): a new epoch.
 import queue
 import threading
 import time
 
+from surepick.firmware import flashlog
 from surepick.shared_fsm import link
+from surepick.host.link import hub_client
 from surepick.host.link.frames import as_dict
 from surepick.host import rejects
 from surepick.host.link.client import LinkClient
-from surepick.host.link.errors import Disconnected, LinkError, PortBusy, RequestTimeout
+from surepick.host.link.errors import ConsoleLent, Disconnected, LinkError, PortBusy, RequestTimeout
 
 _BACKOFF_S = (0.2, 0.5, 1.0, 2.0)   # reconnect waits, then every 2 s
 _IDENTIFY_RETRY_S = 2.0
 _REQUEST_S = 2.0
 _IDLE_POLL_S = 10.0                # ask for the log now and then even when no event was seen
 _FLUSH_S = 1.0
+_CLAIM_RETRY_S = 2.0               # watching only: try to become the board's writer this often
 
 
 class MonitorLoop:
@@ -29,8 +44,9 @@ class MonitorLoop:
     kind in hello / event / fault / record / telemetry / note."""
 
     def __init__(self, port, store, status, board_id=None, log_poll_s=1.0, out=None,
-                 on_text=None, clock=time.monotonic):
+                 on_text=None, clock=time.monotonic, hub=hub_client.USE):
         self.port = port
+        self.hub = hub
         self.store = store
         self.status = status
         self.forced_id = board_id
@@ -45,6 +61,8 @@ class MonitorLoop:
         self.records_added = 0
         self._totals = {"frames": 0, "corrupt": 0, "echoed": 0, "text_bytes": 0, "timeouts": 0}
         self._calls = queue.Queue()
+        self.writer = False          # this monitor stores the board's records (claimed in the store)
+        self._next_claim = 0.0
         self._reset_link_state()
 
     def _reset_link_state(self):
@@ -54,6 +72,7 @@ class MonitorLoop:
         self._need_backfill = False
         self._events_since_poll = 0
         self._last_poll = 0.0
+        self._lent = None
 
     # ---- the loop ----
 
@@ -64,8 +83,8 @@ class MonitorLoop:
         try:
             while not stop.is_set():
                 try:
-                    self.client = LinkClient(self.port, on_frame=self._on_frame,
-                                             on_text=self.on_text).open()
+                    self.client = LinkClient(self.port, on_frame=self._on_frame, on_text=self.on_text,
+                                             hub=self.hub, name="surepick monitor").open()
                 except LinkError as e:
                     self._note("waiting for the board: %s" % e)
                     stop.wait(_BACKOFF_S[min(failures, len(_BACKOFF_S) - 1)])
@@ -76,8 +95,9 @@ class MonitorLoop:
                     self.reconnects += 1
                 first = False
                 self._reset_link_state()
-                self.status.update(connected=True, reconnects=self.reconnects)
-                self._note("connected to %s" % self.port)
+                self.status.update(connected=True, reconnects=self.reconnects,
+                                   via_hub=self.client.via_hub)
+                self._note("connected to %s%s" % (self.port, " through the link hub" if self.client.via_hub else ""))
                 try:
                     self._serve(stop)
                 except PortBusy as e:
@@ -117,21 +137,50 @@ class MonitorLoop:
         last_flush = self.clock()
         while not stop.is_set():
             now = self.clock()
-            if self._hello is not None:
-                self._on_hello(self._hello)
-            elif self._need_identify and now >= self._next_identify:
-                self._identify()
-            if self.board_id is not None and (
-                    self._need_backfill
-                    or (self._events_since_poll and now - self._last_poll >= self.log_poll_s)
-                    or now - self._last_poll >= _IDLE_POLL_S):
-                self._backfill()
-            self._run_calls()
+            if self._console_lent():
+                pass                         # nothing is asked while mpremote has the console
+            else:
+                try:
+                    self._ask(now)
+                except ConsoleLent:
+                    self._console_lent()
             self.client.pump(0.05)
             if now - last_flush >= _FLUSH_S:
                 self.store.flush()
                 last_flush = now
             self.status.update(link=self.link_stats())
+
+    def _ask(self, now):
+        if self._hello is not None:
+            self._on_hello(self._hello)
+        elif self._need_identify and now >= self._next_identify:
+            self._identify()
+        if self.board_id is not None and not self.writer and now >= self._next_claim:
+            self._claim()
+        if self.board_id is not None and self.writer and (
+                self._need_backfill
+                or (self._events_since_poll and now - self._last_poll >= self.log_poll_s)
+                or now - self._last_poll >= _IDLE_POLL_S):
+            self._backfill()
+        self._run_calls()
+
+    def _console_lent(self):
+        # True while the hub has lent the board's console (the note said once); when it comes
+        # back, whatever ran meanwhile (a deploy, a reset) is found out by asking again.
+        lent = self.client.lent_to
+        if lent and self._lent is None:
+            self._lent = lent
+            self.status.update(lent_to=lent)
+            self._note("the board's console is lent to %s: not asking anything until it is returned" % lent)
+            self._fail_calls(ConsoleLent("the board's console is lent to %s" % lent))
+        elif not lent and self._lent is not None:
+            self._note("the board's console is back from %s" % self._lent)
+            self._lent = None
+            self.status.update(lent_to=None)
+            self._need_identify = True
+            self._next_identify = 0.0
+            self._need_backfill = True
+        return bool(lent)
 
     # ---- requests from other threads ----
 
@@ -159,7 +208,7 @@ class MonitorLoop:
                 continue
             try:
                 box["reply"] = self.client.request(ftype, args, timeout)
-            except RequestTimeout as e:
+            except (RequestTimeout, ConsoleLent) as e:
                 box["error"] = e
             except Disconnected as e:
                 box["error"] = e
@@ -167,6 +216,15 @@ class MonitorLoop:
                 raise
             finally:
                 done.set()
+
+    def _fail_calls(self, error):
+        while True:
+            try:
+                _, _, _, done, box = self._calls.get_nowait()
+            except queue.Empty:
+                return
+            box["error"] = error
+            done.set()
 
     # ---- who is it ----
 
@@ -212,8 +270,13 @@ class MonitorLoop:
         self._hello = None
         self._need_identify = False
         self._set_board(hello[0], hello[1], False)
-        self._backfill()                 # settles the epoch the boot belongs to
-        self.store.add_boot(self.board_id, self.epoch, hello)
+        if self.writer:
+            try:
+                self._backfill()         # settles the epoch the boot belongs to
+            except ConsoleLent:
+                self._hello = hello      # again once the console is back
+                raise
+            self.store.add_boot(self.board_id, self.epoch, hello)
         self.status.on_hello(hello)
         self.out("hello", hello)
         if self.status.rejected:
@@ -235,11 +298,32 @@ class MonitorLoop:
         # The back-fill decides from the board's log itself.
         if bid != self.board_id:
             self.status.clear_faults()
+            self.writer = False
+            self._next_claim = 0.0
         self.board_id = bid
-        self.epoch = self.store.touch_board(bid, self.port, fw)
-        self.status.update(board_id=bid, board_id_assumed=assumed,
-                          records_stored=self.store.count_records(bid),
-                          last_seq=self.store.last_seq(bid, self.epoch))
+        self._fw = fw
+        self.status.update(board_id=bid, board_id_assumed=assumed)
+        self._claim()
+        self._need_backfill = True
+
+    def _claim(self):
+        # Become the board's one writer in this database, or watch only (and try again later).
+        bid = self.board_id
+        holder = self.store.claim(bid)
+        self._next_claim = self.clock() + _CLAIM_RETRY_S
+        if holder is not None:
+            if self.status.writer_elsewhere != holder:
+                self._note("%s is already being recorded into %s by %s: this monitor only watches "
+                           "(and records once that one stops)" % (bid, self.store.path, holder))
+                self.status.update(writer_elsewhere=holder)
+            return
+        self.writer = True
+        if self.status.writer_elsewhere:
+            self._note("now recording %s into %s" % (bid, self.store.path))
+        self.epoch = self.store.touch_board(bid, self.port, getattr(self, "_fw", None))
+        self.status.update(writer_elsewhere=None, records_stored=self.store.count_records(bid),
+                           last_seq=self.store.last_seq(bid, self.epoch),
+                           lost_to_rotation=self.store.lost_records(bid))
         self.status.add_fault_records(self.store.recent_faults(bid, self.epoch))
         self._need_backfill = True
 
@@ -247,8 +331,7 @@ class MonitorLoop:
 
     def _backfill(self):
         # LOG_SINCE from the last stored seq until the board has no more. The record AT the
-        # last stored seq is asked for again and compared: if it differs, the board's log
-        # restarted behind our back and the new records start a new epoch.
+        # last stored seq is asked for again and compared (see the top of this file).
         self._need_backfill = False
         self._events_since_poll = 0
         self._last_poll = self.clock()
@@ -269,19 +352,11 @@ class MonitorLoop:
             recs = [(f.fields[0], f.fields[1], f.fields[2:]) for f in r.frames]
             if check:
                 check = False
-                # A board never loses its newest committed record: if the one stored last is
-                # missing from its log, or differs, the log restarted (wiped flash, another board
-                # under the same id). Keep both: the new records start a new epoch.
-                if not recs or recs[0][0] != stored:
-                    why = "has no record %d" % stored
-                elif self.store.record(bid, self.epoch, stored) != (recs[0][1], tuple(recs[0][2])):
-                    why = "holds a different record %d" % stored
-                else:
-                    why = None
-                if why is not None:
+                verdict = self._continuity(bid, stored, recs, r.payload)
+                if verdict is not None:
                     self.epoch = self.store.new_epoch(bid)
                     self._note("%s's log %s: it restarted; keeping both, the new records as epoch %d"
-                               % (bid, why, self.epoch))
+                               % (bid, verdict, self.epoch))
                     stored, after = 0, 0
                     continue
             new = [x for x in recs if x[0] > stored]
@@ -298,8 +373,44 @@ class MonitorLoop:
             after = last
         self.status.update(records_stored=self.store.count_records(bid), records_added=self.records_added,
                           last_seq=self.store.last_seq(bid, self.epoch),
+                          lost_to_rotation=self.store.lost_records(bid),
                           backfills=self.status.backfills + 1)
         self.status.add_fault_records(self.store.recent_faults(bid, self.epoch))
+
+    def _continuity(self, bid, stored, recs, payload):
+        # Is the board's log the one we stored up to `stored`? None: yes (a gap lost to rotation
+        # is recorded); else why not, for the note. recs: the first LOG_SINCE(stored - 1) batch.
+        if recs and recs[0][0] == stored:
+            if self.store.record(bid, self.epoch, stored) != (recs[0][1], tuple(recs[0][2])):
+                return "holds a different record %d" % stored
+            return None
+        if not recs:
+            return "has no record %d (its log ends before it)" % stored
+        first = recs[0][0]             # the oldest record the board holds above stored - 1
+        oldest = payload[3] if len(payload) > 3 and isinstance(payload[3], int) else None
+        if oldest is not None and 0 < oldest <= stored:
+            return "has no record %d although it holds older ones" % stored
+        boots = payload[4] if len(payload) > 4 and isinstance(payload[4], int) else self._boot_count()
+        known = self.store.last_boot_count(bid, self.epoch)
+        if boots is not None and boots < known:
+            return "has no record %d and counts %d boots, fewer than the %d seen" % (stored, boots, known)
+        counters = next((tuple(r[:5]) for _, rtype, r in recs if rtype == flashlog.R_COUNTERS), None)
+        mine = self.store.last_counters(bid, self.epoch)
+        if counters is not None and mine is not None and any(a < b for a, b in zip(counters, mine)):
+            return "has no record %d and its counters %s went below the stored %s" % (stored, counters, mine)
+        self.store.add_gap(bid, self.epoch, stored, first)
+        self._note("%s's log rotated past record %d while it was not fetched: records %d..%d (%d) "
+                   "were lost to rotation; same log, epoch %d kept"
+                   % (bid, stored, stored + 1, first - 1, first - stored - 1, self.epoch))
+        return None
+
+    def _boot_count(self):
+        # A firmware whose LOG_SINCE reply does not carry its boot count says it in STATUS.
+        try:
+            st = self.client.request(link.T_STATUS, (), _REQUEST_S)
+        except RequestTimeout:
+            return None
+        return st.payload[3] if st.ok and len(st.payload) > 3 and isinstance(st.payload[3], int) else None
 
     # ---- live frames (called from inside pump/request: record, never request) ----
 
@@ -308,7 +419,7 @@ class MonitorLoop:
         if t == link.T_TELEMETRY:
             d = as_dict(f)
             self.status.on_telemetry(d)
-            if self.board_id is not None:
+            if self.board_id is not None and self.writer:
                 self.store.add_telemetry(self.board_id, f.fields)
             self.out("telemetry", d)
         elif t == link.T_EVENT:

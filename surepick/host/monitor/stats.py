@@ -9,8 +9,9 @@ from surepick.shared_fsm import states
 from surepick.host.monitor.names import code_name, state_name
 
 
-def summarise(rows):
-    # rows: Store.records dicts, oldest first. -> dict of the statistics.
+def summarise(rows, gaps=()):
+    # rows: Store.records dicts, oldest first; gaps: Store.gaps rows (records the board's log
+    # rotated away before the monitor fetched them). -> dict of the statistics.
     by_code = collections.Counter()
     by_state = collections.Counter()
     between = []
@@ -47,6 +48,7 @@ def summarise(rows):
     total_failed = sum(v[1] for v in hours.values())
     return {
         "records": len(rows),
+        "lost_to_rotation": sum(g[4] for g in gaps),
         "cycles_ok": total_ok,
         "cycles_failed": total_failed,
         "success_rate": rate((total_ok, total_failed)),

@@ -11,6 +11,7 @@ from surepick.host.monitor.names import code_name
 
 MAX_FAULTS = 8
 MAX_TEXT_LINES = 200
+STALE_S = 1.0                   # no telemetry for longer than this: what is shown is stale
 
 
 class BoardStatus:
@@ -38,7 +39,11 @@ class BoardStatus:
         self.records_added = 0
         self.last_seq = 0
         self.backfills = 0
+        self.lost_to_rotation = 0    # records the board's log rotated away before they were fetched
         self.link = {"frames": 0, "corrupt": 0}
+        self.via_hub = False
+        self.lent_to = None          # the hub lent the board's console to this program
+        self.writer_elsewhere = None  # another monitor records this board into the database
 
     def update(self, **kw):
         with self._lock:
@@ -114,6 +119,10 @@ class BoardStatus:
             d["link"] = dict(self.link)
             if self._partial.strip():
                 d["text"].append(self._partial)
+        # How old what the view shows is: telemetry older than STALE_S (or none on a link that
+        # is up) is stale and the view says so.
+        d["telemetry_age"] = time.time() - d["telemetry_at"] if d["telemetry_at"] else None
+        d["stale"] = (d["telemetry_age"] is None or d["telemetry_age"] > STALE_S)
         t = d["telemetry"]
         if t:
             done = t["cycles_ok"] + t["cycles_failed"]

@@ -3,6 +3,13 @@
 # rises when a board's log restarts (flash wiped, or a different board with the same id): the
 # same seq then names a different record, and keeping both is the only way to lose nothing.
 # Telemetry samples and boots (HELLO frames) are kept beside them for the view and for stats.
+# A gap is a run of records the board's log rotated away before the monitor could fetch them:
+# same log, same epoch, the records simply never reached the store (counted, never invented).
+#
+# One writer per board and database: a monitor claims the board (claim(): an flock on
+# <db>-writers/<board_id>.lock, released when its process ends, however it ends); a second
+# monitor of the same board on the same database only watches until the claim is free.
+import os
 import sqlite3
 import time
 
@@ -32,6 +39,10 @@ CREATE TABLE IF NOT EXISTS telemetry (
     present_mask INTEGER, rail_mv INTEGER, estop INTEGER, loop_period_us INTEGER,
     worst_step_us INTEGER, overruns INTEGER);
 CREATE INDEX IF NOT EXISTS telemetry_time ON telemetry (board_id, received_at);
+CREATE TABLE IF NOT EXISTS gaps (
+    board_id TEXT NOT NULL, epoch INTEGER NOT NULL, after_seq INTEGER NOT NULL,
+    next_seq INTEGER NOT NULL, lost INTEGER NOT NULL, noted_at REAL,
+    PRIMARY KEY (board_id, epoch, after_seq));
 CREATE TABLE IF NOT EXISTS link_sessions (
     id INTEGER PRIMARY KEY, port TEXT, started_at REAL, ended_at REAL, frames INTEGER,
     corrupt INTEGER, reconnects INTEGER, records_added INTEGER);
@@ -76,10 +87,40 @@ class Store:
             raise StoreError("%s has schema %s; this surepick reads schema %d"
                              % (self.path, row and row[0], SCHEMA_VERSION))
         self._telemetry = []
+        self._claims = {}            # board_id -> open lock file descriptor
 
     def close(self):
         self.flush()
         self.db.close()
+        for fd in self._claims.values():
+            os.close(fd)
+        self._claims = {}
+
+    # ---- one writer per board ----
+
+    def claim(self, board_id):
+        # -> None when this store is (now) the board's only writer, else who holds it (text).
+        if board_id in self._claims:
+            return None
+        d = self.path + "-writers"
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        fd = os.open(os.path.join(d, board_id + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        import fcntl
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            return holder
+        import sys
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, ("pid %d (%s)" % (os.getpid(), " ".join(os.path.basename(a) if i == 0 else a
+                                                             for i, a in enumerate(sys.argv[:3])))).encode(), 0)
+        self._claims[board_id] = fd
+        return None
+
+    def claimed(self, board_id):
+        return board_id in self._claims
 
     # ---- boards and epochs ----
 
@@ -137,6 +178,44 @@ class Store:
                                              for seq, rtype, r in recs])
         self.db.commit()
         return self.db.total_changes - before
+
+    def last_counters(self, board_id, epoch):
+        # -> the counters (cycles_ok, cycles_failed, faults, boots, dropped) of the newest stored
+        # counters record, or None
+        row = self.db.execute("SELECT ev_seq, t_ms, kind, from_state, to_state FROM records "
+                              "WHERE board_id=? AND epoch=? AND rtype=5 ORDER BY seq DESC LIMIT 1",
+                              (board_id, epoch)).fetchone()
+        return None if row is None else tuple(row)
+
+    def last_boot_count(self, board_id, epoch):
+        # The highest boot count known for the board's log: boot and counters records keep it in
+        # their 4th int (the from_state column), HELLO frames in the boots table. 0 if none.
+        a = self.db.execute("SELECT MAX(from_state) FROM records WHERE board_id=? AND epoch=? "
+                            "AND rtype IN (3, 5)", (board_id, epoch)).fetchone()[0]
+        b = self.db.execute("SELECT MAX(boot_count) FROM boots WHERE board_id=? AND epoch=?",
+                            (board_id, epoch)).fetchone()[0]
+        return max(a or 0, b or 0)
+
+    def add_gap(self, board_id, epoch, after_seq, next_seq, now=None):
+        # Records after_seq+1 .. next_seq-1 were rotated off the board before they were fetched.
+        self.db.execute("INSERT OR IGNORE INTO gaps VALUES (?, ?, ?, ?, ?, ?)",
+                        (board_id, epoch, after_seq, next_seq, next_seq - after_seq - 1, now or time.time()))
+        self.db.commit()
+
+    def gaps(self, board_id=None):
+        # -> [(board_id, epoch, after_seq, next_seq, lost, noted_at)], oldest first
+        q = "SELECT board_id, epoch, after_seq, next_seq, lost, noted_at FROM gaps"
+        args = ()
+        if board_id:
+            q += " WHERE board_id=?"
+            args = (board_id,)
+        try:
+            return [tuple(r) for r in self.db.execute(q + " ORDER BY board_id, epoch, after_seq", args)]
+        except sqlite3.OperationalError:     # a database from before gaps were kept, read-only
+            return []
+
+    def lost_records(self, board_id):
+        return sum(g[4] for g in self.gaps(board_id))
 
     def count_records(self, board_id=None):
         if board_id is None:

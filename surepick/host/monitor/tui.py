@@ -1,5 +1,11 @@
 # The live view (textual): the monitor loop runs in its own thread and fills the BoardStatus; the view
 # redraws from a snapshot a few times a second, so a slow terminal never slows the link.
+#
+# Keys act on the board through the monitor's own link (MonitorLoop.call, on a worker thread so
+# the view never waits): s start a job (the one given on the command line, else the last one
+# the board on this port accepted, else the reference job), a abort, c clear a fault, k
+# calibrate (then p pot or i current zero). Each asks y/n first; the answer is shown below.
+# A banner says when what is shown cannot be trusted: stale telemetry, no link, console lent.
 import threading
 import time
 
@@ -11,6 +17,7 @@ from textual.widgets import Footer, Static
 
 from surepick.host import rejects
 from surepick.host.monitor.names import code_name, state_name
+from surepick.shared_fsm import link
 
 _REDRAW_S = 0.25
 
@@ -54,6 +61,23 @@ def status_panel(s):
     return g
 
 
+def banner(s):
+    # -> (text, style) of what makes the view untrustworthy right now, or None
+    age = s["telemetry_age"]
+    if not s["connected"]:
+        return ("NO LINK to %s%s" % (s["port"], "" if age is None else ": shown values are stale %d s" % age),
+                "bold white on red")
+    if s["lent_to"]:
+        return ("PAUSED: the console is lent to %s%s" % (s["lent_to"], "" if age is None else
+                                                       "; stale %d s" % age), "bold black on yellow")
+    if s["stale"]:
+        if age is None:
+            return ("STALE: no telemetry from the board yet", "bold white on red")
+        return ("STALE %.0f s: no telemetry since %s; the values below are that old"
+                % (age, time.strftime("%H:%M:%S", time.localtime(s["telemetry_at"]))), "bold white on red")
+    return None
+
+
 def link_panel(s, db):
     g = _grid()
     l = s["link"]
@@ -64,6 +88,11 @@ def link_panel(s, db):
     g.add_row("reconnects", "%d   request timeouts %d" % (s["reconnects"], l.get("timeouts", 0)))
     g.add_row("records", "%d stored (last seq %d), %d new this run, %d back-fills"
               % (s["records_stored"], s["last_seq"], s["records_added"], s["backfills"]))
+    if s["lost_to_rotation"]:
+        g.add_row("lost", Text("%d records rotated off the board before they were fetched"
+                               % s["lost_to_rotation"], "yellow"))
+    if s["writer_elsewhere"]:
+        g.add_row("storing", Text("no: %s records this board" % s["writer_elsewhere"], "yellow"))
     g.add_row("db", db)
     g.add_row("note", s["note"] or "")
     return g
@@ -89,23 +118,31 @@ class MonitorApp(App):
     #link { width: 2fr; height: auto; border: round $accent; padding: 0 1; }
     #faults { height: auto; border: round $warning; padding: 0 1; }
     #repl { height: 1fr; border: round $secondary; padding: 0 1; }
+    #banner { height: auto; }
+    #ask { height: auto; padding: 0 1; }
     """
-    BINDINGS = [("q", "quit", "quit")]
+    BINDINGS = [("q", "quit", "quit"), ("s", "start", "start job"), ("a", "abort", "abort"),
+                ("c", "clear", "clear fault"), ("k", "calibrate", "calibrate")]
 
-    def __init__(self, loop, status, stop, db):
+    def __init__(self, loop, status, stop, db, job=None):
         super().__init__()
         self.loop = loop
         self.status = status
         self.stop = stop
         self.db = db
+        self.job = job                # JobSpec given on the command line, or None
         self._thread = None
+        self._asking = None           # (question, {key: action}) while a y/n (or p/i) is pending
+        self._said = ""               # the answer to the last action
 
     def compose(self) -> ComposeResult:
+        yield Static(id="banner")
         with Horizontal(id="top"):
             yield Static(id="status")
             yield Static(id="link")
         yield Static(id="faults")
         yield Static(id="repl")
+        yield Static(id="ask")
         yield Footer()
 
     def on_mount(self):
@@ -123,6 +160,13 @@ class MonitorApp(App):
 
     def redraw(self):
         s = self.status.snapshot()
+        b = banner(s)
+        self.query_one("#banner", Static).update(Text(" %s " % b[0], b[1]) if b else "")
+        if self._asking:
+            ask = Text(self._asking[0], "bold black on yellow")
+        else:
+            ask = Text(self._said)
+        self.query_one("#ask", Static).update(ask)
         self.query_one("#status", Static).update(status_panel(s))
         self.query_one("#link", Static).update(link_panel(s, self.db))
         self.query_one("#faults", Static).update(faults_panel(s))
@@ -130,11 +174,93 @@ class MonitorApp(App):
         rows = max(1, repl.size.height - 2)
         repl.update(Text("\n".join(s["text"][-rows:])))
 
+    # ---- keys: ask first, then act on a worker thread ----
+
+    def _ask(self, question, choices):
+        self._asking = (question + "  " + "  ".join("[%s] %s" % (k, what) for k, (what, _) in choices.items())
+                        + "  [n] no", choices)
+        self.redraw()
+
+    def on_key(self, event):
+        if self._asking is None:
+            return
+        choices = self._asking[1]
+        key = event.key
+        event.stop()
+        event.prevent_default()
+        if key in choices:
+            self._asking = None
+            what, act = choices[key]
+            self._said = "%s ..." % what
+            self.run_worker(act, thread=True, exclusive=True)
+        elif key in ("n", "escape"):
+            self._asking = None
+            self._said = "cancelled"
+        self.redraw()
+
+    def _job_to_start(self):
+        from surepick.host.link.jobs import JobSpec, last_job
+        if self.job is not None:
+            return self.job, "from the command line"
+        last = last_job(self.loop.port)
+        if last is not None:
+            return last, "the last job on this port"
+        return JobSpec(), "the reference job"
+
+    def action_start(self):
+        spec, whence = self._job_to_start()
+        self._ask("Start a job (%s): %s?" % (whence, spec.text()), {"y": ("start", lambda: self._start(spec))})
+
+    def action_abort(self):
+        self._ask("Abort the running job (the arm holds where it is, ABORTED latches)?",
+                  {"y": ("abort", lambda: self._request("abort", link.T_ABORT, ()))})
+
+    def action_clear(self):
+        self._ask("Clear the latched fault?", {"y": ("clear", lambda: self._request("clear", link.T_CLEAR_FAULT, ()))})
+
+    def action_calibrate(self):
+        self._ask("Calibrate what?", {
+            "p": ("calibrate pot", lambda: self._confirm_cal("pot", link.CAL_POT,
+                                                              "the jaw closes on nothing: is it empty?")),
+            "i": ("calibrate current", lambda: self._confirm_cal("current", link.CAL_CURRENT,
+                                                                  "the gripper must be still: go?"))})
+
+    def _confirm_cal(self, name, target, question):
+        # called on the worker thread: ask again on the UI thread
+        self.call_from_thread(self._ask, "Calibrate %s: %s" % (name, question),
+                              {"y": ("calibrate %s" % name,
+                                     lambda: self._request("calibrate %s" % name, link.T_CALIBRATE, (target,), 10.0))})
+
+    def _start(self, spec):
+        from surepick.host.link.jobs import remember
+        try:
+            args = spec.link_args()
+        except ValueError as e:
+            self._said = "not started: %s" % e
+            return
+        if self._request("start", link.T_JOB, args):
+            remember(self.loop.port, spec)
+
+    def _request(self, what, ftype, args, timeout=3.0):
+        # One request over the monitor's link; the outcome in words. -> True when the board said OK.
+        from surepick.host.link.errors import LinkError
+        try:
+            r = self.loop.call(ftype, args, timeout=timeout)
+        except LinkError as e:
+            self._said = "%s: %s" % (what, e)
+            return False
+        if r.ok:
+            self._said = "%s: done%s" % (what, (" (%s)" % ", ".join(str(p) for p in r.payload)) if r.payload else "")
+            return True
+        detail = ", ".join(code_name(p) if isinstance(p, int) and what == "start" else str(p) for p in r.payload)
+        self._said = "%s: the board refused: %s%s" % (what, r.code_name, " (%s)" % detail if detail else "")
+        return False
+
     def on_unmount(self):
         self.stop.set()
         if self._thread is not None:
             self._thread.join(5)
 
 
-def run_tui(loop, status, stop, db):
-    MonitorApp(loop, status, stop, db).run()
+def run_tui(loop, status, stop, db, job=None):
+    MonitorApp(loop, status, stop, db, job).run()

@@ -5,7 +5,7 @@
 # HELLO saying 13 was read); that must not open a new epoch. A wiped or replaced log must.
 # The board side is the firmware's own FlashLog in a directory, answered as firmware/app.py
 # answers LOG_SINCE; the MonitorLoop's steps are called directly, in the order that matters.
-from surepick.firmware.flashlog import R_TRANSITION, FlashLog
+from surepick.firmware.flashlog import C_BOOTS, R_TRANSITION, FlashLog
 from surepick.host.link.frames import Frame
 from surepick.host.link.client import Reply
 from surepick.host.monitor.loop import MonitorLoop
@@ -18,10 +18,13 @@ BATCH = 4      # small batches: the back-fill must page
 
 
 class LogBoard:
-    # The link client's request() over a FlashLog, as the firmware answers LOG_SINCE.
-    def __init__(self, path):
+    # The link client's request() over a FlashLog, as the firmware answers LOG_SINCE (with the
+    # oldest seq the log holds and the boot count). Making one is a boot: the count goes up.
+    def __init__(self, path, **geometry):
         self.path = path
-        self.log = FlashLog(path)
+        self.log = FlashLog(path, **geometry)
+        self.log.count(C_BOOTS)
+        self.log.commit()
 
     def add(self, n, t0):
         for i in range(n):
@@ -35,11 +38,12 @@ class LogBoard:
         for seq, rtype, r in self.log.read_since(after, BATCH):
             frames.append(Frame(link.T_LOG, (seq, rtype) + tuple(r)))
             last = seq
-        return Reply(1, link.OK, (len(frames), last, 1 if self.log.last_seq > last else 0), frames)
+        return Reply(1, link.OK, (len(frames), last, 1 if self.log.last_seq > last else 0, self.log.first_seq,
+                                  self.log.counters[C_BOOTS]), frames)
 
 
-def hello(board, boots):
-    return (BID, "0.1.0", 1, 1, boots, board.log.last_seq)
+def hello(board, boots=None):
+    return (BID, "0.1.0", 1, 1, board.log.counters[C_BOOTS] if boots is None else boots, board.log.last_seq)
 
 
 def monitor_loop(tmp_path, board):
@@ -113,3 +117,53 @@ def test_a_wiped_log_that_grew_past_the_stored_one_is_a_new_epoch(tmp_path):
     assert stored(s, 0) == first
     assert stored(s, 1) == on_board(other)
     assert any("holds a different record %d" % first[-1][0] in n for n in notes), notes
+
+
+SMALL = dict(n_segments=3, seg_records=8)     # rotates after a couple of dozen records
+
+
+def test_a_log_rotated_past_the_stored_record_keeps_the_epoch_and_counts_the_loss(tmp_path):
+    board = LogBoard(str(tmp_path / "log"), **SMALL)
+    board.add(5, 100)
+    s, notes = monitor_loop(tmp_path, board)
+    s._on_hello(hello(board))
+    before = stored(s, 0)
+    last = before[-1][0]
+    board.add(40, 1000)                          # while the monitor is away
+    first = board.log.first_seq
+    assert first > last + 1                      # the stored record and some after it are gone
+    for rounds in range(3):                      # and again: a monitor killed many times
+        s._set_board(BID, None, False)
+        s._backfill()
+    assert s.epoch == 0, notes
+    assert stored(s, 0) == before + on_board(board)
+    assert [g[2:5] for g in s.store.gaps(BID)] == [(last, first, first - last - 1)]
+    assert s.status.lost_to_rotation == first - last - 1
+    assert any("rotated past record %d" % last in n and "(%d)" % (first - last - 1) in n for n in notes), notes
+    # the board reboots (same flash) and rotates again: still the same log
+    board = LogBoard(board.path, **SMALL)
+    board.add(30, 5000)
+    s.client = board
+    s._on_hello(hello(board))
+    assert s.epoch == 0 and len(s.store.gaps(BID)) == 2, notes
+    assert not any("restarted" in n for n in notes), notes
+
+
+def test_a_wiped_log_that_rotated_past_the_stored_record_is_a_new_epoch(tmp_path):
+    board = LogBoard(str(tmp_path / "log"), **SMALL)
+    for _ in range(3):                           # three boots of the old log
+        board = LogBoard(board.path, **SMALL)
+    board.add(5, 100)
+    s, notes = monitor_loop(tmp_path, board)
+    s._on_hello(hello(board))
+    before = stored(s, 0)
+    wiped = LogBoard(str(tmp_path / "log2"), **SMALL)    # new flash, and it has already rotated
+    wiped.add(40, 7000)
+    assert wiped.log.first_seq > before[-1][0]
+    s.client = wiped
+    s._set_board(BID, None, False)
+    s._backfill()
+    assert s.epoch == 1, notes
+    assert stored(s, 0) == before and stored(s, 1) == on_board(wiped)
+    assert s.store.gaps(BID) == []
+    assert any("counts 1 boots, fewer than the 4 seen" in n for n in notes), notes

@@ -102,11 +102,13 @@ def test_board_killed_and_restarted_loses_nothing(flash, tmp_path):
 
 def test_plain_mode_one_line_per_record(flash, tmp_path):
     port = free_port()
-    b = start_board(flash, port, "--cycles", "3", "--name-in-ping", "--noise", "0.3")
+    # Slow steps: the three cycles (about 3.5 s) are still running when the monitor (and the
+    # link hub it starts) has connected, so live events are seen, and over before it stops.
+    b = start_board(flash, port, "--cycles", "3", "--name-in-ping", "--noise", "0.3", "--step-ms", "150")
     db = str(tmp_path / "m.db")
     try:
         r = subprocess.run([SUREPICK, "monitor", "--port", "socket://127.0.0.1:%d" % port, "--db", db,
-                            "--plain", "--seconds", "3"], capture_output=True, text=True, timeout=30)
+                            "--plain", "--seconds", "8"], capture_output=True, text=True, timeout=40)
     finally:
         b.kill()
         b.wait()

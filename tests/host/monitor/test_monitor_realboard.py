@@ -25,6 +25,9 @@ from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.cli import SUREPICK_BIN as SUREPICK
 from tests.support.monitor import Monitor, free_port, wait_until
 
+# The live view sizes itself from its terminal, not from the COLUMNS/LINES pytest-xdist sets.
+TERMINAL_ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+
 pytestmark = NEEDS_MICROPYTHON
 
 SEED = 3
@@ -233,12 +236,13 @@ def test_live_view_shows_a_running_job_on_the_real_firmware(tmp_path):
             r = c.request(link.T_JOB, job_args(), timeout=5)
             assert r.ok, r
         subprocess.run(tmux + ["new-session", "-d", "-s", name, "-x", "120", "-y", "40",
-                               "%s monitor --port %s --db %s --board-id %s --seconds 40"
-                               % (SUREPICK, board.address, db, bid)], check=True, timeout=10)
+                               "%s monitor --port %s --db %s --board-id %s --seconds 100"
+                               % (SUREPICK, board.address, db, bid)], check=True, timeout=10,
+                       env=TERMINAL_ENV)
         subprocess.run(tmux + ["resize-window", "-t", name, "-x", "120", "-y", "40"], timeout=10)
         moving = ("APPROACH", "DESCEND", "GRASP", "VERIFY", "LIFT", "TRANSFER", "PLACE")
         running = done = ""
-        deadline = time.monotonic() + 40
+        deadline = time.monotonic() + 90      # the paced cycle is ~5 s; a loaded machine stretches it
         while time.monotonic() < deadline and not done:
             time.sleep(0.3)
             screen = _capture(tmux, name)

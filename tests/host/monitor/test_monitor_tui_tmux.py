@@ -1,5 +1,6 @@
 # The live view in a real pseudo-terminal: `surepick monitor` under tmux (120x40) against the
 # stand-in board, captured with `tmux capture-pane` while a job is running.
+import os
 import shutil
 import subprocess
 import time
@@ -8,6 +9,9 @@ import pytest
 
 from tests.support.cli import SUREPICK_BIN as SUREPICK
 from tests.support.monitor import free_port, start_board
+
+# The live view sizes itself from its terminal, not from the COLUMNS/LINES pytest-xdist sets.
+TERMINAL_ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -24,7 +28,8 @@ def test_live_view_shows_state_and_counters_of_a_running_job(tmp_path):
     try:
         subprocess.run(tmux + ["new-session", "-d", "-s", name, "-x", "120", "-y", "40",
                                "stty size > %s/size.txt; %s monitor --port socket://127.0.0.1:%d --db %s --seconds 30"
-                               % (tmp_path, SUREPICK, port, db)], check=True, timeout=10)
+                               % (tmp_path, SUREPICK, port, db)], check=True, timeout=10,
+                       env=TERMINAL_ENV)
         # a fresh detached server may ignore -x/-y (window-size follows absent clients)
         subprocess.run(tmux + ["resize-window", "-t", name, "-x", "120", "-y", "40"], timeout=10)
         screen = ""

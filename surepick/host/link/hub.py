@@ -1,0 +1,721 @@
+# The link hub: one process owns the board's port and serves every other surepick tool at once
+# (the monitor, job, config, calibrate, HIL, doctor), on this machine only: a Unix socket in the
+# private runtime directory (rundir.py), 0600, clients of another uid turned away.
+#
+#   requests   each client numbers its requests from 1 as if it were alone; the hub gives every
+#              request a fresh id of its own on the way to the board and puts the client's id
+#              back into the REPLY (and the HIL_ACT) on the way out, so a reply reaches only the
+#              client that asked. LOG frames belong to the REPLY that follows them.
+#   broadcast  HELLO, TELEMETRY, EVENT, FAULT, REPL text and damaged frames go to every client.
+#   guard      a client can only send whole, CRC-valid request frames: no REPL text, no Ctrl-C.
+#   raw        a pseudo-terminal (`raw`, printed at start) is the board's console for mpremote,
+#              Thonny or `surepick deploy`: while something has it open, its bytes go to the
+#              board untouched and the board's bytes come back to it; link clients are told the
+#              console is lent (their requests are refused, never queued behind a REPL session)
+#              and told again when it is returned.
+#
+# `surepick link serve --port P` runs one in the foreground; the monitor and `job start --wait`
+# start one on their own (hub_client.py) that ends `linger` seconds after its last client left.
+import argparse
+import errno
+import fcntl
+import json
+import os
+import pty
+import select
+import socket
+import struct
+import sys
+import termios
+import time
+import tty
+
+from surepick.host.link import hubwire, rundir
+from surepick.host.link.errors import LinkError, PortBusy
+from surepick.host.link.ports import BUSY_TEXT, holders_of, open_serial
+from surepick.shared_fsm import link
+
+_RS = 0x1E
+_FRAME_MAX = link.MAX_FRAME_LEN + 2         # + CR LF
+_CLIENT_HIGH_WATER = 4 << 20                # a client this far behind is dropped, the board is not held up
+_ROUTE_TTL_S = 120.0                        # a request the board never answered is forgotten after this
+_HIL_TTL_S = 5.0                            # HIL_SENSORS get no REPLY: their ids are kept this long for HIL_ACTs
+_PTY_RECHECK_S = 0.1                        # how often to look whether someone opened the raw pty
+_REOPEN_S = 0.5                             # board lost: try to open its port again this often
+_BUSY_WINDOW_S = 1.0                        # a virtual board's "busy" line arrives this soon after connecting
+
+
+class HubRunning(LinkError):
+    """Another hub already serves this port."""
+
+
+def swap_first_field(line, value):
+    # A CRC-valid frame line with its first field (a request id, a REPLY's req_id, a HIL_ACT's
+    # sensor_id) replaced by `value` and its CRC recomputed; None if the line is not one.
+    import binascii
+    end = len(line)
+    while end and line[end - 1] in (0x0A, 0x0D):
+        end -= 1
+    err, body = link._checked_body(line, end)
+    if err or len(body) < 6 or body[4] != 0x2C:
+        return None
+    comma = body.find(b",", 5)
+    body = body[:5] + b"%d" % value + (body[comma:] if comma >= 0 else b"")
+    return b"\x1e" + body + b"*%08X\n" % (binascii.crc32(body) & 0xFFFFFFFF)
+
+
+class BoardLines:
+    # Splits the board's byte stream into REPL text (passed on as it comes) and frame lines
+    # (held until their LF, at most one frame long). -> [(is_frame, bytes)]
+    def __init__(self):
+        self._frame = None
+
+    def feed(self, data):
+        out = []
+        i, n = 0, len(data)
+        while i < n:
+            if self._frame is None:
+                j = data.find(b"\x1e", i)
+                if j < 0:
+                    out.append((False, data[i:]))
+                    break
+                if j > i:
+                    out.append((False, data[i:j]))
+                self._frame = bytearray(b"\x1e")
+                i = j + 1
+                continue
+            lf = data.find(b"\n", i)
+            rs = data.find(b"\x1e", i, n if lf < 0 else lf)
+            stop = rs if rs >= 0 else (lf + 1 if lf >= 0 else n)
+            self._frame += data[i:stop]
+            i = stop
+            if rs >= 0 or lf >= 0 or len(self._frame) > _FRAME_MAX:
+                # a whole line, or one cut short by the next RS, or too long: pass it on as it
+                # is (the clients' parsers count what is damaged)
+                out.append((rs < 0 and lf >= 0 and len(self._frame) <= _FRAME_MAX, bytes(self._frame)))
+                self._frame = None
+        return out
+
+
+class _Client:
+    def __init__(self, sock):
+        self.sock = sock
+        self.reader = hubwire.Reader()
+        self.out = bytearray()
+        self.lines = bytearray()     # request bytes until a whole line
+        self.hello = None
+        self.since = time.time()
+        self.requests = 0
+        self.refused = 0
+
+    @property
+    def name(self):
+        h = self.hello or {}
+        return "%s (pid %s)" % (h.get("client") or "?", h.get("pid") or "?")
+
+    @property
+    def is_link(self):
+        return self.hello is not None and self.hello.get("role", "link") == "link"
+
+    @property
+    def keeps_alive(self):
+        # link clients and leases (a raw session about to start) keep a lingering hub up
+        return self.hello is not None and self.hello.get("role", "link") in ("link", "lease")
+
+
+class RawConsole:
+    # The pty lent to raw clients. Nobody may hold its slave open but the client: a closed slave
+    # makes the master report POLLHUP, which is how the hub sees a client come and go.
+    def __init__(self):
+        master, slave = pty.openpty()
+        tty.setraw(slave, termios.TCSANOW)
+        self.path = os.ttyname(slave)
+        os.chmod(self.path, 0o600)
+        os.close(slave)
+        os.set_blocking(master, False)
+        self.fd = master
+        self.active = False
+        self.out = bytearray()
+        self._next_check = 0.0
+
+    def someone_opened(self, now):
+        if self.active or now < self._next_check:
+            return False
+        self._next_check = now + _PTY_RECHECK_S
+        p = select.poll()
+        p.register(self.fd, select.POLLIN)
+        if any(ev & select.POLLHUP for _, ev in p.poll(0)):
+            return False
+        attrs = termios.tcgetattr(self.fd)
+        if attrs[3] & (termios.ICANON | termios.ECHO):
+            tty.setraw(self.fd, termios.TCSANOW)   # a reopened slave starts cooked
+        self.active = True
+        return True
+
+    def read(self):
+        # -> bytes from the client, or None when it closed the pty
+        try:
+            data = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return b""
+        except OSError as e:
+            if e.errno == errno.EIO:
+                return None
+            raise
+        return data if data else None
+
+    def flush(self):
+        while self.out:
+            try:
+                n = os.write(self.fd, self.out[:65536])
+            except BlockingIOError:
+                return
+            except OSError:
+                self.out.clear()
+                return
+            del self.out[:n]
+
+    def end(self):
+        self.active = False
+        self.out.clear()
+        self._next_check = time.monotonic() + _PTY_RECHECK_S
+
+    def close(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class Hub:
+    """Owns `port` and serves link clients on a Unix socket. start(), then run(stop_event)."""
+
+    def __init__(self, port, linger=None, log=None, baudrate=115200):
+        self.port = port
+        self.linger = linger
+        self.baudrate = baudrate
+        self._log = log or (lambda msg: None)
+        self.sock_path, self.info_path, self.lock_path = rundir.hub_paths(port)
+        rundir.check_socket_path(self.sock_path)
+        self.ser = None
+        self.board_error = None
+        self.listener = None
+        self.raw = None
+        self.clients = []
+        self.routes = {}            # hub rid -> (client, client rid, frame type, monotonic s)
+        self._next_rid = 1
+        self._logs = []             # LOG frames waiting for the REPLY they belong to
+        self._hil_owner = None
+        self._lines = BoardLines()
+        self._lock_fd = -1
+        self._idle_since = time.monotonic()
+        self._next_expiry = 0.0
+        self._next_open = 0.0
+        self._opened_at = 0.0
+        self._text_tail = b""
+        self.lent_to = None
+        self.started = time.time()
+        self.stats = {"bytes_in": 0, "bytes_out": 0, "requests": 0, "refused": 0, "dropped_clients": 0,
+                      "lendings": 0}
+
+    # ---- start and stop ----
+
+    def start(self, open_timeout=3.0):
+        self._lock_fd = os.open(str(self.lock_path), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+            raise HubRunning("a hub already serves %s (see `surepick link status`)" % self.port) from None
+        try:
+            self._open_board(open_timeout)
+            self.raw = RawConsole()
+            try:
+                os.unlink(str(self.sock_path))
+            except FileNotFoundError:
+                pass
+            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            old = os.umask(0o177)
+            try:
+                self.listener.bind(str(self.sock_path))
+            finally:
+                os.umask(old)
+            self.listener.listen(16)
+            self.listener.setblocking(False)
+            self._write_info()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _write_info(self):
+        tmp = self.info_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"port": self.port, "pid": os.getpid(), "socket": str(self.sock_path),
+                                   "raw": self.raw.path, "started": self.started,
+                                   "linger": self.linger}) + "\n")
+        os.replace(tmp, self.info_path)
+
+    def close(self):
+        for c in list(self.clients):
+            self._drop(c, flush=True)
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
+        for p in (self.sock_path, self.info_path):
+            try:
+                if p == self.info_path and json.loads(p.read_text()).get("pid") != os.getpid():
+                    continue
+                os.unlink(str(p))
+            except (OSError, ValueError):
+                pass
+        self._close_board()
+        if self.raw is not None:
+            self.raw.close()
+            self.raw = None
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+    # ---- the board's port ----
+
+    def _open_board(self, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.ser = open_serial(self.port, self.baudrate, 0)
+                self._opened_at = time.monotonic()
+                self._text_tail = b""
+                self.board_error = None
+                # A virtual board with another client says so at once, then hangs up.
+                early = self._read_board(0.15 if "://" in self.port else 0)
+                if BUSY_TEXT in early:
+                    self._close_board()
+                    raise PortBusy("%s is in use by another client; close it first" % self.port)
+                self._from_board(early)
+                return
+            except PortBusy:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.25)
+
+    def _read_board(self, wait=0.0):
+        import serial
+        self.ser.timeout = wait
+        try:
+            data = self.ser.read(65536)
+        except (serial.SerialException, OSError, TypeError, AttributeError) as e:
+            raise _BoardGone(str(e)) from None
+        self.stats["bytes_in"] += len(data)
+        return data
+
+    def _close_board(self):
+        if self.ser is not None:
+            try:
+                self.ser.close()
+            except Exception:  # a port that already vanished
+                pass
+            self.ser = None
+
+    def _board_lost(self, why):
+        self._log("the board on %s went away: %s" % (self.port, why))
+        self._close_board()
+        self.board_error = "the board on %s went away: %s" % (self.port, why)
+        self.routes.clear()
+        self._logs = []
+        for c in list(self.clients):
+            if c.is_link:
+                self._notice(c, "board_lost", self.board_error)
+                self._drop(c, flush=True)
+        if self.raw is not None and self.raw.active:
+            self._end_lending()
+        self._next_open = time.monotonic() + _REOPEN_S
+
+    def _try_reopen(self, now):
+        if self.ser is not None or now < self._next_open:
+            return
+        self._next_open = now + _REOPEN_S
+        try:
+            self._open_board(0)
+            self._log("the board on %s is back" % self.port)
+        except LinkError as e:
+            self.board_error = str(e)
+        except _BoardGone as e:
+            self.board_error = "the board on %s went away: %s" % (self.port, e)
+
+    def _to_board(self, data):
+        import serial
+        try:
+            self.ser.write(data)
+            self.stats["bytes_out"] += len(data)
+        except (serial.SerialException, OSError) as e:
+            raise _BoardGone(str(e)) from None
+
+    # ---- board -> clients ----
+
+    def _from_board(self, data):
+        if not data:
+            return
+        if self.raw is not None and self.raw.active:
+            self.raw.out += data
+        if time.monotonic() - self._opened_at < _BUSY_WINDOW_S:
+            tail = self._text_tail + data
+            if BUSY_TEXT in tail:
+                raise _BoardGone("it is in use by another client")
+            self._text_tail = tail[-len(BUSY_TEXT):]
+        for is_frame, chunk in self._lines.feed(data):
+            if is_frame:
+                self._route_frame(chunk)
+            elif not (self.raw is not None and self.raw.active):
+                self._broadcast(chunk)       # REPL text; a raw session's traffic stays its own
+
+    def _route_frame(self, line):
+        err, ftype, fields = link.decode(line, requests=False)
+        if err:
+            self._broadcast(line)            # damaged: the clients count it
+            return
+        if ftype == link.T_LOG:
+            self._logs.append(line)
+            return
+        if ftype == link.T_REPLY:
+            logs, self._logs = self._logs, []
+            route = self.routes.pop(fields[0], None) if fields[0] else None
+            if route is None:
+                self._broadcast(b"".join(logs) + line)   # req_id 0, or a request already forgotten
+                return
+            client, rid = route[0], route[1]
+            self._send_data(client, b"".join(logs) + swap_first_field(line, rid))
+            return
+        if ftype == link.T_HIL_ACT:
+            route = self.routes.get(fields[0]) if fields[0] else None
+            if route is not None:
+                self._send_data(route[0], swap_first_field(line, route[1]))
+            elif self._hil_owner in self.clients:
+                self._send_data(self._hil_owner, line)
+            else:
+                self._broadcast(line)
+            return
+        self._broadcast(line)
+
+    def _broadcast(self, data):
+        for c in self.clients:
+            if c.is_link:
+                self._send_data(c, data)
+
+    def _send_data(self, c, data):
+        self._send(c, hubwire.pack(hubwire.DATA, data))
+
+    def _send(self, c, msg):
+        c.out += msg
+        if len(c.out) > _CLIENT_HIGH_WATER:
+            self._log("dropping %s: it stopped reading" % c.name)
+            self.stats["dropped_clients"] += 1
+            self._drop(c)
+
+    def _notice(self, c, event, text, **more):
+        self._send(c, hubwire.pack(hubwire.NOTICE, dict(more, event=event, text=text)))
+
+    # ---- clients -> board ----
+
+    def _new_rid(self):
+        for _ in range(65535):
+            rid = self._next_rid
+            self._next_rid = rid + 1 if rid < 65535 else 1
+            if rid not in self.routes:
+                return rid
+        raise LinkError("65535 requests waiting for the board")  # cannot happen: routes expire
+
+    def _from_client(self, c, data):
+        c.lines += data
+        while True:
+            lf = c.lines.find(b"\n")
+            if lf < 0:
+                if len(c.lines) > _FRAME_MAX:
+                    del c.lines[:]           # not a request: nothing of it goes to the board
+                return
+            line = bytes(c.lines[:lf + 1])
+            del c.lines[:lf + 1]
+            rs = line.find(b"\x1e")
+            if rs < 0:
+                continue
+            self._request(c, line[rs:])
+
+    def _request(self, c, line):
+        rid = link.request_id_of(line)
+        if rid == 0:
+            return                           # not a CRC-valid request with an id: never forwarded
+        ftype = line[4]
+        if self.lent_to is not None:
+            c.refused += 1
+            self.stats["refused"] += 1
+            self._notice(c, "refused", "the board's console is lent to %s; try again when it is "
+                         "returned" % self.lent_to, rid=rid)
+            return
+        hub_rid = self._new_rid()
+        out = swap_first_field(line, hub_rid)
+        self.routes[hub_rid] = (c, rid, ftype, time.monotonic())
+        if ftype == link.T_HIL_MODE:
+            self._hil_owner = c
+        c.requests += 1
+        self.stats["requests"] += 1
+        self._to_board(out)
+
+    # ---- the raw console ----
+
+    def _start_lending(self):
+        holders = holders_of(self.raw.path)
+        self.lent_to = ", ".join(holders) if holders else "a program on %s" % self.raw.path
+        self.stats["lendings"] += 1
+        self._log("console lent to %s" % self.lent_to)
+        for c in self.clients:
+            if c.is_link:
+                self._notice(c, "lent", "the board's console is lent to %s (raw console %s); link "
+                             "requests are refused until it is returned" % (self.lent_to, self.raw.path),
+                             to=self.lent_to)
+
+    def _end_lending(self):
+        self.raw.end()
+        was, self.lent_to = self.lent_to, None
+        self._log("console returned by %s" % was)
+        for c in self.clients:
+            if c.is_link:
+                self._notice(c, "returned", "the board's console is back from %s" % was)
+
+    # ---- client sockets ----
+
+    def _accept(self):
+        try:
+            sock, _ = self.listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _, uid, _ = struct.unpack("3i", creds)
+        if uid != os.getuid():
+            sock.close()                     # the directory is private; this is belt and braces
+            return
+        sock.setblocking(False)
+        self.clients.append(_Client(sock))
+
+    def _client_readable(self, c):
+        try:
+            data = c.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._drop(c)
+            return
+        try:
+            msgs = c.reader.feed(data)
+        except hubwire.WireError:
+            self._drop(c)
+            return
+        for kind, payload in msgs:
+            if c not in self.clients:
+                return
+            if kind == hubwire.HELLO and c.hello is None:
+                self._welcome(c, payload)
+            elif kind == hubwire.DATA and c.is_link:
+                self._from_client(c, payload)
+            elif kind == hubwire.QUERY and c.hello is not None:
+                self._query(c, payload)
+            else:
+                self._drop(c)
+                return
+
+    def _welcome(self, c, payload):
+        try:
+            c.hello = hubwire.load(payload)
+        except hubwire.WireError:
+            self._drop(c)
+            return
+        if c.keeps_alive and self.ser is None:
+            self._send(c, hubwire.pack(hubwire.WELCOME, {"ok": False, "error": self.board_error
+                                                          or "no board on %s" % self.port}))
+            self._drop(c, flush=True)
+            return
+        self._send(c, hubwire.pack(hubwire.WELCOME, dict(self.info(), ok=True)))
+
+    def info(self):
+        return {"port": self.port, "pid": os.getpid(), "raw": self.raw.path if self.raw else None,
+                "lent_to": self.lent_to, "board_up": self.ser is not None, "board_error": self.board_error,
+                "started": self.started, "linger": self.linger,
+                "clients": [{"name": c.name, "role": (c.hello or {}).get("role"), "since": c.since,
+                             "requests": c.requests} for c in self.clients if c.hello is not None],
+                "stats": dict(self.stats)}
+
+    def _query(self, c, payload):
+        try:
+            q = hubwire.load(payload)
+        except hubwire.WireError:
+            self._drop(c)
+            return
+        op = q.get("op")
+        if op == "status":
+            self._send(c, hubwire.pack(hubwire.ANSWER, dict(self.info(), ok=True)))
+        elif op == "stop":
+            self._send(c, hubwire.pack(hubwire.ANSWER, {"ok": True}))
+            self._stop_requested = True
+        else:
+            self._send(c, hubwire.pack(hubwire.ANSWER, {"ok": False, "error": "unknown op %r" % op}))
+
+    def _flush(self, c):
+        try:
+            n = c.sock.send(c.out)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._drop(c)
+            return
+        del c.out[:n]
+
+    def _drop(self, c, flush=False):
+        if c not in self.clients:
+            return
+        self.clients.remove(c)
+        if flush and c.out:
+            try:
+                c.sock.setblocking(True)
+                c.sock.settimeout(0.5)
+                c.sock.sendall(c.out)
+            except OSError:
+                pass
+        c.sock.close()
+        for rid in [r for r, route in self.routes.items() if route[0] is c]:
+            del self.routes[rid]
+        if self._hil_owner is c:
+            self._hil_owner = None
+
+    # ---- the loop ----
+
+    def run(self, stop):
+        self._stop_requested = False
+        while not stop.is_set() and not self._stop_requested:
+            now = time.monotonic()
+            if self._linger_over(now):
+                self._log("no client for %.1f s: stopping" % self.linger)
+                break
+            self._try_reopen(now)
+            if self.raw.someone_opened(now):
+                self._start_lending()
+            try:
+                self._step()
+            except _BoardGone as e:
+                self._board_lost(str(e))
+            self._expire_routes(now)
+
+    def _linger_over(self, now):
+        busy = any(c.keeps_alive for c in self.clients) or self.raw.active
+        if busy or self.linger is None:
+            self._idle_since = now
+            return False
+        return now - self._idle_since >= self.linger
+
+    def _expire_routes(self, now):
+        if now < self._next_expiry:
+            return
+        self._next_expiry = now + 1.0
+        old = [r for r, route in self.routes.items()
+               if now - route[3] > (_HIL_TTL_S if route[2] == link.T_HIL_SENSORS else _ROUTE_TTL_S)]
+        for r in old:
+            del self.routes[r]
+
+    def _step(self):
+        poller = select.poll()
+        fds = {}
+        poller.register(self.listener.fileno(), select.POLLIN)
+        fds[self.listener.fileno()] = "listen"
+        if self.ser is not None:
+            poller.register(self.ser.fileno(), select.POLLIN)
+            fds[self.ser.fileno()] = "board"
+        if self.raw.active:
+            poller.register(self.raw.fd, select.POLLIN | (select.POLLOUT if self.raw.out else 0))
+            fds[self.raw.fd] = "raw"
+        for c in self.clients:
+            poller.register(c.sock.fileno(), select.POLLIN | (select.POLLOUT if c.out else 0))
+            fds[c.sock.fileno()] = c
+        timeout = _PTY_RECHECK_S if not self.raw.active else 0.5
+        for fd, ev in poller.poll(timeout * 1000):
+            who = fds.get(fd)
+            if who == "listen":
+                self._accept()
+            elif who == "board":
+                data = self._read_board()
+                if not data and ev & (select.POLLHUP | select.POLLERR):
+                    raise _BoardGone("the port closed")
+                self._from_board(data)
+            elif who == "raw":
+                if ev & select.POLLIN or ev & select.POLLHUP:
+                    data = self.raw.read()
+                    if data is None:
+                        self._end_lending()
+                    elif data and self.ser is not None:
+                        self._to_board(data)
+                if self.raw.active and ev & select.POLLOUT:
+                    self.raw.flush()
+            elif isinstance(who, _Client) and who in self.clients:
+                if ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                    self._client_readable(who)
+        if self.raw.active and self.raw.out:
+            self.raw.flush()
+        for c in list(self.clients):
+            if c.out:
+                self._flush(c)
+
+
+class _BoardGone(Exception):
+    pass
+
+
+def serve(port, linger=None, log=None, ready=None):
+    # Run a hub for `port` until SIGINT/SIGTERM (or `linger` s without clients). ready(info) is
+    # called once it serves. Raises LinkError (NoBoard, PortBusy, HubRunning) when it cannot.
+    import signal
+    import threading
+    stop = threading.Event()
+    hub = Hub(port, linger=linger, log=log)
+    hub.start()
+    old = {s: signal.signal(s, lambda *a: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        if ready is not None:
+            ready(hub.info())
+        hub.run(stop)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        hub.close()
+
+
+def main(argv=None):
+    # python -m surepick.host.link.hub --port P [--linger S] [--ready-fd N]: what hub_client
+    # starts in the background. The first line on --ready-fd is "ready" or "error: <why>".
+    ap = argparse.ArgumentParser(prog="python -m surepick.host.link.hub")
+    ap.add_argument("--port", required=True)
+    ap.add_argument("--linger", type=float)
+    ap.add_argument("--ready-fd", type=int)
+    args = ap.parse_args(argv)
+
+    def say(line):
+        if args.ready_fd is not None:
+            try:
+                os.write(args.ready_fd, (line + "\n").encode())
+                os.close(args.ready_fd)
+            except OSError:
+                pass
+            args.ready_fd = None
+
+    def log(msg):
+        print("%s surepick-hub[%d]: %s" % (time.strftime("%H:%M:%S"), os.getpid(), msg),
+              file=sys.stderr, flush=True)
+
+    try:
+        serve(args.port, args.linger, log, ready=lambda info: say("ready"))
+    except (LinkError, OSError) as e:
+        log(str(e))
+        say("error: %s" % e)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

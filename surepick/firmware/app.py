@@ -71,6 +71,7 @@ class App(Controller):
         self.last_commit = self.now_ms
         self.cycle_open = 0       # the marker is on flash: a cycle (or a finish) is running
         self.cycle_end = 0        # the cycle ended: write rest + clear marker when at rest
+        self.boot_seen_seq = 0    # event seq of an interruption found again at this boot
         self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
 
@@ -81,12 +82,21 @@ class App(Controller):
         marker, rest_stored, switch, beam_on = Controller.boot(self)
         self.log.count(flashlog.C_BOOTS)
         self._log_boot(marker, rest_stored, switch, beam_on)
+        # The marker stays until a human clears the fault, so later boots find it again: the
+        # interruption is logged and counted at its first discovery only (the marker says so).
+        first = marker is not None and not marker.get("reported")
+        if marker is not None and not first:
+            self.boot_seen_seq = self.m.events.next_seq - 1    # its event: sent, not logged again
         if self.boot_action == rec.ACT_FINISH:
-            self.log.count(flashlog.C_FAULTS)
+            if first:
+                self.log.count(flashlog.C_FAULTS)
             self.cycle_open = 1
         elif self.boot_action == rec.ACT_FAULT:
-            self.log.count(flashlog.C_CYCLES_FAILED)
+            if first:
+                self.log.count(flashlog.C_CYCLES_FAILED)
             self.cycle_open = 1      # the marker stays until the fault is cleared
+        if first and self.persist:
+            rec.mark_reported_at(self.root, marker)
         self.flash_tick = 1
         self.log.commit()
         self.last_commit = self.now_ms
@@ -238,9 +248,11 @@ class App(Controller):
         self._send(w.finish())
         kind = e[2]
         log = self.log
+        again = seq == self.boot_seen_seq      # an interruption an earlier boot logged already
         if kind == K_FAULT:
-            log.append(flashlog.R_FAULT, e)
-            log.count(flashlog.C_FAULTS)
+            if not again:
+                log.append(flashlog.R_FAULT, e)
+                log.count(flashlog.C_FAULTS)
             if e[3] != IDLE:
                 log.count(flashlog.C_CYCLES_FAILED)
             if self.cycle_open:
@@ -259,7 +271,7 @@ class App(Controller):
             if e[4] == IDLE and e[5] == R_PLACED:
                 log.count(flashlog.C_CYCLES_OK)
                 self.cycle_end = 1
-        else:
+        elif not again:
             log.append(flashlog.R_NOTE, e)
             if e[5] == R_PLACED:               # the recovery finisher's place
                 log.count(flashlog.C_CYCLES_OK)
@@ -332,11 +344,16 @@ class App(Controller):
         elif r == M_BUSY:
             self._reply(rid, link.E_BUSY)
         elif r == M_FAULTED:
-            self._reply(rid, link.E_FAULTED, (self.m.fault,))
+            self._reply(rid, link.E_FAULTED, self._fault_payload())
         elif r == M_ESTOP:
             self._reply(rid, link.E_STATE, ("estop",))
         else:
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
+
+    def _fault_payload(self):
+        # E_FAULTED: the latched fault, the state it latched in, the attempt (docs/protocol.md)
+        m = self.m
+        return (m.fault, m.fault_state, m.attempt)
 
     def _abort(self, rid):
         if self.cal is not None:
@@ -407,7 +424,7 @@ class App(Controller):
             self._reply(rid, link.E_BUSY)
             return
         if self.m.fault:
-            self._reply(rid, link.E_FAULTED, (self.m.fault,))
+            self._reply(rid, link.E_FAULTED, self._fault_payload())
             return
         err = self.start_calibration(target, rid, self.now_ms)
         if err:

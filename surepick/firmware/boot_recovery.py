@@ -113,14 +113,29 @@ def clear_marker_at(root):
         pass
 
 
+def mark_reported_at(root, marker):
+    # The interruption is in the log and counters now: later boots that find the marker (it
+    # stays until the fault is cleared) must not log or count it again.
+    job = marker.get("job")
+    d = {"reported": 1}
+    if job is not None:
+        d = {"pick": list(job[0]), "place": list(job[1]), "width_um": job[2], "max_attempts": job[3],
+             "reported": 1}
+    _write_json(root + MARKER_PATH, d)
+
+
 def read_marker_at(root, rejected=None):
-    # -> None (no interrupted cycle), or a dict; {"job": None} when the marker is there but
-    # unusable: still an interruption (the arm may hold a part), never a job to finish.
+    # -> None (no interrupted cycle), or {"job": ..., "reported": 0/1}; job None when the marker
+    # is there but unusable: still an interruption (the arm may hold a part), never a job to
+    # finish. reported: an earlier boot already logged and counted it (mark_reported_at).
     present, d = _read_json(root + MARKER_PATH, "job", rejected)
     if not present:
         return None
     if d is None:
-        return {"job": None}
+        return {"job": None, "reported": 0}
+    reported = 1 if d.get("reported") == 1 else 0
+    if reported and "pick" not in d:
+        return {"job": None, "reported": 1}     # an unusable marker, already reported
     pick = _ints(d.get("pick"), 4, -_POS_UM, _POS_UM)
     place = _ints(d.get("place"), 4, -_POS_UM, _POS_UM)
     width = _ints([d.get("width_um")], 1, 1, _WIDTH_UM)
@@ -128,12 +143,12 @@ def read_marker_at(root, rejected=None):
     for key, v in (("pick", pick), ("place", place), ("width_um", width), ("max_attempts", tries)):
         if isinstance(v, str):
             _reject(rejected, "job", key, v)
-            return {"job": None}
+            return {"job": None, "reported": reported}
     for p in (pick, place):
         if p[3] < -_PITCH_MDEG or p[3] > _PITCH_MDEG:
             _reject(rejected, "job", "pick" if p is pick else "place", "range")
-            return {"job": None}
-    return {"job": (pick, place, width[0], tries[0])}
+            return {"job": None, "reported": reported}
+    return {"job": (pick, place, width[0], tries[0]), "reported": reported}
 
 
 def write_rest_at(root, joints_mdeg, jaw_um):

@@ -69,10 +69,12 @@ REST_Q = tuple(int(round(v * 1000)) for v in kinematics.inverse(150.0, 80.0, 80.
 REST_JAW = 45000
 
 
-def boot(name, held, marker=True, finish=0, extra_files=None, ticks=200, model=None):
-    d = fresh(name)
-    rec.write_rest_at(d, REST_Q, REST_JAW)
-    if marker:
+def boot(name, held, marker=True, finish=0, extra_files=None, ticks=200, model=None, again=False):
+    # again: boot once more on the flash an earlier boot(name) left (a soft reset)
+    d = BASE + "/" + name if again else fresh(name)
+    if not again:
+        rec.write_rest_at(d, REST_Q, REST_JAW)
+    if marker and not again:
         rec.write_marker_at(d, job)
     if finish:
         f = open(d + "/config.json", "w")
@@ -155,7 +157,8 @@ for _ in range(60):
     a.tick(hal.ticks_ms())
     hal._advance(2)
 replies = [f[1] for f in hal.frames() if f[0] == link.T_REPLY]
-check((5, link.E_FAULTED, F_INTERRUPTED) in replies, "B1 job refused while faulted: %s" % replies)
+check((5, link.E_FAULTED, F_INTERRUPTED, 0, 0) in replies,
+      "B1 job refused while faulted, naming the fault, the state it latched in and the attempt: %s" % replies)
 check((6, link.OK) in replies, "B1 clear fault OK: %s" % replies)
 check("job.json" not in os.listdir(d), "B1 marker cleared after the fault was cleared")
 
@@ -164,6 +167,21 @@ a, hal, d = boot("empty_fault", held=False)
 check(a.boot_action == rec.ACT_FAULT and a.boot_grip == rec.GRIP_EMPTY, "B2 %d %d" % (a.boot_action, a.boot_grip))
 check(a.m.fault == F_INTERRUPTED, "B2 fault latched")
 check(abs(jaw_of_pulse(first_pulses(hal)[4]) - 45000) < 500, "B2 gripper stays where it is")
+
+# B2b: the marker stays until a human clears the fault, so every soft reset finds it again:
+# the fault is latched at every boot, but logged and counted once (at its first discovery)
+a, hal, d = boot("soft_resets", held=False)
+counters = list(a.log.counters)
+for _ in range(3):
+    a, hal, d = boot("soft_resets", held=False, again=True)
+    check(a.m.fault == F_INTERRUPTED, "B2b fault latched again after a soft reset")
+faults = [f for f in hal.frames() if f[0] == link.T_EVENT and f[1][2] == K_FAULT]
+check(len(faults) == 1, "B2b the live view still sees the latched fault: %d EVENT frames" % len(faults))
+check(a.log.counters[1] == counters[1] == 1, "B2b cycles_failed counted once: %d, %d" % (counters[1], a.log.counters[1]))
+check(a.log.counters[2] == counters[2] == 1, "B2b faults counted once: %d, %d" % (counters[2], a.log.counters[2]))
+check(a.log.counters[3] == counters[3] + 3, "B2b boots counted: %d -> %d" % (counters[3], a.log.counters[3]))
+logged = [r for seq, rt, r in a.log.read_since(0, 1000) if rt == 2]
+check(len(logged) == 1 and logged[0][5] == F_INTERRUPTED, "B2b one INTERRUPTED record in the flash log: %s" % logged)
 
 # B3: interrupted, held, finishing enabled: carry the part to the place pose, open, retreat
 log = {"open_z": None, "released": 0}

@@ -10,7 +10,7 @@ from surepick.cli.errors import CommandError
 
 # What a run leaves in its --out: the run record, sim run's report, a batch's files.
 RUN_FILES = ("run.json", "cycles.jsonl", "events.csv", "ticks.csv", "report.json", "trajectory.csv",
-             "summary.json")
+             "summary.json", "batch.json")
 
 
 def _why(e):

@@ -109,16 +109,13 @@ def write(path, meta, cycles, events, ticks):
         w = csv.writer(f, lineterminator="\n")
         w.writerow(EVENT_COLUMNS)
         for c in sorted(events):
-            for e in events[c]:
-                w.writerow((c, e[0], e[1], codes.KIND_NAMES[e[2]], states.name(e[3]), states.name(e[4]),
-                            codes.name(e[5])) + tuple(e[6:12]))
+            w.writerows(event_rows(c, events[c]))
     _atomic(os.path.join(path, EVENTS_CSV), write_events)
 
     def write_ticks(f):
         f.write(",".join(TICK_COLUMNS) + "\n")
         for c in sorted(ticks):
-            prefix = "%d," % c
-            f.write("".join(prefix + ",".join(map(str, r)) + "\n" for r in ticks[c]))
+            f.write(tick_lines(c, ticks[c]))
     _atomic(os.path.join(path, TICKS_CSV), write_ticks)
     # run.json last: its presence says the other files are complete.
     _atomic(os.path.join(path, RUN_JSON), lambda f: json.dump(meta, f, indent=1, sort_keys=True))
@@ -130,6 +127,127 @@ def _atomic(path, body):
     with open(tmp, "w", newline="") as f:
         body(f)
     os.replace(tmp, path)
+
+
+def event_rows(cycle, events):
+    # events.csv rows of one cycle: kind, states and reason as names.
+    return [(cycle, e[0], e[1], codes.KIND_NAMES[e[2]], states.name(e[3]), states.name(e[4]),
+             codes.name(e[5])) + tuple(e[6:12]) for e in events]
+
+
+def tick_lines(cycle, rows):
+    prefix = "%d," % cycle
+    return "".join(prefix + ",".join(map(str, r)) + "\n" for r in rows)
+
+
+# ---- writing cycle by cycle (sim run, the virtual-board engine): nothing finished is lost ----------
+
+class Appender:
+    """A run record written as each cycle finishes: its rows are appended to cycles.jsonl,
+    events.csv and ticks.csv, then run.json is rewritten (atomically, last) with the new count.
+    So at any moment the directory is a valid record of the cycles finished so far, and an
+    interruption (Ctrl-C, a crash, a power cut) loses at most the cycle that was running; its
+    partial rows are cut off by resume(). meta: run.json without format, format_version, cycles."""
+
+    def __init__(self, path, meta):
+        self.path = str(path)
+        self.meta = dict(meta, format=FORMAT, format_version=FORMAT_VERSION, cycles=0)
+        if self.meta.get("kind") not in KINDS:
+            raise ValueError("run kind must be one of %s, got %r" % (", ".join(KINDS), self.meta.get("kind")))
+        self.count = 0
+
+    def start(self):
+        # A fresh record: the headers, and a run.json of 0 cycles.
+        os.makedirs(self.path, exist_ok=True)
+        _atomic(os.path.join(self.path, CYCLES_JSONL), lambda f: None)
+        _atomic(os.path.join(self.path, EVENTS_CSV), lambda f: f.write(",".join(EVENT_COLUMNS) + "\n"))
+        _atomic(os.path.join(self.path, TICKS_CSV), lambda f: f.write(",".join(TICK_COLUMNS) + "\n"))
+        self._write_meta()
+
+    def resume(self, same=("kind", "scenario", "params", "seed", "config", "plant_params")):
+        # Continue the record in self.path: -> cycles already finished. RunRecordError when it is
+        # not the same run (the fields in `same` differ) or cannot be read. Rows past the last
+        # finished cycle (a cycle cut short) are removed.
+        old = load(self.path, ticks=False) if os.path.exists(os.path.join(self.path, RUN_JSON)) else None
+        if old is None:
+            self.start()
+            return 0
+        for k in same:
+            where = _first_difference(old.meta.get(k), json.loads(json.dumps(self.meta.get(k))), k)
+            if where is not None:
+                raise RunRecordError("%s holds another run: its %s is %s, this run's is %s (use --force to replace "
+                                     "it, or another --out)" % (self.path, where[0], _short(where[1]), _short(where[2])))
+        n = old.meta["cycles"]
+        _cut_jsonl(os.path.join(self.path, CYCLES_JSONL), n)
+        for name in (EVENTS_CSV, TICKS_CSV):
+            cut_csv_at_cycle(os.path.join(self.path, name), n)
+        self.count = n
+        for k in ("model_hash", "versions"):
+            if old.meta.get(k) and not self.meta.get(k):
+                self.meta[k] = old.meta[k]
+        return n
+
+    def add(self, cycle_row, events, ticks):
+        c = cycle_row["cycle"]
+        with open(os.path.join(self.path, TICKS_CSV), "a", newline="") as f:
+            f.write(tick_lines(c, ticks))
+        with open(os.path.join(self.path, EVENTS_CSV), "a", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerows(event_rows(c, events))
+        with open(os.path.join(self.path, CYCLES_JSONL), "a") as f:
+            f.write(json.dumps(cycle_row, sort_keys=True) + "\n")
+        self.count += 1
+        self._write_meta()
+
+    def _write_meta(self):
+        self.meta["cycles"] = self.count
+        _atomic(os.path.join(self.path, RUN_JSON), lambda f: json.dump(self.meta, f, indent=1, sort_keys=True))
+
+
+def _first_difference(a, b, path):
+    # -> (dotted path, a's value, b's value) of the first place two JSON values differ, or None.
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            d = _first_difference(a.get(k), b.get(k), "%s.%s" % (path, k))
+            if d is not None:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _first_difference(x, y, "%s[%d]" % (path, i))
+            if d is not None:
+                return d
+        return None
+    return None if a == b and type(a) is type(b) or (a == b and not isinstance(a, bool)) else (path, a, b)
+
+
+def _short(v):
+    text = json.dumps(v, sort_keys=True)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+def _cut_jsonl(path, n):
+    # Keep the first n lines of a JSON-lines file (a cycle cut short leaves more, or half a line).
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    keep = b"".join(line + b"\n" for line in lines[:n])
+    with open(path, "wb") as f:
+        f.write(keep)
+
+
+def cut_csv_at_cycle(path, n):
+    # Truncate a CSV whose first column is the cycle (rows grouped in ascending order) before the
+    # first row of cycle >= n, or a half-written last line.
+    with open(path, "rb+") as f:
+        f.readline()                    # header
+        while True:
+            at = f.tell()
+            line = f.readline()
+            if not line:
+                return
+            head = line.split(b",", 1)[0]
+            if not line.endswith(b"\n") or not head.isdigit() or int(head) >= n:
+                f.truncate(at)
+                return
 
 
 # ---- reading: every file checked against records/record_schema.py before use ------------------

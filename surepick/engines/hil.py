@@ -15,6 +15,7 @@ import threading
 import time
 
 from surepick.shared_fsm import link
+from surepick.host.link.answers import refusal
 from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config
 from surepick.engines.inproc import machine_belief
@@ -186,7 +187,7 @@ class HilSession:
         code = link.HIL_LOCKSTEP if mode == "lockstep" else link.HIL_REALTIME
         r = self.client.request(link.T_HIL_MODE, (code,), timeout=3.0)
         if not r.ok:
-            raise HilError("the board refused HIL mode: %s %r" % (r.code_name, r.payload))
+            raise HilError("the board refused HIL mode: %s" % refusal(r.code, r.payload, self.client.port))
 
     def leave(self):
         try:
@@ -232,8 +233,9 @@ class HilSession:
                 r = c.request(link.T_JOB, self._job_args(), timeout=3.0)
                 self._job_reply = (r.code,) + tuple(r.payload)
                 if not r.ok:
-                    raise HilError("the board refused the job: %s %r%s" % (
-                        r.code_name, r.payload, " (a latched fault: --clear-fault)" if r.code == link.E_FAULTED else ""))
+                    raise HilError("the board refused the job: %s%s" % (
+                        refusal(r.code, r.payload, self.client.port),
+                        " (or run again with --clear-fault)" if r.code == link.E_FAULTED else ""))
                 self.job["t_ms"] = now
             sid = self._send_sensors(now, pot, cur, rail, pins, readings)
             deadline = time.monotonic() + ACT_TIMEOUT_S
@@ -310,7 +312,8 @@ class HilSession:
                     self.late_sends += 1        # the host fell behind: skip ahead, never burst
                     next_send = time.perf_counter()
                 if self._job_reply and self._job_reply[0] != link.OK:
-                    raise HilError("the board refused the job: %r" % (self._job_reply,))
+                    raise HilError("the board refused the job: %s" % refusal(self._job_reply[0], self._job_reply[1:],
+                                                                             self.client.port))
                 done_at = self._finished(now, done_at)
                 if done_at is not None and now - done_at >= JUDGE_TAIL_MS:
                     break

@@ -79,13 +79,15 @@ def describe_run(path):
         kind = d.get("kind", "host-sim")
         cycles = d.get("cycles")
         n = len(cycles) if isinstance(cycles, list) else cycles
+        if d.get("scenario") is None:
+            return "a %s of %s cycle(s)" % (kind, n)
         return "a %s run of %s, seed %s, %s cycle(s)" % (kind, d.get("scenario"), d.get("seed"), n)
     if os.path.exists(os.path.join(path, "cycles.jsonl")):
         return "an unfinished run (cycles.jsonl without run.json or summary.json)"
     return "files of another run"
 
 
-def prepare_run_dir(path, resume=False, force=False, flag="--out"):
+def prepare_run_dir(path, resume=False, force=False, flag="--out", can_resume=True):
     # Before any work. -> "new", "resume" or "cleared". A directory holding another run's files
     # is refused unless resume (the caller continues it) or force (its run files are removed).
     if os.path.exists(path) and not os.path.isdir(path):
@@ -103,8 +105,9 @@ def prepare_run_dir(path, resume=False, force=False, flag="--out"):
         state = "resume"
     elif found:
         shown = ", ".join(found[:6]) + (" ..." if len(found) > 6 else "")
-        raise CommandError("%s %s already holds %s (%s): add --resume to continue it, --force to clear it "
-                           "first, or choose another directory" % (flag, path, describe_run(path), shown),
+        raise CommandError("%s %s already holds %s (%s): %s--force to clear it first, or choose another "
+                           "directory" % (flag, path, describe_run(path), shown,
+                                          "add --resume to continue it, " if can_resume else "add "),
                            exitcodes.USAGE)
     elif resume:
         state = "new"        # nothing to resume: a fresh run

@@ -142,6 +142,7 @@ META_FIELDS = (
     ("model_hash", False, or_null(text())),
     ("config", True, _config),
     ("config_source", False, text()),
+    ("board_settings", False, or_null(obj)),
     ("plant_params", False, or_null(obj)),
     ("loop_period_ms", True, whole(1, 50)),
     ("cycles", True, whole(0, CYCLES_MAX)),

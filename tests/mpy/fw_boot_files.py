@@ -136,7 +136,8 @@ marker(b'"width_um": 25000, "max_attempts": 11}', None, [("job", "max_attempts",
 marker(b'"width_um": 25000, "max_attempts": "3"}', None, [("job", "max_attempts", "type")])
 put("job.json", b'{"pick": [1, 2, 3, 181000], "place": [1, 2, 3, 4], "width_um": 1}')
 r = Rejects()
-check(rec.read_marker_at(BASE, r) == {"job": None} and r.items == [("job", "pick", "range")], "pitch %s" % r.items)
+check(rec.read_marker_at(BASE, r) == {"job": None, "reported": 0} and r.items == [("job", "pick", "range")],
+      "pitch %s" % r.items)
 import os
 os.remove(BASE + "/job.json")
 check(rec.read_marker_at(BASE, Rejects()) is None, "no marker: no interruption")

@@ -116,6 +116,7 @@ class HilSession:
         self.wall_s = 0.0
         self.late_sends = 0
         self._started = False
+        self.progress = None      # progress(plant ms, board state) after each tick (a person waits ~30 s)
 
     # ---- link helpers ----
 
@@ -250,6 +251,8 @@ class HilSession:
                 if not got and time.monotonic() > deadline:
                     raise HilError("no HIL_ACT for sensor frame %d within %.1f s" % (sid, ACT_TIMEOUT_S))
             done_at = self._finished(now, done_at)
+            if self.progress is not None:
+                self.progress(now, self._state)
             if done_at is not None and now - done_at >= JUDGE_TAIL_MS:
                 break
             now, pot, cur, rail, pins = p.step(self.period, self._pulses, self._state)
@@ -315,6 +318,8 @@ class HilSession:
                     raise HilError("the board refused the job: %s" % refusal(self._job_reply[0], self._job_reply[1:],
                                                                              self.client.port))
                 done_at = self._finished(now, done_at)
+                if self.progress is not None:
+                    self.progress(now, self._state)
                 if done_at is not None and now - done_at >= JUDGE_TAIL_MS:
                     break
                 now, pot, cur, rail, pins = p.step(self.period, self._pulses, self._state)

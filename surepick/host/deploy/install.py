@@ -89,10 +89,12 @@ def _git_describe():
 
 
 def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, hello_timeout=15.0,
-           connect_timeout=6, cache=True):
-    # -> Result. Raises DeployError with a message for the user.
+           connect_timeout=6, cache=True, on_build=None):
+    # -> Result. Raises DeployError with a message for the user. on_build(i, n, board path)
+    # before each file is built (compiling is the slow part of a --no-cache deploy).
     try:
-        return _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache)
+        return _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache,
+                       on_build)
     except DeployError:
         raise
     except Exception as e:
@@ -104,7 +106,8 @@ def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, he
         raise
 
 
-def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache=True):
+def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache=True,
+            on_build=None):
     from surepick.firmware import manifest
     say = progress or (lambda msg: None)
     t0 = time.monotonic()
@@ -135,7 +138,7 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
                                   "mpy-cross that matches MicroPython %s, or deploy with --source"
                                   % (info.mpy_major, major, banner, info.version_text))
         bs = BuildStats()
-        arts = build(src_root, source, exe, cache=cache, stats=bs)
+        arts = build(src_root, source, exe, cache=cache, stats=bs, on_file=on_build)
         res.compiled, res.cached = bs.compiled, bs.cached
         say("built %d files (%s, %.1f KB%s)" % (
             len(arts), "source" if source else "mpy v%d.%d" % mpy, sum(a.size for a in arts) / 1024,

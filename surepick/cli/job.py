@@ -108,9 +108,9 @@ def _start(c, args, link, codes, states):
     while time.monotonic() < deadline:
         for f in events:
             e = f.fields
-            if e[0] in seen:
+            if e in seen:        # whole events: a board that restarted numbers its events from 1 again
                 continue
-            seen.append(e[0])
+            seen.append(e)
             kind = codes.KIND_NAMES[e[2]] if e[2] < len(codes.KIND_NAMES) else str(e[2])
             print("  t=%d %s %s>%s %s attempt %d" % (e[1], kind, states.name(e[3]), states.name(e[4]),
                                                      codes.name(e[5]), e[6]))

@@ -63,7 +63,7 @@ def refusal(code, payload=(), port="PORT"):
     if code == link.E_FAULTED:
         fault, state, attempt = _ints(payload, 3)
         what = fault_text(fault, state, attempt) if fault else "a fault"
-        return ("the board has a latched fault: %s. Clear it with `surepick job clear --port %s`"
+        return ("the board has a latched fault: %s — clear it with `surepick job clear --port %s`"
                 % (what, port))
     if code == link.E_BUSY:
         return ("the arm is busy (a job, a calibration or a recovery is moving it): wait until it is at rest, "

@@ -13,11 +13,12 @@ from tests.support.vboard import deploy_source
 
 @contextlib.contextmanager
 def running_board(flash, scenario="nominal", seed=2, deploy=True, extra=()):
-    # -> the board's socket:// port, once the firmware answers `job status`.
+    # -> the board's socket:// port, once the firmware answers `job status`. scenario None: a
+    # board without a plant (its HAL free-runs), as `surepick hil` wants it.
     if deploy:
         deploy_source(flash)
-    p = subprocess.Popen([SUREPICK_BIN, "board", "--listen", "127.0.0.1:0", "--flash", str(flash),
-                          "--scenario", scenario, "--seed", str(seed), *extra],
+    plant = [] if scenario is None else ["--scenario", scenario, "--seed", str(seed)]
+    p = subprocess.Popen([SUREPICK_BIN, "board", "--listen", "127.0.0.1:0", "--flash", str(flash), *plant, *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         port = None

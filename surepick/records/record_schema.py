@@ -53,7 +53,9 @@ def _span(lo, hi):
 def number(lo=-math.inf, hi=math.inf):
     def check(v):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
-            return "a finite number" + ("" if lo == -math.inf else " %g..%g" % (lo, hi))
+            if lo == -math.inf:
+                return "a finite number"
+            return "a finite number " + ("%g..%g" % (lo, hi) if hi != math.inf else ">= %g" % lo)
         return None
     return check
 

@@ -70,6 +70,12 @@ def run(args):
     def on_signal(signum, frame):
         stop.set()
 
+    if args.flash:
+        import os
+        try:
+            os.makedirs(args.flash, exist_ok=True)     # like `mkdir -p`: a new board starts empty
+        except OSError as e:
+            raise CommandError("cannot use --flash %s: %s" % (args.flash, e.strerror or e)) from None
     try:
         plant_service = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms,
                                            args.power_cut_random)

@@ -31,13 +31,8 @@ def run(args):
                                "REPL does not answer)" % c.port, exitcodes.FAILED)
         r = c.request(link.T_CALIBRATE, (target,), args.timeout)
     if not r.ok:
-        why = {link.E_BUSY: "the arm is busy: wait until it is at rest, `surepick job abort`, "
-                            "or --force",
-               link.E_FAULTED: "a fault is latched: clear it first (`surepick job clear`, once "
-                               "the jaw is empty)",
-               link.E_STATE: "not possible now"}.get(r.code, "the board answered %s" % r.code_name)
-        detail = " (%s)" % ", ".join(str(p) for p in r.payload) if r.payload else ""
-        raise CommandError("%s: %s%s" % (args.target, why, detail), exitcodes.FAILED)
+        from surepick.host.link.answers import refusal
+        raise CommandError("%s: %s" % (args.target, refusal(r.code, r.payload, args.port)), exitcodes.FAILED)
     if len(r.payload) >= 2:
         print("%s = %s (saved on the board)" % (r.payload[0], r.payload[1]))
     else:

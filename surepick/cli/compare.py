@@ -13,7 +13,9 @@ def add_arguments(p):
         "carrying, the board's current-zero calibration and the loop timing. Writes DIR/report.html (with "
         "overlaid state timelines, sensor traces and dwell histograms as PNGs), DIR/summary.md and "
         "DIR/comparison.json. Exit 0 when every difference is within tolerance, 1 when one is not, 2 for bad "
-        "usage (unreadable run, runs of different scenarios, bad tolerances file).")
+        "usage (unreadable run, runs of different scenarios, bad tolerances file). A phase or measurement "
+        "present in one run only (a state only one run enters, a board recording without ticks) is reported as "
+        "ONE SIDE, not failed; a different path through the states fails the CYCLE state-sequence check.")
     p.epilog = "default tolerances: " + ", ".join("%s=%g" % kv for kv in DEFAULT_TOLERANCES.items())
     p.add_argument("run_a", metavar="RUN_A", help="first run record directory (the reference)")
     p.add_argument("run_b", metavar="RUN_B", help="second run record directory")
@@ -26,15 +28,20 @@ def add_arguments(p):
 def run(args):
     from surepick.records import compare_report
     from surepick.records.compare import compare, load_tolerances
+    from surepick.cli.outputs import check_writable_dir
     from surepick.records.runrecord import load
     tol = load_tolerances(args.tolerances)
-    cmp = compare(load(args.run_a), load(args.run_b), tol)
+    a, b = load(args.run_a), load(args.run_b)
+    check_writable_dir(args.out)
+    cmp = compare(a, b, tol)
     try:
         path = compare_report.write(cmp, args.out, *args.labels)
     except OSError as e:
         raise CommandError("cannot write the report in %s: %s" % (args.out, e)) from None
     for n in cmp.notes:
         print("note: %s" % n)
+    for c in cmp.one_sided():
+        print("ONE SIDE %-13s %s: %s vs %s (%s)" % (c.phase, c.metric, c.a, c.b, c.note))
     for c in cmp.checks:
         if not c.ok:
             print("DIFFERS %-14s %s: %s vs %s (B - A = %s, tolerance %s)%s" % (

@@ -49,12 +49,20 @@ def run(args):
         if not args.quiet:
             print(msg, flush=True)
 
+    from surepick.cli.progress import Status
     port = board_port(args)
     if port != args.port:
         say("board: %s" % port)     # found by auto, or the default port
-    res = deploy(port, source=args.source, progress=say, wait_hello=not args.no_wait,
-                 hello_timeout=args.hello_timeout, cache=not args.no_cache, force=args.force,
-                 rest_timeout=args.rest_timeout)
+    with Status("deploy") as status:
+        def on_build(i, n, path):
+            status.update("building %d/%d %s" % (i, n, path))
+
+        def step(msg):
+            status.close()
+            say(msg)
+        res = deploy(port, source=args.source, progress=step, wait_hello=not args.no_wait,
+                     hello_timeout=args.hello_timeout, cache=not args.no_cache, on_build=on_build,
+                     force=args.force, rest_timeout=args.rest_timeout)
     print("deployed to %s in %.1f s: %d copied, %d unchanged%s"
           % (port, res.seconds, len(res.copied), len(res.unchanged),
              (", %d removed" % len(res.removed)) if res.removed else ""), flush=True)

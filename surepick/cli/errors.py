@@ -30,6 +30,7 @@ DOMAIN_ERRORS = (
     ("surepick.records.board_recording", "RecordingError", exitcodes.USAGE),
     ("surepick.vboard.interp", "MicropythonNotFound", exitcodes.USAGE),
     ("surepick.engines.vboard", "VboardRunError", exitcodes.FAILED),
+    ("surepick.engines.batch", "ResumeError", exitcodes.USAGE),
 )
 
 

@@ -2,6 +2,9 @@
 # (records/fit.py); `surepick sim run --plant PLANT.json` then runs on the fitted plant.
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
+from surepick.cli.outputs import check_writable_file
+from surepick.cli.options import seed_arg
+from surepick.records.record_schema import SEED_MAX
 
 
 def add_arguments(p):
@@ -23,27 +26,42 @@ def add_arguments(p):
     p.add_argument("--group", action="append", metavar="NAME",
                    help="fit only these groups: gripper, arm, deadband, wrist (repeatable; default gripper+arm)")
     p.add_argument("--start", metavar="PLANT.json", help="start from these parameters (default: the nominal plant)")
-    p.add_argument("--stand-in", type=int, metavar="SEED", help="write the stand-in's hidden plant for SEED and exit")
+    p.add_argument("--stand-in", type=seed_arg, metavar="SEED",
+                   help="write the stand-in's hidden plant for SEED (0..%d) and exit" % SEED_MAX)
 
 
 def run(args):
+    # Every input is checked before the first evaluation: the output path, the options, the
+    # record (records/runrecord.py) and what a fit needs of it (ticks, a scenario it can build).
     from surepick.records import fit as fitting
+    check_writable_file(args.out)
     if args.stand_in is not None:
         return _write(args.out, fitting.stand_in_params(args.stand_in), "stand-in plant (seed %d)" % args.stand_in)
     if not args.run:
         raise CommandError("give a run directory (or --stand-in SEED)")
-    if args.cycles < 1 or args.max_evals < 4:
-        raise CommandError("--cycles must be >= 1 and --max-evals >= 4")
+    if not 1 <= args.cycles <= 1000 or not 4 <= args.max_evals <= 100000:
+        raise CommandError("--cycles must be 1..1000 and --max-evals 4..100000")
     fitting.check_groups(args.group)
     from surepick.cli.options import plant_params_file
-    from surepick.records.runrecord import load
+    from surepick.cli.progress import Status
+    from surepick.records import runrecord
     start = plant_params_file(args.start) if args.start else None
-    rec = load(args.run)
+    rec = runrecord.load(args.run)
+    runrecord.require_ticks(rec, "fit")
+    runrecord.require_scenario(rec, "fit")
     cycles = [c["cycle"] for c in rec.cycles[:args.cycles]]
-    try:
-        res = fitting.fit(rec, cycles=cycles, start=start, max_evals=args.max_evals, groups=args.group, log=print)
-    except (OSError, ValueError, KeyError) as e:   # a record the fit cannot use (FitError is a ValueError)
-        raise CommandError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
+    with Status("fit") as status:
+        def progress(group, n, max_evals, best):
+            status.update("%s group, evaluation %d of at most %d, best cost %.3g" % (group, n, max_evals, best))
+
+        def log(line):
+            status.close()              # the status line gives way to the result line
+            print(line, flush=True)
+        try:
+            res = fitting.fit(rec, cycles=cycles, start=start, max_evals=args.max_evals, groups=args.group,
+                              log=log, progress=progress)
+        except (OSError, ValueError, KeyError) as e:   # a record the fit cannot use (FitError is a ValueError)
+            raise CommandError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
     print("residuals (RMS)      %12s %12s" % ("before", "after"))
     for k in res.before:
         print("  %-18s %12.3g %12.3g" % (k, res.before[k], res.after[k]))

@@ -5,7 +5,7 @@ import sys
 
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
-from surepick.cli.options import add_port_argument, board_port
+from surepick.cli.options import add_port_argument, board_port, seed_arg
 
 
 def add_arguments(p):
@@ -16,10 +16,12 @@ def add_arguments(p):
                      "in `sim run`. Exit 0 placed, 1 otherwise (or no board), 2 bad usage.")
     add_port_argument(p)
     p.add_argument("--scenario", required=True, help="scenario name (see `surepick sim scenarios`)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
     p.add_argument("--mode", choices=("lockstep", "realtime"), default="lockstep",
                    help="lockstep (default) or realtime")
-    p.add_argument("--out", metavar="DIR", help="write a run record (kind hil) here")
+    p.add_argument("--out", metavar="DIR", help="write a run record (kind hil) here (checked before the run; "
+                   "refused when it holds another run, unless --force)")
+    p.add_argument("--force", action="store_true", help="clear --out's run files first")
     p.add_argument("--clear-fault", action="store_true",
                    help="clear a fault the board has latched (e.g. from an earlier run) before starting")
 
@@ -31,17 +33,28 @@ def run(args):
     if args.scenario not in scenarios.SCENARIOS:
         raise CommandError("unknown scenario '%s'; valid: %s"
                            % (args.scenario, ", ".join(sorted(scenarios.SCENARIOS))))
+    from surepick.cli.progress import Status
+    from surepick.shared_fsm import states
+    if args.out:
+        from surepick.cli.outputs import prepare_run_dir
+        prepare_run_dir(args.out, force=args.force, can_resume=False)
     port = board_port(args)
+    status = Status("hil")
+
+    def log(msg):
+        status.close()
+        print("surepick hil: " + msg, file=sys.stderr)
     try:
-        hil = HilSession(port, args.scenario, args.seed, args.mode,
-                         log=lambda msg: print("surepick hil: " + msg, file=sys.stderr))
+        hil = HilSession(port, args.scenario, args.seed, args.mode, log=log)
     except ValueError as e:
         raise CommandError(str(e)) from None
+    hil.progress = lambda now, st: status.update("%.1f s of plant time, board in %s" % (now / 1000.0, states.name(st)))
     try:
         rec = hil.run(clear_fault=args.clear_fault)
     except OSError as e:
         raise CommandError(str(e), exitcodes.FAILED) from None
     finally:
+        status.close()
         hil.client.close()
     lk = rec["link"]
     print("board %s firmware %s, %s mode, scenario %s seed %d"

@@ -93,7 +93,11 @@ def run(args):
         ftype = link.T_ABORT if verb == "abort" else link.T_CLEAR_FAULT
         r = c.request(ftype, (), 3.0)
         if not r.ok:
-            raise CommandError("the board answered %s" % r.code_name, exitcodes.FAILED)
+            from surepick.host.link.answers import refusal
+            why = ("nothing to abort: no job, calibration or recovery is running"
+                   if verb == "abort" and r.code == link.E_STATE and not r.payload else
+                   refusal(r.code, r.payload, args.port))
+            raise CommandError(why, exitcodes.FAILED)
         print("%s: ok" % verb)
         return exitcodes.OK
 
@@ -108,8 +112,8 @@ def _start(c, args, link, codes, states):
     seen = []
     r = c.request(link.T_JOB, um, 3.0, collect=(link.T_EVENT,))
     if not r.ok:
-        raise CommandError("refused: %s %s" % (r.code_name, " ".join(str(p) for p in r.payload)),
-                           exitcodes.FAILED)
+        from surepick.host.link.answers import refusal
+        raise CommandError("refused: %s" % refusal(r.code, r.payload, args.port), exitcodes.FAILED)
     jobs.remember(c.port, spec)      # the monitor's live view starts it again on a key
     print("job accepted")
     if not args.wait:
@@ -119,14 +123,15 @@ def _start(c, args, link, codes, states):
     while time.monotonic() < deadline:
         for f in events:
             e = f.fields
-            if e[0] in seen:
+            if e in seen:        # whole events: a board that restarted numbers its events from 1 again
                 continue
-            seen.append(e[0])
+            seen.append(e)
             kind = codes.KIND_NAMES[e[2]] if e[2] < len(codes.KIND_NAMES) else str(e[2])
             print("  t=%d %s %s>%s %s attempt %d" % (e[1], kind, states.name(e[3]), states.name(e[4]),
                                                      codes.name(e[5]), e[6]))
             if e[2] == codes.K_FAULT:
-                print("cycle ended: fault %s in %s" % (codes.name(e[5]), states.name(e[3])))
+                from surepick.host.link.answers import fault_text
+                print("cycle ended: fault %s" % fault_text(e[5], e[3], e[6]))
                 return exitcodes.FAILED
             if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED:
                 print("cycle ended: placed")

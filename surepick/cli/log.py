@@ -24,6 +24,7 @@ def add_arguments(parser):
                          "2026-05-01T10:00), an age (30m, 12h, 7d) or seq:N (log seq above N)")
     ex.add_argument("--board", metavar="ID", help="only this board")
     ex.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    ex.add_argument("--force", action="store_true", help="with --run: clear DIR's run files first")
     st = sub.add_parser("stats", help="faults by code and state, cycles between faults, success rate",
                         description="Summarise the stored records: faults by code and by state, "
                                     "successful cycles between faults, success rate per hour and per boot.")
@@ -77,16 +78,24 @@ def export(args):
 
 
 def export_run(args):
+    import json
+    import os
+
+    from surepick.cli.outputs import prepare_run_dir
     from surepick.records import board_recording
     since = _since(args)
     store = _open_store(args.db)
+    prepare_run_dir(args.run, force=args.force, flag="--run", can_resume=False)
     try:
         cycles, events = board_recording.write(store, args.run, args.board, since,
                                                source={"tool": "surepick log export --run", "db": args.db})
     except OSError as e:
         raise CommandError("cannot write the run record in %s: %s" % (args.run, e.strerror or e)) from None
-    print("wrote a run record of %d cycles (%d events) to %s; no ticks (load it with ticks=False)"
-          % (cycles, events, args.run), file=sys.stderr)
+    print("wrote a run record of %d cycles (%d events) to %s (kind board-recording: events and the board's "
+          "config, no per-tick trace: `surepick compare` uses it, replay and fit need a sim, virtual-board or HIL "
+          "record)" % (cycles, events, args.run), file=sys.stderr)
+    with open(os.path.join(args.run, "run.json")) as f:
+        print("its config: %s" % json.load(f)["config_source"], file=sys.stderr)
     return exitcodes.OK
 
 

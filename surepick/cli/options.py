@@ -100,15 +100,34 @@ def config_overrides_file(path):
 
 def plant_params_file(path):
     # `--plant PLANT.json` / `fit --start`: plant parameters (e.g. from `surepick fit`), checked now.
+    from surepick.cli.plant_file import check_plant_numbers
     from surepick.sim.params import PlantParams
     data = json_object_file(path, "plant")
     try:
         PlantParams.from_dict(data)
     except (ValueError, KeyError, TypeError) as e:
         raise CommandError("plant file %s: %s" % (path, _text(e)), exitcodes.USAGE) from None
+    err = check_plant_numbers(data)
+    if err:
+        raise CommandError("plant file %s: %s" % (path, err), exitcodes.USAGE)
     return data
 
 
 def _text(e):
     # KeyError's str() is the repr of its key; the others say what is wrong.
     return e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+
+
+def seed_arg(text):
+    # argparse type for a random seed: a whole number 0..2**31-1 (what the simulator's
+    # generators take; the run record checks the same range).
+    import argparse
+
+    from surepick.records.record_schema import SEED_MAX
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a seed is a whole number 0..%d, got %r" % (SEED_MAX, text)) from None
+    if not 0 <= v <= SEED_MAX:
+        raise argparse.ArgumentTypeError("a seed is a whole number 0..%d, got %s" % (SEED_MAX, text))
+    return v

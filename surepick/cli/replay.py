@@ -19,10 +19,13 @@ def add_arguments(p):
 
 
 def run(args):
+    from surepick.records import runrecord
     from surepick.records.replay import replay, transcript, verdict
-    from surepick.records.runrecord import load
-    rec = load(args.run)
-    results = replay(rec, set(args.cycle) if args.cycle else None)
+    rec = runrecord.load(args.run)
+    chosen = set(args.cycle) if args.cycle else None
+    runrecord.require_ticks(rec, "replay")
+    runrecord.require_jobs(rec, "replay", chosen)
+    results = replay(rec, chosen)
     m = rec.meta
     print("replay of %s: %s run, scenario %s, seed %s, %d cycle(s)" % (
         args.run, m["kind"], m["scenario"], m["seed"], len(rec.cycles)))

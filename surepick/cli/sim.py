@@ -6,7 +6,16 @@ import sys
 
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
-from surepick.cli.options import config_overrides_file, key_value, plant_params_file
+from surepick.cli.options import config_overrides_file, key_value, plant_params_file, seed_arg
+from surepick.cli.outputs import prepare_run_dir
+
+
+def _resume_force(p, what):
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--resume", action="store_true",
+                   help="continue the run in --out: the %s it already finished are not run again (same scenario, "
+                        "seed, parameters, config and plant, or it is refused)" % what)
+    g.add_argument("--force", action="store_true", help="clear --out's run files first")
 
 
 def add_arguments(p):
@@ -16,13 +25,16 @@ def add_arguments(p):
 
     r = sub.add_parser("run", help="run K cycles of one scenario and write a report",
                        description="Run the unchanged shared state machine against the MuJoCo plant. "
-                       "Writes DIR/report.json, DIR/trajectory.csv and DIR/cycle_NNN.png. Exit 0 when "
-                       "every cycle was verified placed (machine said placed and the judge measured it), "
-                       "1 when a cycle ended otherwise, 2 for bad usage.")
+                       "Writes DIR/report.json, DIR/trajectory.csv, DIR/cycle_NNN.png and the run record, each "
+                       "cycle as it finishes: Ctrl-C keeps every finished cycle (exit 130) and --resume continues. "
+                       "Exit 0 when every cycle was verified placed (machine said placed and the judge measured "
+                       "it), 1 when a cycle ended otherwise, 2 for bad usage, 130 interrupted.")
     r.add_argument("--scenario", required=True, help="scenario name (see `surepick sim scenarios`)")
-    r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    r.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
     r.add_argument("--cycles", type=int, default=1, help="cycles to run (default 1)")
-    r.add_argument("--out", default="runs/sim", help="output directory (default runs/sim)")
+    r.add_argument("--out", default="runs/sim", help="output directory (default runs/sim); refused when it "
+                   "holds another run, unless --resume or --force")
+    _resume_force(r, "cycles")
     r.add_argument("--param", action="append", default=[], type=key_value, metavar="KEY=VALUE",
                    help="scenario parameter override (repeatable)")
     r.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides")
@@ -40,14 +52,18 @@ def add_arguments(p):
 
     b = sub.add_parser("batch", help="run many seeded cycles over worker processes",
                        description="Run COUNT seeds (S, S+1, ...) of a scenario, or of every scenario with "
-                       "'all', over J worker processes. Writes DIR/cycles.jsonl as cycles finish and "
-                       "DIR/summary.json at the end; Ctrl-C stops cleanly and keeps finished results. "
-                       "Exit 0 when no cycle was a false success, 1 otherwise, 2 for bad usage.")
+                       "'all' (COUNT x 15 cycles: --count 50 is 750 cycles, about 20 minutes on 2 cores), over J "
+                       "worker processes. Writes DIR/cycles.jsonl as cycles finish and DIR/summary.json at the "
+                       "end; Ctrl-C stops cleanly and keeps finished results, --resume runs only the seeds not in "
+                       "DIR/cycles.jsonl yet. Ends with a table per scenario. Exit 0 when no cycle was a false "
+                       "success, 1 otherwise, 2 for bad usage, 130 interrupted.")
     b.add_argument("--scenario", required=True, help="scenario name or 'all'")
     b.add_argument("--count", type=int, required=True, help="seeds per scenario")
-    b.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    b.add_argument("--seed", type=seed_arg, default=0, help="first seed (default 0)")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPUs)")
-    b.add_argument("--out", required=True, help="output directory")
+    b.add_argument("--out", required=True, help="output directory; refused when it holds another run, unless "
+                   "--resume or --force")
+    _resume_force(b, "seeds")
     b.add_argument("--param", action="append", default=[], type=key_value, metavar="KEY=VALUE",
                    help="scenario parameter override (single scenario only)")
     b.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides")
@@ -84,12 +100,22 @@ def _check_scenario(name, overrides):
         raise CommandError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
 
 
-def _make_out_dir(path):
-    # Before any work: an --out that cannot be written is found now, not after the run.
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise CommandError("cannot use --out %s: %s" % (path, e.strerror or e)) from None
+class _DeferSigint:
+    # Ctrl-C while a finished cycle is being written waits until the files are whole.
+    def __enter__(self):
+        import signal
+        self.hit = False
+        self.old = signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def _note(self, signum, frame):
+        self.hit = True
+
+    def __exit__(self, *exc):
+        import signal
+        signal.signal(signal.SIGINT, self.old)
+        if self.hit and exc[0] is None:
+            raise KeyboardInterrupt
 
 
 def _scenarios(args):
@@ -103,26 +129,61 @@ def _scenarios(args):
     return exitcodes.OK
 
 
+def _said(rec):
+    print("cycle %d: machine %s%s, judge %s (%s), attempts %d, %.1f s simulated in %.2f s" % (
+        rec["cycle"], rec["fsm_outcome"], (" " + rec["fsm_fault"]) if rec["fsm_fault"] else "",
+        rec["judge_outcome"], rec["judge_reason"], rec["attempts"], rec["sim_ms"] / 1000.0, rec["wall_s"]),
+        flush=True)
+
+
 def _run(args, overrides, cfg, plant_params):
-    from surepick.engines.inproc_cycles import run_cycles
-    from surepick.records import report
-    _make_out_dir(args.out)
+    from surepick.engines.inproc_cycles import run_cycles, run_meta
+    from surepick.engines.summary import summarise
+    from surepick.records.report import ReportWriter
+    viewer = args.viewer and _has_display()
+    state = prepare_run_dir(args.out, args.resume, args.force)
+    writer = ReportWriter(args.out, run_meta(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg),
+                          plots=not args.no_plots)
+    first = writer.resume() if state == "resume" else writer.start()
+    _resuming(args, first, writer.cycles)
 
-    def said(rec):
-        print("cycle %d: machine %s%s, judge %s (%s), attempts %d, %.1f s simulated in %.2f s" % (
-            rec["cycle"], rec["fsm_outcome"], (" " + rec["fsm_fault"]) if rec["fsm_fault"] else "",
-            rec["judge_outcome"], rec["judge_reason"], rec["attempts"], rec["sim_ms"] / 1000.0, rec["wall_s"]))
+    def on_cycle(rec, trajectory, run):
+        writer.meta["model_hash"] = writer.meta["model_hash"] or run.plant.model_hash()
+        with _DeferSigint():
+            writer.add(rec, trajectory)
+        _said(rec)
 
-    meta, cycles, trajectories = run_cycles(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg,
-                                            viewer=args.viewer and _has_display(), on_cycle=said)
     try:
-        path = report.write_report(args.out, meta, cycles, trajectories, plots=not args.no_plots)
+        if first < args.cycles:
+            run_cycles(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg, viewer=viewer,
+                       on_cycle=on_cycle, first=first)
+    except KeyboardInterrupt:
+        return _interrupted(args, len(writer.cycles))
     except OSError as e:
-        raise CommandError("cannot write the report in %s: %s" % (args.out, e.strerror or e)) from None
-    s = report.summarise(cycles)
+        raise CommandError("cannot write the report in %s: %s" % (args.out, e.strerror or e), exitcodes.FAILED) from None
+    s = summarise(writer.cycles)
     print("report: %s  (verified placed %d/%d, false successes %d, false failures %d)" % (
-        path, s["verified_placed"], s["cycles"], s["false_success"], s["false_failure"]))
+        os.path.join(args.out, "report.json"), s["verified_placed"], s["cycles"], s["false_success"],
+        s["false_failure"]))
     return exitcodes.OK if s["verified_placed"] == s["cycles"] else exitcodes.FAILED
+
+
+def _resuming(args, first, done):
+    if not first:
+        return
+    for rec in done:
+        if "fsm_outcome" in rec:
+            _said(rec)
+    if first >= args.cycles:
+        print("%s already holds %d finished cycle(s): nothing to run" % (args.out, first))
+    else:
+        print("resuming %s: cycles 0..%d finished, running %d..%d" % (args.out, first - 1, first, args.cycles - 1))
+
+
+def _interrupted(args, finished):
+    print("interrupted: %d of %d cycle(s) finished and kept in %s; continue with --resume"
+          % (finished, args.cycles, args.out), file=sys.stderr, flush=True)
+    return exitcodes.INTERRUPTED
 
 
 def _has_display():
@@ -135,8 +196,12 @@ def _has_display():
 
 
 def _run_vboard(args, overrides, cfg, plant_params):
-    # The firmware itself on the virtual board, one fresh board per cycle (engines/vboard.py).
+    # The firmware itself on the virtual board, one fresh board per cycle (engines/vboard.py),
+    # each cycle appended to the run record as it finishes.
+    from surepick.cli.progress import Status
     from surepick.engines import vboard
+    from surepick.records import runrecord
+    from surepick.shared_fsm import states
     from surepick.vboard.interp import find_micropython
     if cfg:
         raise CommandError("--config is not supported yet (the firmware reads its config from "
@@ -144,17 +209,52 @@ def _run_vboard(args, overrides, cfg, plant_params):
     if args.viewer:
         raise CommandError("--viewer needs --engine sim")
     find_micropython()      # MicropythonNotFound says how to get it
-    _make_out_dir(args.out)
-    from surepick.records import runrecord
-    meta, recs, events, ticks = vboard.run(args.scenario, args.seed, args.cycles, overrides, plant_params, log=print)
+    state = prepare_run_dir(args.out, args.resume, args.force)
+    from surepick.sim import scenarios
+    values = scenarios.get(args.scenario).resolve(overrides)
+    meta0 = vboard._meta(scenarios.get(args.scenario), values, args.seed, None, plant_params, [])
+    rec = runrecord.Appender(args.out, meta0)
+    first = rec.resume() if state == "resume" else (rec.start() or 0)
+    done = runrecord.load(args.out, ticks=False).cycles if first else []
+    _resuming(args, first, [])
+    outcomes = [(c["fsm_outcome"], c["judge_outcome"]) for c in done]
+    status = Status("sim run --engine vboard")
+
+    def on_progress(k, now_ms, state_):
+        status.update("cycle %d of %d: %.1f s of virtual time, firmware in %s"
+                      % (k + 1, args.cycles, now_ms / 1000.0, states.name(state_)))
+
+    def on_cycle(meta, r, events, ticks):
+        status.close()
+        m = {k: v for k, v in meta.items() if k not in ("format", "format_version", "cycles")}
+        m["source"]["reconstruction"] = _reconstruction(done + [r])
+        done.append(r)
+        with _DeferSigint():
+            rec.meta.update(m)
+            rec.add(r, events, ticks)
+        outcomes.append((r["fsm_outcome"], r["judge_outcome"]))
+
+    def log(line):
+        status.close()
+        print(line, flush=True)
     try:
-        runrecord.write(str(args.out), meta, recs, events, ticks)
-    except OSError as e:
-        raise CommandError("cannot write the run record in %s: %s" % (args.out, e.strerror or e)) from None
-    ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
+        if first < args.cycles:
+            vboard.run(args.scenario, args.seed, args.cycles, overrides, plant_params, log=log, first=first,
+                       on_cycle=on_cycle, on_progress=on_progress)
+    except KeyboardInterrupt:
+        status.close()
+        return _interrupted(args, len(outcomes))
+    finally:
+        status.close()
+    ok = sum(1 for f, j in outcomes if f == "placed" and j == "placed")
     print("run record: %s  (kind virtual-board; verified placed %d/%d)"
-          % (os.path.join(args.out, "run.json"), ok, len(recs)))
-    return exitcodes.OK if ok == len(recs) else exitcodes.FAILED
+          % (os.path.join(args.out, "run.json"), ok, len(outcomes)))
+    return exitcodes.OK if ok == len(outcomes) else exitcodes.FAILED
+
+
+def _reconstruction(cycles):
+    return {"pulse_mismatches": sum(c["reconstruction"]["pulse_mismatches"] for c in cycles if "reconstruction" in c),
+            "events_equal": all(c["reconstruction"]["events_equal"] for c in cycles if "reconstruction" in c)}
 
 
 def _run_rp2040(args, overrides, cfg, plant_params):
@@ -197,9 +297,18 @@ def _batch(args, overrides, cfg, plant_params):
     for name in names:
         _check_scenario(name, overrides if len(names) == 1 else None)
     items = batch.plan(names, args.count, args.seed, overrides, cfg, plant_params)
-    _make_out_dir(args.out)
-    with Progress(len(items)) as progress:
-        summary, _ = batch.run_batch(items, args.out, args.jobs, progress.update)
+    state = prepare_run_dir(args.out, args.resume, args.force)
+    done = batch.resume(items, args.out) if state == "resume" else []
+    if done:
+        print("resuming %s: %d of %d cycles already in cycles.jsonl" % (args.out, len(done), len(items)))
+    with Progress(len(items), "cycles", counters=("placed", "faulted", "false"), tally=_tally,
+                  done=len(done)) as progress:
+        for rec in done:
+            progress.update(0, item=rec)
+        progress.update(len(done))
+        summary, results = batch.run_batch(items, args.out, args.jobs, progress.update, done=done)
+    for line in batch.scenario_table(summary):
+        print(line)
     print("%s %d/%d cycles in %.1f s: machine placed %d, judge placed %d, false successes %d, "
           "false failures %d, agreement %s" % (
               "INTERRUPTED:" if summary["interrupted"] else "batch:", summary["count"], summary["planned"],
@@ -207,5 +316,19 @@ def _batch(args, overrides, cfg, plant_params):
               summary["false_failure"], summary["agreement"]))
     print("summary: %s" % os.path.join(args.out, "summary.json"))
     if summary["interrupted"]:
+        print("interrupted: %d of %d cycles kept in %s; continue with --resume"
+              % (summary["count"], summary["planned"], os.path.join(args.out, "cycles.jsonl")), file=sys.stderr)
         return exitcodes.INTERRUPTED
     return exitcodes.OK if summary["false_success"] == 0 else exitcodes.FAILED
+
+
+def _tally(rec):
+    # What the batch bar counts for one finished cycle.
+    out = []
+    if rec["fsm_outcome"] == "placed" and rec["judge_outcome"] == "placed":
+        out.append("placed")
+    if rec.get("fsm_fault"):
+        out.append("faulted")
+    if rec.get("false_success") or rec.get("false_failure"):
+        out.append("false")
+    return out

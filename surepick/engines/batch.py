@@ -1,6 +1,8 @@
 # Many seeded cycles over worker processes. Each finished cycle is appended to cycles.jsonl at
 # once, so Ctrl-C (or a crash) keeps every finished result; summary.json is written at the end
-# (or on interrupt) from whatever finished.
+# (or on interrupt) from whatever finished. batch.json names the plan (parameters, config,
+# plant): resume() continues an interrupted batch in the same directory with the seeds that are
+# not in cycles.jsonl yet, appending, never rewriting what is there.
 import json
 import os
 import signal
@@ -35,17 +37,93 @@ def plan(names, count, seed, overrides=None, cfg_overrides=None, plant_params=No
     return items
 
 
-def run_batch(items, out_dir, jobs=2, progress=None):
-    # progress(done, total, record) is called after each finished cycle.
+PLAN_JSON = "batch.json"
+CYCLES_JSONL = "cycles.jsonl"
+
+
+class ResumeError(ValueError):
+    """The directory holds a batch that is not this one (another plan), or cannot be read."""
+
+
+def _identity(items):
+    # What must be equal for two batches to share a cycles.jsonl: per scenario, its parameters,
+    # the config overrides and the plant.
+    out = {}
+    for name, overrides, seed, cfg, plant in items:
+        out[name] = {"params": overrides or {}, "config": cfg or {}, "plant": plant or {}}
+    return out
+
+
+def resume(items, out_dir):
+    # -> the records already in out_dir/cycles.jsonl that belong to `items` (by scenario and
+    # seed). A half-written last line (a crash) is cut off. ResumeError for another plan.
+    plan_path = os.path.join(out_dir, PLAN_JSON)
+    jsonl = os.path.join(out_dir, CYCLES_JSONL)
+    want = _identity(items)
+    try:
+        with open(plan_path) as f:
+            have = json.load(f)["scenarios"]
+    except FileNotFoundError:
+        have = None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ResumeError("%s is unreadable (%s): cannot resume; use --force" % (plan_path, e)) from None
+    if have is None and os.path.exists(jsonl):
+        raise ResumeError("%s has no %s (written by an older surepick): cannot tell which plan its cycles "
+                          "belong to; use --force or another --out" % (out_dir, PLAN_JSON))
+    for name, ident in want.items():
+        if have is not None and name in have and have[name] != ident:
+            raise ResumeError("%s holds another batch of %s (its parameters, config or plant differ: %s); use "
+                              "--force or another --out" % (out_dir, name, json.dumps(have[name], sort_keys=True)[:120]))
+    if not os.path.exists(jsonl):
+        return []
+    with open(jsonl, "rb") as f:
+        data = f.read()
+    good = data[:data.rfind(b"\n") + 1]
+    if len(good) != len(data):
+        with open(jsonl, "wb") as f:          # a cycle cut short mid-line: drop the fragment
+            f.write(good)
+    wanted = {(it[0], it[2]) for it in items}
+    done, seen = [], set()
+    for n, line in enumerate(good.decode("utf-8", "replace").splitlines(), 1):
+        try:
+            rec = json.loads(line)
+            key = (rec["scenario"], rec["seed"])
+        except (ValueError, KeyError, TypeError):
+            raise ResumeError("%s line %d is not a cycle record: cannot resume; use --force" % (jsonl, n)) from None
+        if key in wanted and key not in seen:
+            seen.add(key)
+            done.append(rec)
+    return done
+
+
+def _write_plan(out_dir, items, resuming):
+    plan_path = os.path.join(out_dir, PLAN_JSON)
+    have = {}
+    if resuming and os.path.exists(plan_path):
+        with open(plan_path) as f:
+            have = json.load(f)["scenarios"]
+    have.update(_identity(items))
+    tmp = plan_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"scenarios": have}, f, indent=1, sort_keys=True)
+    os.replace(tmp, plan_path)
+
+
+def run_batch(items, out_dir, jobs=2, progress=None, done=()):
+    # progress(done, total, record) is called after each finished cycle. done: records of items
+    # finished before (resume()): those items are not run again, new ones are appended.
     os.makedirs(out_dir, exist_ok=True)
-    jsonl = os.path.join(out_dir, "cycles.jsonl")
-    results = []
+    jsonl = os.path.join(out_dir, CYCLES_JSONL)
+    results = list(done)
+    finished = {(r["scenario"], r["seed"]) for r in results}
+    todo = [it for it in items if (it[0], it[2]) not in finished]
+    _write_plan(out_dir, items, bool(done) or os.path.exists(jsonl))
     interrupted = False
     t0 = time.perf_counter()
-    with open(jsonl, "w") as log:
+    with open(jsonl, "a" if done else "w") as log:
         pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
         try:
-            futures = [pool.submit(_one, it) for it in items]
+            futures = [pool.submit(_one, it) for it in todo]
             for fut in as_completed(futures):
                 rec = fut.result()
                 results.append(rec)
@@ -83,6 +161,9 @@ def build_summary(results, planned, wall_s, interrupted=False):
         s = summarise(recs)
         m["count"] = len(recs)
         m["expected_outcome"] = sum(1 for r in recs if r["expected"])
+        m["verified_placed"] = s["verified_placed"]
+        m["false_success"] = s["false_success"]
+        m["false_failure"] = s["false_failure"]
         m["faults"] = s["faults"]
         confusion[name] = m
     s = summarise(results)
@@ -100,3 +181,20 @@ def build_summary(results, planned, wall_s, interrupted=False):
         "wall_s": round(wall_s, 2),
         "versions": versions(),
     }
+
+
+def scenario_table(summary):
+    # -> the lines of the per-scenario table a batch ends with.
+    rows = [("scenario", "runs", "placed", "false successes", "false failures", "faults")]
+    for name, m in summary["per_scenario"].items():
+        faults = ", ".join("%s %d" % kv for kv in m["faults"].items()) or "-"
+        rows.append((name, str(m["count"]), str(m["verified_placed"]), str(m["false_success"]),
+                     str(m["false_failure"]), faults))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    out = []
+    for k, r in enumerate(rows):
+        out.append("  ".join(r[i].ljust(widths[i]) if i == 0 else r[i].rjust(widths[i]) for i in range(5))
+                   + "  " + r[5])
+        if k == 0:
+            out.append("-" * (sum(widths) + 2 * 5 + 6))
+    return out

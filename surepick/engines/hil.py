@@ -15,6 +15,7 @@ import threading
 import time
 
 from surepick.shared_fsm import link
+from surepick.host.link.answers import refusal
 from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config
 from surepick.engines.inproc import machine_belief
@@ -115,6 +116,7 @@ class HilSession:
         self.wall_s = 0.0
         self.late_sends = 0
         self._started = False
+        self.progress = None      # progress(plant ms, board state) after each tick (a person waits ~30 s)
 
     # ---- link helpers ----
 
@@ -186,7 +188,7 @@ class HilSession:
         code = link.HIL_LOCKSTEP if mode == "lockstep" else link.HIL_REALTIME
         r = self.client.request(link.T_HIL_MODE, (code,), timeout=3.0)
         if not r.ok:
-            raise HilError("the board refused HIL mode: %s %r" % (r.code_name, r.payload))
+            raise HilError("the board refused HIL mode: %s" % refusal(r.code, r.payload, self.client.port))
 
     def leave(self):
         try:
@@ -232,8 +234,9 @@ class HilSession:
                 r = c.request(link.T_JOB, self._job_args(), timeout=3.0)
                 self._job_reply = (r.code,) + tuple(r.payload)
                 if not r.ok:
-                    raise HilError("the board refused the job: %s %r%s" % (
-                        r.code_name, r.payload, " (a latched fault: --clear-fault)" if r.code == link.E_FAULTED else ""))
+                    raise HilError("the board refused the job: %s%s" % (
+                        refusal(r.code, r.payload, self.client.port),
+                        " (or run again with --clear-fault)" if r.code == link.E_FAULTED else ""))
                 self.job["t_ms"] = now
             sid = self._send_sensors(now, pot, cur, rail, pins, readings)
             deadline = time.monotonic() + ACT_TIMEOUT_S
@@ -248,6 +251,8 @@ class HilSession:
                 if not got and time.monotonic() > deadline:
                     raise HilError("no HIL_ACT for sensor frame %d within %.1f s" % (sid, ACT_TIMEOUT_S))
             done_at = self._finished(now, done_at)
+            if self.progress is not None:
+                self.progress(now, self._state)
             if done_at is not None and now - done_at >= JUDGE_TAIL_MS:
                 break
             now, pot, cur, rail, pins = p.step(self.period, self._pulses, self._state)
@@ -310,8 +315,11 @@ class HilSession:
                     self.late_sends += 1        # the host fell behind: skip ahead, never burst
                     next_send = time.perf_counter()
                 if self._job_reply and self._job_reply[0] != link.OK:
-                    raise HilError("the board refused the job: %r" % (self._job_reply,))
+                    raise HilError("the board refused the job: %s" % refusal(self._job_reply[0], self._job_reply[1:],
+                                                                             self.client.port))
                 done_at = self._finished(now, done_at)
+                if self.progress is not None:
+                    self.progress(now, self._state)
                 if done_at is not None and now - done_at >= JUDGE_TAIL_MS:
                     break
                 now, pot, cur, rail, pins = p.step(self.period, self._pulses, self._state)

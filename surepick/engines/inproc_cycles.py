@@ -4,27 +4,36 @@ from surepick.engines import inproc
 from surepick.sim import scenarios
 
 
-def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cfg_overrides=None,
-               viewer=False, on_cycle=None):
-    # -> (meta, cycle records, trajectories). Unknown scenario or bad parameters: ValueError
-    # before any cycle runs. on_cycle(record) is called as each cycle finishes.
-    if cycles < 1:
-        raise ValueError("cycles must be at least 1")
+def run_meta(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cfg_overrides=None):
+    # -> the report's metadata for a run (before any cycle: the model hash comes with the first).
+    # Unknown scenario or bad parameters: ValueError.
     sc = scenarios.get(scenario)
     values = sc.resolve(overrides)
+    return {"scenario": sc.name, "params": values, "seed": seed, "cycles_requested": cycles,
+            "model_hash": None, "config_overrides": cfg_overrides or {}, "plant_params": plant_params}
+
+
+def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cfg_overrides=None,
+               viewer=False, on_cycle=None, first=0):
+    # -> (meta, cycle records, trajectories) of cycles first..cycles-1. on_cycle(record,
+    # trajectory, run) is called as each cycle finishes, before the next starts: a caller that
+    # writes it there loses nothing to a Ctrl-C. Cycle k is seeded (seed, k) whatever `first`
+    # is, so a resumed run gives the cycles an uninterrupted run would have.
+    if cycles < 1:
+        raise ValueError("cycles must be at least 1")
+    meta = run_meta(scenario, seed, cycles, overrides, plant_params, cfg_overrides)
+    sc = scenarios.get(scenario)
+    values = meta["params"]
     recs, trajectories = [], []
-    model_hash = None
-    for k in range(cycles):
+    for k in range(first, cycles):
         run = inproc.CycleRun(sc, values, seed, k, plant_params, cfg_overrides)
         if viewer:
             run.viewer = "passive"
         rec = run.run(record_trajectory=True)
         rec["scenario"] = sc.name
-        model_hash = model_hash or run.plant.model_hash()
+        meta["model_hash"] = meta["model_hash"] or run.plant.model_hash()
         recs.append(rec)
         trajectories.append(run.trajectory)
         if on_cycle is not None:
-            on_cycle(rec)
-    meta = {"scenario": sc.name, "params": values, "seed": seed, "cycles_requested": cycles,
-            "model_hash": model_hash, "config_overrides": cfg_overrides or {}, "plant_params": plant_params}
+            on_cycle(rec, run.trajectory, run)
     return meta, recs, trajectories

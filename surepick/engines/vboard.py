@@ -150,7 +150,9 @@ class BoardCycle:
     """What one cycle on the virtual board left: the plant service (with its exchange log and
     judge), the frames, the flash directory, the job as sent, wall seconds."""
 
-    def __init__(self, scenario, values, seed, cycle, plant_params=None, flash=None, timeout_s=180):
+    def __init__(self, scenario, values, seed, cycle, plant_params=None, flash=None, timeout_s=180,
+                 on_progress=None):
+        self.on_progress = on_progress or (lambda now_ms, state: None)   # virtual time, firmware state
         self.scenario = scenario
         self.values = values
         self.seed = int(seed)
@@ -207,7 +209,9 @@ class BoardCycle:
                                          "calibration should have ended); console:\n%s" % (r, job_at, con.tail()))
                 end = None
                 while end is None and ps.now_ms < CYCLE_LIMIT_MS and time.monotonic() < deadline:
-                    end = con.wait(_cycle_end, 1.0)
+                    end = con.wait(_cycle_end, 0.25)
+                    ev = [f for f in con.frames if f.ftype == link.T_EVENT]
+                    self.on_progress(ps.now_ms, ev[-1].fields[4] if ev else states.IDLE)
                 if end is not None:
                     # The in-process engine's end: the machine is idle after the step that ended
                     # the cycle, then JUDGE_TAIL_MS more. Virtual time stops there (a hold nobody answers),
@@ -381,7 +385,7 @@ def _event_key(e):
 # ---- the run ----------------------------------------------------------------------------------
 
 def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, allow_mismatch=False,
-              timeout_s=180):
+              timeout_s=180, on_progress=None):
     """One cycle on a fresh virtual board. -> (cycle record dict for cycles.jsonl, events,
     tick rows, BoardCycle)."""
     tmp = None
@@ -391,7 +395,7 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
     if flash.exists():
         shutil.rmtree(flash)
     try:
-        bc = BoardCycle(scenario, values, seed, cycle, plant_params, flash, timeout_s)
+        bc = BoardCycle(scenario, values, seed, cycle, plant_params, flash, timeout_s, on_progress)
         bc.run()
         cfg = Config()
         shadow = reconstruct(bc, cfg)
@@ -442,12 +446,13 @@ def _cycle_record(bc, shadow, check):
 
 
 def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=None,
-        allow_mismatch=False, log=None):
-    """Run `cycles` cycles of a scenario on the virtual board. -> what its run record holds
-    (records/runrecord.py write): (run.json meta, cycle records, events, ticks)."""
+        allow_mismatch=False, log=None, first=0, on_cycle=None, on_progress=None):
+    """Run cycles first..cycles-1 of a scenario on the virtual board. -> what its run record holds
+    (records/runrecord.py write): (run.json meta, cycle records, events, ticks).
+    on_cycle(meta, record, events, tick rows) as each cycle finishes (before the next starts);
+    on_progress(cycle, virtual ms, firmware state) while one runs."""
     from surepick.sim import scenarios
     from surepick.sim.params import PlantParams
-    from surepick.engines.summary import versions
     sc = scenarios.get(scenario)
     values = sc.resolve(overrides)
     if plant_params is not None:
@@ -455,8 +460,10 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
     log = log or (lambda s: None)
     recs, events, ticks = [], {}, {}
     model_hash = None
-    for k in range(cycles):
-        rec, ev, rows, bc = run_cycle(sc.name, values, seed, k, plant_params, workdir, allow_mismatch)
+    for k in range(first, cycles):
+        prog = None if on_progress is None else (lambda now, state, k=k: on_progress(k, now, state))
+        rec, ev, rows, bc = run_cycle(sc.name, values, seed, k, plant_params, workdir, allow_mismatch,
+                                      on_progress=prog)
         model_hash = model_hash or bc.ps.plant.model_hash()
         recs.append(rec)
         events[k] = ev
@@ -464,6 +471,15 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
         log("cycle %d: firmware %s%s, judge %s (%s), attempts %d, %.1f s virtual in %.1f s, %d ticks reconstructed"
             % (k, rec["fsm_outcome"], (" " + rec["fsm_fault"]) if rec["fsm_fault"] else "", rec["judge_outcome"],
                rec["judge_reason"], rec["attempts"], rec["sim_ms"] / 1000.0, rec["wall_s"], len(rows)))
+        if on_cycle is not None:
+            on_cycle(_meta(sc, values, seed, model_hash, plant_params, recs), rec, ev, rows)
+    return _meta(sc, values, seed, model_hash, plant_params, recs), recs, events, ticks
+
+
+def _meta(sc, values, seed, model_hash, plant_params, recs):
+    # run.json of a virtual-board run of `recs` (records/runrecord.py).
+    from surepick.sim.params import PlantParams
+    from surepick.engines.summary import versions
     cfg = Config().to_dict()
     v = versions()
     v["firmware"] = firmware_version()
@@ -477,4 +493,4 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
                        "drivers) from the raw readings the plant sent; pulses are the firmware's own",
                        "reconstruction": {"pulse_mismatches": sum(r["reconstruction"]["pulse_mismatches"] for r in recs),
                                           "events_equal": all(r["reconstruction"]["events_equal"] for r in recs)}}}
-    return meta, recs, events, ticks
+    return meta

@@ -88,6 +88,7 @@ class App(Controller):
         self.cycle_open = 0       # the marker is on flash: a cycle, or what it left, is not over
         self.marker_counted = 1   # 0: an interruption this boot counted is not yet marked on flash
         self.pose_saved = 0       # the pose the arm has been still in since is on flash
+        self.boot_seen_seq = -1   # event seq of an interruption an earlier boot logged already
         self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
         self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
@@ -113,6 +114,9 @@ class App(Controller):
             if not marker.get("counted"):
                 self.log.count(flashlog.C_CYCLES_FAILED)   # counted once, however often it reboots
                 self.marker_counted = 0
+            else:
+                # found again: its INTERRUPTED event is sent, not logged or counted again
+                self.boot_seen_seq = self.m.events.next_seq - 1
         self.flash_tick = 1
         self.log.commit()
         self.last_commit = self.now_ms
@@ -292,11 +296,13 @@ class App(Controller):
         self._send(w.finish())
         kind = e[2]
         log = self.log
+        again = seq == self.boot_seen_seq      # an interruption an earlier boot logged already
         if kind == K_FAULT:
-            log.append(flashlog.R_FAULT, e)
-            log.count(flashlog.C_FAULTS)
-            if e[3] != IDLE:
-                log.count(flashlog.C_CYCLES_FAILED)
+            if not again:
+                log.append(flashlog.R_FAULT, e)
+                log.count(flashlog.C_FAULTS)
+                if e[3] != IDLE:
+                    log.count(flashlog.C_CYCLES_FAILED)
             # FAULT: t_ms, fault, state it happened in, attempt, reason, faults_total
             w.begin(link.T_FAULT)
             w.add(e[1])
@@ -406,7 +412,7 @@ class App(Controller):
         elif r == M_BUSY:
             self._reply(rid, link.E_BUSY)
         elif r == M_FAULTED:
-            self._reply(rid, link.E_FAULTED, (self.m.fault,))
+            self._reply(rid, link.E_FAULTED, self._fault_payload())
         elif r == M_ESTOP:
             self._reply(rid, link.E_STATE, ("estop",))
         elif r == M_HOLDING:
@@ -415,6 +421,11 @@ class App(Controller):
             self._reply(rid, link.E_STATE, ("arm_unpowered",))  # RESCUE first
         else:
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
+
+    def _fault_payload(self):
+        # E_FAULTED: the latched fault, the state it latched in, the attempt (docs/protocol.md)
+        m = self.m
+        return (m.fault, m.fault_state, m.attempt)
 
     def _abort(self, rid):
         if self.cal is not None:
@@ -494,7 +505,7 @@ class App(Controller):
             self._reply(rid, link.E_BUSY)
             return
         if self.m.fault:
-            self._reply(rid, link.E_FAULTED, (self.m.fault,))
+            self._reply(rid, link.E_FAULTED, self._fault_payload())
             return
         err = self.start_calibration(target, rid, self.now_ms)
         if err:

@@ -1,7 +1,8 @@
 # A board's recording as a run record (docs/run-record.md, kind board-recording): the flash-log
 # records the monitor stored for one board and epoch, cut into cycles. The log carries events
-# only: no ticks, no job poses, and not the board's config (the defaults are written, and
-# the record says so).
+# only: no ticks and no job poses. The config is the board's own, as the monitor read it at
+# connect (Store.configs); a database from before the monitor read it gets the defaults, and
+# the record says which (config_source).
 import time
 
 from surepick import __version__
@@ -77,6 +78,29 @@ def recording_cycles(rows):
     return cycles, events, outside
 
 
+def _board_config(store, board_epochs):
+    # -> (Config, the board section of its settings or None, where it came from).
+    from surepick.firmware.settings import BOARD_FIELDS
+    from surepick.shared_fsm.config import FIELDS
+    snaps = store.configs(*board_epochs[0]) if board_epochs else []
+    if not snaps:
+        return Config(), None, ("defaults: the monitor stored no settings for this board (it reads them at "
+                                "connect since this version; record again with `surepick monitor`)")
+    read_at, values = snaps[-1]
+    machine = {f[0]: values[f[0]] for f in FIELDS if f[0] in values}
+    board = {f[0]: values[f[0]] for f in BOARD_FIELDS if f[0] in values}
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(read_at))
+    changed = len({json_key(v) for _, v in snaps}) > 1
+    return Config(machine), board, ("read from the board by the monitor at %s%s" % (
+        when, "; the settings changed during the recording (%d readings differ): this is the last" % len(snaps)
+        if changed else ""))
+
+
+def json_key(d):
+    import json
+    return json.dumps(d, sort_keys=True)
+
+
 def write(store, out_dir, board_id=None, since=None, source=None):
     # Write the run record of the store's records (one board and epoch; `board_id` picks one
     # when the store holds several) to out_dir. since: as Store.records takes it. source: what
@@ -92,13 +116,12 @@ def write(store, out_dir, board_id=None, since=None, source=None):
     if board_epochs:
         b = store.board(board_epochs[0][0])
         fw = b[1] if b else None
-    cfg = Config()
+    cfg, board_settings, config_source = _board_config(store, board_epochs)
     meta = {
         "kind": "board-recording", "scenario": None, "params": {}, "seed": None,
         "versions": {"surepick": __version__, "firmware": fw},
         "model_hash": None, "plant_params": None,
-        # The log does not carry the board's config: these are the defaults it boots with.
-        "config": cfg.to_dict(), "config_source": "defaults (not recorded by the board)",
+        "config": cfg.to_dict(), "config_source": config_source, "board_settings": board_settings,
         "loop_period_ms": cfg.loop_period_ms,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "source": dict(source or {}, board_id=board_epochs[0][0] if board_epochs else None,

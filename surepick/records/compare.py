@@ -33,6 +33,7 @@ DEFAULT_TOLERANCES = {
 }
 
 _CARRY = (states.LIFT, states.TRANSFER)
+_FROM_TICKS = ("hold_current_ma", "grasp_pot_counts")
 
 
 class RunSummary:
@@ -97,13 +98,24 @@ def _from_events(events):
 
 
 class Check:
-    def __init__(self, phase, metric, a, b, diff, tol, ok, note=""):
+    # one_sided: the phase or measurement exists in one run only (a state only one run enters,
+    # a board recording without ticks): reported, never failed. A different path through the
+    # states is the CYCLE state-sequence check's to fail.
+    def __init__(self, phase, metric, a, b, diff, tol, ok, note="", one_sided=False):
         self.phase, self.metric, self.a, self.b = phase, metric, a, b
         self.diff, self.tol, self.ok, self.note = diff, tol, ok, note
+        self.one_sided = one_sided
 
     def as_dict(self):
         return dict(phase=self.phase, metric=self.metric, a=self.a, b=self.b, diff=self.diff, tol=self.tol,
-                    ok=self.ok, note=self.note)
+                    ok=self.ok, note=self.note, one_sided=self.one_sided)
+
+
+def _only(phase, metric, a, b, in_a, what, why=""):
+    # A Check for a phase present in one run only.
+    side = "A" if in_a else "B"
+    note = "only %s %s%s: reported, not compared" % (side, what, (" (%s)" % why) if why else "")
+    return Check(phase, metric, a, b, None, None, True, note, one_sided=True)
 
 
 class Comparison:
@@ -116,6 +128,9 @@ class Comparison:
     @property
     def passed(self):
         return all(c.ok for c in self.checks)
+
+    def one_sided(self):
+        return [c for c in self.checks if c.one_sided]
 
     def failing_phases(self):
         out = []
@@ -153,10 +168,16 @@ def load_tolerances(path):
 
 def compare(rec_a, rec_b, tol=None):
     tol = dict(DEFAULT_TOLERANCES, **(tol or {}))
-    if rec_a.scenario != rec_b.scenario:
+    notes = []
+    if rec_a.scenario is None or rec_b.scenario is None:
+        # A board recording does not know the cell's scenario: the other side names it.
+        for rec in (rec_a, rec_b):
+            if rec.scenario is None:
+                notes.append("%s is a %s without a scenario: compared as the other run's scenario"
+                             % (rec.path, rec.meta["kind"]))
+    elif rec_a.scenario != rec_b.scenario:
         raise CompareError("the runs are of different scenarios: %s is '%s', %s is '%s'; compare needs the same "
                            "scenario on both sides" % (rec_a.path, rec_a.scenario, rec_b.path, rec_b.scenario))
-    notes = []
     if rec_a.meta.get("params") != rec_b.meta.get("params"):
         notes.append("scenario parameters differ: %s vs %s" % (rec_a.meta.get("params"), rec_b.meta.get("params")))
     cfg_diff = sorted(k for k in set(rec_a.meta["config"]) | set(rec_b.meta["config"])
@@ -164,6 +185,10 @@ def compare(rec_a, rec_b, tol=None):
     if cfg_diff:
         notes.append("machine config differs in: %s" % ", ".join(cfg_diff))
     a, b = RunSummary(rec_a), RunSummary(rec_b)
+    for rec, side in ((rec_a, "A"), (rec_b, "B")):
+        if not len(rec.ticks):
+            notes.append("%s (%s) has no per-tick trace (%s): the holding current, the pot over GRASP and the "
+                         "loop timing are reported for the other run only" % (side, rec.path, rec.meta["kind"]))
     aligned = sorted(set(a.per_cycle) & set(b.per_cycle))
     if len(a.per_cycle) != len(b.per_cycle):
         notes.append("cycle counts differ (%d vs %d): comparing the %d cycles both have" % (
@@ -211,7 +236,7 @@ def _dwell_checks(a, b, aligned, tol):
         if not da and not db:
             continue
         if not da or not db:
-            out.append(Check(s, "visits", len(da), len(db), None, 0, False, "only one run enters %s" % s))
+            out.append(_only(s, "visits", len(da), len(db), bool(da), "enters %s" % s))
             continue
         for name, q in (("dwell median (ms)", 50), ("dwell p90 (ms)", 90)):
             va, vb = float(np.percentile(da, q)), float(np.percentile(db, q))
@@ -243,7 +268,7 @@ def _verify_checks(a, b, aligned, tol):
     if not va and not vb:
         return []
     if not va or not vb:
-        return [Check("VERIFY", "decisions", len(va), len(vb), None, 0, False, "only one run reaches VERIFY")]
+        return [_only("VERIFY", "decisions", len(va), len(vb), bool(va), "reaches VERIFY")]
     out = []
     for key, tk in (("pot_counts", "verify_pot_counts"), ("current_ma", "verify_current_ma")):
         ma = float(np.median([v[key] for v in va]))
@@ -266,7 +291,11 @@ def _median_check(phase, label, a, b, aligned, key, tol):
     if not xa and not xb:
         return []
     if not xa or not xb:
-        return [Check(phase, label, len(xa), len(xb), None, tol[key], False, "only one run has this phase")]
+        why = ""
+        if key in _FROM_TICKS:
+            why = ", ".join(side + " has no per-tick trace" for side, r in (("A", a.rec), ("B", b.rec))
+                            if not len(r.ticks))
+        return [_only(phase, label, len(xa), len(xb), bool(xa), "has this", why)]
     ma, mb = float(np.median(xa)), float(np.median(xb))
     return [Check(phase, label, round(ma, 1), round(mb, 1), round(mb - ma, 1), tol[key], abs(mb - ma) <= tol[key])]
 
@@ -277,14 +306,17 @@ def _loop_checks(a, b, tol):
         for label, q, key in (("loop period median (ms)", 50, "loop_period_ms"), ("loop period p99 (ms)", 99, "loop_p99_ms")):
             va, vb = float(np.percentile(a.periods_ms, q)), float(np.percentile(b.periods_ms, q))
             out.append(Check("LOOP", label, va, vb, round(vb - va, 3), tol[key], abs(vb - va) <= tol[key]))
+    elif len(a.periods_ms) or len(b.periods_ms):
+        out.append(_only("LOOP", "loop period", len(a.periods_ms), len(b.periods_ms), bool(len(a.periods_ms)),
+                         "has tick times", "the other has no per-tick trace"))
     if len(a.loop_us) and len(b.loop_us):
         va, vb = float(np.percentile(a.loop_us, 99)) / 1000, float(np.percentile(b.loop_us, 99)) / 1000
         out.append(Check("LOOP", "measured loop time p99 (ms)", va, vb, round(vb - va, 3), tol["loop_p99_ms"],
                          abs(vb - va) <= tol["loop_p99_ms"]))
     elif len(a.loop_us) or len(b.loop_us):
-        out.append(Check("LOOP", "measured loop time", "measured" if len(a.loop_us) else "not measured",
-                         "measured" if len(b.loop_us) else "not measured", None, None, True,
-                         "only one run measures its loop time: not compared"))
+        out.append(_only("LOOP", "measured loop time", "measured" if len(a.loop_us) else "not measured",
+                         "measured" if len(b.loop_us) else "not measured", bool(len(a.loop_us)),
+                         "measures its loop time"))
     return out
 
 

@@ -66,7 +66,7 @@ def summary_markdown(cmp, la="A", lb="B"):
     for c in cmp.checks:
         lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
             c.phase, c.metric + (" (%s)" % c.note if c.note else ""), _fmt(c.a), _fmt(c.b), _fmt(c.diff),
-            _fmt(c.tol), "yes" if c.ok else "**NO**"))
+            _fmt(c.tol), "one side only" if c.one_sided else "yes" if c.ok else "**NO**"))
     return "\n".join(lines) + "\n"
 
 
@@ -90,8 +90,8 @@ aligned cycles: %d</p><ul>%s</ul>
 <table><tr><th>phase</th><th>metric</th><th>%s</th><th>%s</th><th>B - A</th><th>tolerance</th><th>ok</th></tr>%s</table>
 %s</body></html>
 """ % ("pass" if ok else "fail", "PASS" if ok else "FAIL: " + html.escape(", ".join(cmp.failing_phases())),
-       html.escape(la), html.escape(a.path), a.meta["kind"], html.escape(a.scenario), a.meta["seed"], len(a.cycles),
-       html.escape(lb), html.escape(b.path), b.meta["kind"], html.escape(b.scenario), b.meta["seed"], len(b.cycles),
+       html.escape(la), html.escape(a.path), a.meta["kind"], html.escape(str(a.scenario)), a.meta["seed"], len(a.cycles),
+       html.escape(lb), html.escape(b.path), b.meta["kind"], html.escape(str(b.scenario)), b.meta["seed"], len(b.cycles),
        len(cmp.aligned), notes, html.escape(la), html.escape(lb), "".join(rows), imgs)
 
 

@@ -316,9 +316,10 @@ class FitResult:
         self.groups = []            # (group name, evaluations, cost before, cost after)
 
 
-def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None):
+def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None, progress=None):
     # -> FitResult. start: PlantParams dict to start from (default: the nominal plant; never the
     # record's own plant_params, which for a stand-in would be the hidden answer).
+    # progress(group, evaluation, max_evals, best cost so far) after every evaluation.
     t0 = time.perf_counter()
     check_groups(groups)
     chosen = [c for c in record.cycles if cycles is None or c["cycle"] in cycles]
@@ -347,9 +348,9 @@ def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None):
         hi = np.log([NONLINEAR[n][2] for n in names])
         x0 = np.log([get_param(current, NONLINEAR[n][0]) for n in names])
         chans = ("rail_mv",) if gname in ("arm", "wrist") else ("pot_counts", "current_ma", "switch_pressed", "rail_mv")
-        best = {"cost": float("inf"), "d": current, "lin": None}
+        best = {"cost": float("inf"), "d": current, "lin": None, "n": 0}
 
-        def f(x, names=names, lo=lo, hi=hi, chans=chans, best=best):
+        def f(x, names=names, lo=lo, hi=hi, chans=chans, best=best, gname=gname):
             xc = np.clip(x, lo, hi)
             d = _with(current, names, np.exp(xc))
             s = run_all(d)
@@ -358,6 +359,9 @@ def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None):
             c = cost(r, chans) + 100.0 * float(np.sum((x - xc) ** 2))  # out of the box: pushed back
             if c < best["cost"]:
                 best.update(cost=c, d=d, lin=ln)
+            best["n"] += 1
+            if progress is not None:
+                progress(gname, best["n"], max_evals, best["cost"])
             return c
 
         c0 = f(x0)

@@ -7,8 +7,10 @@
 #   RUN/events.csv     the machine's event timeline (transitions, faults, notes)
 #   RUN/ticks.csv      every loop tick: what the machine read and what it commanded
 #
-# load() never lets a traceback escape for a bad directory: every problem is a RunRecordError
-# whose message names the file, the line or the column.
+# load() never lets a traceback escape for a bad directory: every file is checked against
+# records/record_schema.py before use, and every problem is a RunRecordError whose one line
+# names the file, the line, the field and what was expected. require_ticks / require_jobs /
+# require_scenario say what a verb needs beyond a valid record (a board recording has no ticks).
 import csv
 import io
 import json
@@ -18,10 +20,11 @@ import numpy as np
 
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
+from surepick.records import record_schema as schema
 
 FORMAT = "surepick-run"
 FORMAT_VERSION = 1
-KINDS = ("host-sim", "virtual-board", "rp2040", "hil", "board-recording")
+KINDS = schema.KINDS
 
 RUN_JSON = "run.json"
 CYCLES_JSONL = "cycles.jsonl"
@@ -29,9 +32,6 @@ EVENTS_CSV = "events.csv"
 TICKS_CSV = "ticks.csv"
 FILES = (RUN_JSON, CYCLES_JSONL, EVENTS_CSV, TICKS_CSV)
 
-META_REQUIRED = ("format", "format_version", "kind", "scenario", "seed", "config", "loop_period_ms",
-                 "cycles")
-CYCLE_REQUIRED = ("cycle", "job", "outcome")
 
 EVENT_COLUMNS = ("cycle", "seq", "t_ms", "kind", "from", "to", "reason", "attempt", "pot_counts",
                  "switch_pressed", "current_ma", "beam_broken", "present_mask")
@@ -109,16 +109,13 @@ def write(path, meta, cycles, events, ticks):
         w = csv.writer(f, lineterminator="\n")
         w.writerow(EVENT_COLUMNS)
         for c in sorted(events):
-            for e in events[c]:
-                w.writerow((c, e[0], e[1], codes.KIND_NAMES[e[2]], states.name(e[3]), states.name(e[4]),
-                            codes.name(e[5])) + tuple(e[6:12]))
+            w.writerows(event_rows(c, events[c]))
     _atomic(os.path.join(path, EVENTS_CSV), write_events)
 
     def write_ticks(f):
         f.write(",".join(TICK_COLUMNS) + "\n")
         for c in sorted(ticks):
-            prefix = "%d," % c
-            f.write("".join(prefix + ",".join(map(str, r)) + "\n" for r in ticks[c]))
+            f.write(tick_lines(c, ticks[c]))
     _atomic(os.path.join(path, TICKS_CSV), write_ticks)
     # run.json last: its presence says the other files are complete.
     _atomic(os.path.join(path, RUN_JSON), lambda f: json.dump(meta, f, indent=1, sort_keys=True))
@@ -132,10 +129,133 @@ def _atomic(path, body):
     os.replace(tmp, path)
 
 
-# ---- reading ---------------------------------------------------------------------------------
+def event_rows(cycle, events):
+    # events.csv rows of one cycle: kind, states and reason as names.
+    return [(cycle, e[0], e[1], codes.KIND_NAMES[e[2]], states.name(e[3]), states.name(e[4]),
+             codes.name(e[5])) + tuple(e[6:12]) for e in events]
+
+
+def tick_lines(cycle, rows):
+    prefix = "%d," % cycle
+    return "".join(prefix + ",".join(map(str, r)) + "\n" for r in rows)
+
+
+# ---- writing cycle by cycle (sim run, the virtual-board engine): nothing finished is lost ----------
+
+class Appender:
+    """A run record written as each cycle finishes: its rows are appended to cycles.jsonl,
+    events.csv and ticks.csv, then run.json is rewritten (atomically, last) with the new count.
+    So at any moment the directory is a valid record of the cycles finished so far, and an
+    interruption (Ctrl-C, a crash, a power cut) loses at most the cycle that was running; its
+    partial rows are cut off by resume(). meta: run.json without format, format_version, cycles."""
+
+    def __init__(self, path, meta):
+        self.path = str(path)
+        self.meta = dict(meta, format=FORMAT, format_version=FORMAT_VERSION, cycles=0)
+        if self.meta.get("kind") not in KINDS:
+            raise ValueError("run kind must be one of %s, got %r" % (", ".join(KINDS), self.meta.get("kind")))
+        self.count = 0
+
+    def start(self):
+        # A fresh record: the headers, and a run.json of 0 cycles.
+        os.makedirs(self.path, exist_ok=True)
+        _atomic(os.path.join(self.path, CYCLES_JSONL), lambda f: None)
+        _atomic(os.path.join(self.path, EVENTS_CSV), lambda f: f.write(",".join(EVENT_COLUMNS) + "\n"))
+        _atomic(os.path.join(self.path, TICKS_CSV), lambda f: f.write(",".join(TICK_COLUMNS) + "\n"))
+        self._write_meta()
+
+    def resume(self, same=("kind", "scenario", "params", "seed", "config", "plant_params")):
+        # Continue the record in self.path: -> cycles already finished. RunRecordError when it is
+        # not the same run (the fields in `same` differ) or cannot be read. Rows past the last
+        # finished cycle (a cycle cut short) are removed.
+        old = load(self.path, ticks=False) if os.path.exists(os.path.join(self.path, RUN_JSON)) else None
+        if old is None:
+            self.start()
+            return 0
+        for k in same:
+            where = _first_difference(old.meta.get(k), json.loads(json.dumps(self.meta.get(k))), k)
+            if where is not None:
+                raise RunRecordError("%s holds another run: its %s is %s, this run's is %s (use --force to replace "
+                                     "it, or another --out)" % (self.path, where[0], _short(where[1]), _short(where[2])))
+        n = old.meta["cycles"]
+        _cut_jsonl(os.path.join(self.path, CYCLES_JSONL), n)
+        for name in (EVENTS_CSV, TICKS_CSV):
+            cut_csv_at_cycle(os.path.join(self.path, name), n)
+        self.count = n
+        for k in ("model_hash", "versions"):
+            if old.meta.get(k) and not self.meta.get(k):
+                self.meta[k] = old.meta[k]
+        return n
+
+    def add(self, cycle_row, events, ticks):
+        c = cycle_row["cycle"]
+        with open(os.path.join(self.path, TICKS_CSV), "a", newline="") as f:
+            f.write(tick_lines(c, ticks))
+        with open(os.path.join(self.path, EVENTS_CSV), "a", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerows(event_rows(c, events))
+        with open(os.path.join(self.path, CYCLES_JSONL), "a") as f:
+            f.write(json.dumps(cycle_row, sort_keys=True) + "\n")
+        self.count += 1
+        self._write_meta()
+
+    def _write_meta(self):
+        self.meta["cycles"] = self.count
+        _atomic(os.path.join(self.path, RUN_JSON), lambda f: json.dump(self.meta, f, indent=1, sort_keys=True))
+
+
+def _first_difference(a, b, path):
+    # -> (dotted path, a's value, b's value) of the first place two JSON values differ, or None.
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            d = _first_difference(a.get(k), b.get(k), "%s.%s" % (path, k))
+            if d is not None:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _first_difference(x, y, "%s[%d]" % (path, i))
+            if d is not None:
+                return d
+        return None
+    return None if a == b and type(a) is type(b) or (a == b and not isinstance(a, bool)) else (path, a, b)
+
+
+def _short(v):
+    text = json.dumps(v, sort_keys=True)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+def _cut_jsonl(path, n):
+    # Keep the first n lines of a JSON-lines file (a cycle cut short leaves more, or half a line).
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    keep = b"".join(line + b"\n" for line in lines[:n])
+    with open(path, "wb") as f:
+        f.write(keep)
+
+
+def cut_csv_at_cycle(path, n):
+    # Truncate a CSV whose first column is the cycle (rows grouped in ascending order) before the
+    # first row of cycle >= n, or a half-written last line.
+    with open(path, "rb+") as f:
+        f.readline()                    # header
+        while True:
+            at = f.tell()
+            line = f.readline()
+            if not line:
+                return
+            head = line.split(b",", 1)[0]
+            if not line.endswith(b"\n") or not head.isdigit() or int(head) >= n:
+                f.truncate(at)
+                return
+
+
+# ---- reading: every file checked against records/record_schema.py before use ------------------
 
 def load(path, ticks=True):
-    # -> RunRecord, or RunRecordError naming what is wrong. ticks=False skips ticks.csv (fast).
+    # -> RunRecord, or RunRecordError naming the file, the field and what was expected.
+    # ticks=False skips ticks.csv (fast).
+    path = str(path)
     if not os.path.isdir(path):
         raise RunRecordError("%s: not a run directory (it does not exist or is not a directory)" % path)
     missing = [f for f in FILES if not os.path.isfile(os.path.join(path, f))]
@@ -146,60 +266,92 @@ def load(path, ticks=True):
                                                          ", ".join(FILES)))
     meta = _load_meta(path)
     cycles = _load_cycles(path, meta)
-    events = _load_events(path)
-    arr = _load_ticks(path) if ticks else np.zeros((0, len(TICK_COLUMNS)), dtype=np.int64)
+    known = {c["cycle"] for c in cycles}
+    events = _load_events(path, known)
+    arr = _load_ticks(path, known) if ticks else np.zeros((0, len(TICK_COLUMNS)), dtype=np.int64)
     rec = RunRecord(path, meta, cycles, events, arr)
-    if ticks:
+    if ticks and meta["kind"] == "board-recording" and len(arr):
+        raise RunRecordError("%s: a board recording has no per-tick trace, but %s has %d rows"
+                             % (_file(path, TICKS_CSV), TICKS_CSV, len(arr)))
+    if ticks and meta["kind"] != "board-recording":
         for c in cycles:
             if c["cycle"] not in rec._ranges:
-                raise RunRecordError("%s: %s has no rows for cycle %d listed in %s (truncated run?)" % (
-                    path, TICKS_CSV, c["cycle"], CYCLES_JSONL))
+                raise RunRecordError("%s has no rows for cycle %d listed in %s: a %s record has ticks for every "
+                                     "cycle (truncated run?)" % (_file(path, TICKS_CSV), c["cycle"], CYCLES_JSONL,
+                                                                 meta["kind"]))
     return rec
 
 
-def _load_meta(path):
-    p = os.path.join(path, RUN_JSON)
+def _file(path, name):
+    return os.path.join(path, name)
+
+
+def _text_of(p):
+    # The file's text, or RunRecordError when it is not UTF-8 text (binary data, a NUL byte).
+    with open(p, "rb") as f:
+        data = f.read()
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise RunRecordError("%s is not a text file (a NUL byte at offset %d): expected %s"
+                             % (p, nul, _WHAT[os.path.basename(p)]))
     try:
-        with open(p) as f:
-            meta = json.load(f)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RunRecordError("%s is not a text file (byte 0x%02x at offset %d is not UTF-8): expected %s"
+                             % (p, data[e.start], e.start, _WHAT[os.path.basename(p)])) from None
+
+
+_WHAT = {RUN_JSON: "one JSON object", CYCLES_JSONL: "one JSON object per line",
+         EVENTS_CSV: "a CSV of events", TICKS_CSV: "a CSV of integers, one row per tick"}
+
+
+def _json(text):
+    # json.loads that refuses NaN and Infinity (not JSON; a NaN period must not slip through).
+    def bad_constant(name):
+        raise ValueError("%s is not a JSON number" % name)
+    return json.loads(text, parse_constant=bad_constant)
+
+
+def _load_meta(path):
+    p = _file(path, RUN_JSON)
+    try:
+        meta = _json(_text_of(p))
     except json.JSONDecodeError as e:
         raise RunRecordError("%s is not valid JSON (line %d column %d: %s)" % (p, e.lineno, e.colno, e.msg))
-    except UnicodeDecodeError:
-        raise RunRecordError("%s is not a text file" % p)
-    if not isinstance(meta, dict):
-        raise RunRecordError("%s must hold a JSON object" % p)
-    missing = [k for k in META_REQUIRED if k not in meta]
-    if missing:
-        raise RunRecordError("%s lacks %s" % (p, ", ".join(missing)))
-    if meta["format"] != FORMAT:
-        raise RunRecordError("%s: format is %r, expected %r" % (p, meta["format"], FORMAT))
-    if meta["format_version"] != FORMAT_VERSION:
+    except ValueError as e:
+        raise RunRecordError("%s is not valid JSON (%s)" % (p, e))
+    if isinstance(meta, dict) and meta.get("format_version") not in (None, FORMAT_VERSION) \
+            and meta.get("format") == FORMAT and isinstance(meta.get("format_version"), int):
         raise RunRecordError("%s: format version %r is not supported (this surepick reads %d)" % (
             p, meta["format_version"], FORMAT_VERSION))
-    if meta["kind"] not in KINDS:
-        raise RunRecordError("%s: kind %r is not one of %s" % (p, meta["kind"], ", ".join(KINDS)))
-    if not isinstance(meta["config"], dict):
-        raise RunRecordError("%s: config must be an object" % p)
+    try:
+        schema.check_meta(meta)
+    except schema.FieldError as e:
+        raise RunRecordError("%s: %s" % (p, e)) from None
     return meta
 
 
 def _load_cycles(path, meta):
-    p = os.path.join(path, CYCLES_JSONL)
+    p = _file(path, CYCLES_JSONL)
     cycles = []
-    with open(p) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                c = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise RunRecordError("%s line %d is not valid JSON (%s; truncated file?)" % (p, n, e.msg))
-            if not isinstance(c, dict):
-                raise RunRecordError("%s line %d must be a JSON object" % (p, n))
-            missing = [k for k in CYCLE_REQUIRED if k not in c]
-            if missing:
-                raise RunRecordError("%s line %d lacks %s" % (p, n, ", ".join(missing)))
-            cycles.append(c)
+    seen = set()
+    for n, line in enumerate(_text_of(p).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            c = _json(line)
+        except json.JSONDecodeError as e:
+            raise RunRecordError("%s line %d is not valid JSON (%s; truncated file?)" % (p, n, e.msg))
+        except ValueError as e:
+            raise RunRecordError("%s line %d is not valid JSON (%s)" % (p, n, e))
+        try:
+            schema.check_cycle(c)
+        except schema.FieldError as e:
+            raise RunRecordError("%s line %d: %s" % (p, n, e)) from None
+        if c["cycle"] in seen:
+            raise RunRecordError("%s line %d: cycle must be a number not used before, got %d again" % (p, n, c["cycle"]))
+        seen.add(c["cycle"])
+        cycles.append(c)
     if len(cycles) != meta["cycles"]:
         raise RunRecordError("%s has %d cycles but run.json says %d (truncated run?)" % (p, len(cycles), meta["cycles"]))
     return cycles
@@ -209,69 +361,141 @@ def _check_header(p, header, expected):
     missing = [c for c in expected if c not in header]
     if missing:
         raise RunRecordError("%s is missing column%s %s (its header: %s)" % (
-            p, "s" if len(missing) > 1 else "", ", ".join(missing), ",".join(header)))
+            p, "s" if len(missing) > 1 else "", ", ".join(missing), ",".join(header)[:200]))
     extra = [c for c in header if c not in expected]
     if extra:
-        raise RunRecordError("%s has unknown column%s %s" % (p, "s" if len(extra) > 1 else "", ", ".join(extra)))
+        raise RunRecordError("%s has unknown column%s %s" % (p, "s" if len(extra) > 1 else "", ", ".join(extra)[:200]))
+    if len(set(header)) != len(header):
+        raise RunRecordError("%s has a column twice in its header" % p)
 
 
-def _load_events(path):
-    p = os.path.join(path, EVENTS_CSV)
+def _load_events(path, known):
+    p = _file(path, EVENTS_CSV)
     out = {}
-    kinds = {k: i for i, k in enumerate(codes.KIND_NAMES)}
-    names = {s: i for i, s in enumerate(states.NAMES)}
-    with open(p, newline="") as f:
-        r = csv.reader(f)
-        header = next(r, None)
+    text = _text_of(p)
+    try:
+        rows = csv.reader(io.StringIO(text, newline=""))
+        header = next(rows, None)
         if header is None:
             raise RunRecordError("%s is empty (no header line)" % p)
         _check_header(p, header, EVENT_COLUMNS)
-        idx = [header.index(c) for c in EVENT_COLUMNS]
-        for n, row in enumerate(r, 2):
+        idx = {c: header.index(c) for c in EVENT_COLUMNS}
+        for n, row in enumerate(rows, 2):
             if len(row) != len(header):
                 raise RunRecordError("%s line %d has %d fields, expected %d (truncated file?)" % (
                     p, n, len(row), len(header)))
-            v = [row[i] for i in idx]
             try:
-                e = (int(v[1]), int(v[2]), kinds[v[3]], names[v[4]], names[v[5]], codes.code_of(v[6]),
-                     int(v[7]), int(v[8]), int(v[9]), int(v[10]), int(v[11]), int(v[12]))
-                out.setdefault(int(v[0]), []).append(e)
-            except (KeyError, ValueError) as err:
-                raise RunRecordError("%s line %d: bad value (%s)" % (p, n, err))
+                cycle, e = schema.event_row(row, idx)
+            except schema.FieldError as err:
+                raise RunRecordError("%s line %d: %s" % (p, n, err)) from None
+            if cycle not in known:
+                raise RunRecordError("%s line %d: cycle must be one listed in %s, got %d" % (p, n, CYCLES_JSONL, cycle))
+            out.setdefault(cycle, []).append(e)
+    except csv.Error as e:
+        raise RunRecordError("%s is not a readable CSV (%s)" % (p, e)) from None
     return out
 
 
-def _load_ticks(path):
-    p = os.path.join(path, TICKS_CSV)
-    with open(p, newline="") as f:
-        header = f.readline().rstrip("\r\n").split(",")
-        if header == [""]:
-            raise RunRecordError("%s is empty (no header line)" % p)
-        _check_header(p, header, TICK_COLUMNS)
-        body = f.read()
+def _load_ticks(path, known):
+    p = _file(path, TICKS_CSV)
+    text = _text_of(p)
+    nl = text.find("\n")
+    header = (text if nl < 0 else text[:nl]).rstrip("\r").split(",")
+    if header == [""]:
+        raise RunRecordError("%s is empty (no header line)" % p)
+    _check_header(p, header, TICK_COLUMNS)
+    body = "" if nl < 0 else text[nl + 1:]
     if body and not body.endswith("\n"):
         raise RunRecordError("%s ends in the middle of a line (truncated file?)" % p)
     if not body:
         return np.zeros((0, len(TICK_COLUMNS)), dtype=np.int64)
     try:
         arr = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.int64, ndmin=2)
-    except ValueError as e:
-        raise RunRecordError("%s: unreadable row (%s)" % (p, str(e).splitlines()[0]))
+    except (ValueError, OverflowError):
+        raise RunRecordError(_first_bad_tick_cell(p, header, body)) from None
     if arr.shape[1] != len(header):
         raise RunRecordError("%s: rows have %d fields, header has %d" % (p, arr.shape[1], len(header)))
+    bad = schema.check_tick_ranges(arr, header)
+    if bad is not None:
+        row, col, value, expected = bad
+        raise RunRecordError("%s line %d: %s must be %s, got %d" % (p, row + 2, col, expected, value))
     order = [header.index(c) for c in TICK_COLUMNS]
     if order != list(range(len(TICK_COLUMNS))):
         arr = arr[:, order]
+    stray = sorted(set(np.unique(arr[:, 0]).tolist()) - known)
+    if stray:
+        row = int(np.flatnonzero(arr[:, 0] == stray[0])[0])
+        raise RunRecordError("%s line %d: cycle must be one listed in %s, got %d" % (p, row + 2, CYCLES_JSONL, stray[0]))
     return arr
 
 
+def _first_bad_tick_cell(p, header, body):
+    # The error path only: find the first cell that is not an integer, for the message.
+    for n, line in enumerate(body.split("\n"), 2):
+        if not line:
+            continue
+        cells = line.rstrip("\r").split(",")
+        if len(cells) != len(header):
+            return "%s line %d has %d fields, expected %d (truncated file?)" % (p, n, len(cells), len(header))
+        for col, cell in zip(header, cells):
+            try:
+                v = int(cell)
+            except ValueError:
+                return "%s line %d: %s must be a whole number, got %s" % (p, n, col, schema.shown(cell))
+            if not -(1 << 63) <= v < (1 << 63):
+                return "%s line %d: %s must be a whole number %d..%d, got %d" % (
+                    p, n, col, schema.TICK_RANGES[col][0], schema.TICK_RANGES[col][1], v)
+    return "%s: unreadable rows" % p
+
+
 def validate(path):
-    # -> None when the run record loads, else the error message (for `surepick replay --check`).
+    # -> None when the run record loads, else the error message.
     try:
         load(path)
     except RunRecordError as e:
         return str(e)
     return None
+
+
+# ---- what each verb needs beyond a valid record --------------------------------------------------
+
+_HAS_TICKS = "a sim, virtual-board or HIL record"
+
+
+def require_ticks(rec, verb):
+    # RunRecordError when the record has no per-tick trace (a board recording): `verb` cannot use it.
+    if len(rec.ticks):
+        return
+    why = ("a board recording has no per-tick trace" if rec.meta["kind"] == "board-recording"
+           else "the record holds no ticks")
+    raise RunRecordError("%s has no rows: %s; %s needs %s" % (_file(rec.path, TICKS_CSV), why, verb, _HAS_TICKS))
+
+
+def require_jobs(rec, verb, cycles=None):
+    # RunRecordError naming the first chosen cycle whose job has no poses (a board's log does
+    # not carry them).
+    for c in rec.cycles:
+        if cycles is not None and c["cycle"] not in cycles:
+            continue
+        j = c["job"]
+        if j["pick_um"] is None or j["place_um"] is None or j["part_width_um"] is None:
+            raise RunRecordError("%s: cycle %d's job has no pick/place poses or part width (%s); %s needs them"
+                                 % (_file(rec.path, CYCLES_JSONL), c["cycle"],
+                                    "a board's log does not carry them" if rec.meta["kind"] == "board-recording"
+                                    else "job.pick_um, job.place_um or job.part_width_um is null", verb))
+
+
+def require_scenario(rec, verb):
+    # RunRecordError when the record's scenario is not one this surepick can simulate.
+    from surepick.sim import scenarios
+    name = rec.meta["scenario"]
+    if name is None:
+        raise RunRecordError("%s: scenario is null (a board recording does not know the cell's scenario); %s needs "
+                             "a scenario to build the plant" % (_file(rec.path, RUN_JSON), verb))
+    try:
+        scenarios.get(name).resolve(rec.meta.get("params") or {})
+    except ValueError as e:
+        raise RunRecordError("%s: %s" % (_file(rec.path, RUN_JSON), e)) from None
 
 
 # ---- helpers shared by the analysis verbs -------------------------------------------------------

@@ -38,7 +38,7 @@ def test_replay_of_a_corrupt_record_is_bad_input(tmp_path):
 
 
 @pytest.mark.parametrize("verb", [
-    ("config", "get", "x"),
+    ("config", "get", "grasp_dwell_ms"),
     ("config", "set", "telemetry_hz", "5"),
     ("calibrate", "pot"),
     ("job", "status"),

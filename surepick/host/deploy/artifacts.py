@@ -163,13 +163,14 @@ class BuildStats:
         self.cached = 0
 
 
-def build(src_root=None, source=False, mpy_cross=None, cache=True, cache_dir=None, stats=None, march="armv6m"):
+def build(src_root=None, source=False, mpy_cross=None, cache=True, cache_dir=None, stats=None, march="armv6m",
+          on_file=None):
     # -> [Artifact], sorted by board path: the manifest's files, compiled to .mpy unless
     # `source`; compiled modules come from the cache when their source, name and mpy-cross are
     # unchanged (cache=False: always compile). `stats` (a BuildStats) counts compiled and
     # cached modules. src_root: a folder laid out like the surepick package (default: the
     # installed one). march: the board's native-code architecture (march_of(its _mpy); the
-    # RP2040's armv6m by default).
+    # RP2040's armv6m by default). on_file(i, n, board path) before each file is built (progress).
     stats = stats if stats is not None else BuildStats()
     mc = None
     banner = None
@@ -178,7 +179,10 @@ def build(src_root=None, source=False, mpy_cross=None, cache=True, cache_dir=Non
         banner = mpy_cross_version(mpy_cross)[2]
     arts = []
     with tempfile.TemporaryDirectory(prefix="surepick-build-") as work:
-        for src, board_path, compiled in shipped(src_root):
+        files = shipped(src_root)
+        for i, (src, board_path, compiled) in enumerate(files):
+            if on_file is not None:
+                on_file(i + 1, len(files), board_path)
             if source or not compiled:
                 arts.append(Artifact(board_path, src.read_bytes(), src))
                 continue

@@ -89,16 +89,18 @@ def _git_describe():
 
 
 def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, hello_timeout=15.0,
-           connect_timeout=6, cache=True, force=False, rest_timeout=None):
+           connect_timeout=6, cache=True, force=False, rest_timeout=None, on_build=None):
     # -> Result. Raises DeployError with a message for the user, BoardBusy (a LinkError) when the
     # arm is busy and not `force` (or would not come to rest). When a link hub serves the port,
     # the deploy goes through the hub's raw console (the hub's other clients wait).
+    # on_build(i, n, board path) before each file is built (compiling is the slow part of a
+    # --no-cache deploy).
     from surepick.host.link.hub_client import raw_console
     try:
         _check_idle(port, force, rest_timeout, progress or (lambda msg: None))
         with raw_console(port, "surepick deploy") as console:
             return _deploy(console, source, src_root, progress, wait_hello, hello_timeout,
-                           connect_timeout, cache)
+                           connect_timeout, cache, on_build)
     except DeployError:
         raise
     except Exception as e:
@@ -134,7 +136,8 @@ def _check_idle(port, force, rest_timeout, say):
         client.close()
 
 
-def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache=True):
+def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache=True,
+            on_build=None):
     from surepick.firmware import manifest
     say = progress or (lambda msg: None)
     t0 = time.monotonic()
@@ -165,7 +168,7 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
                                   "mpy-cross that matches MicroPython %s, or deploy with --source"
                                   % (info.mpy_major, major, banner, info.version_text))
         bs = BuildStats()
-        arts = build(src_root, source, exe, cache=cache, stats=bs, march=march_of(info.mpy))
+        arts = build(src_root, source, exe, cache=cache, stats=bs, march=march_of(info.mpy), on_file=on_build)
         res.compiled, res.cached = bs.compiled, bs.cached
         say("built %d files (%s, %.1f KB%s)" % (
             len(arts), "source" if source else "mpy v%d.%d" % mpy, sum(a.size for a in arts) / 1024,

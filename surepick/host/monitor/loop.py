@@ -259,6 +259,7 @@ class MonitorLoop:
         if assumed:
             self._note("assuming %s, the board last seen on %s, until it says hello" % (bid, self.port))
         self._set_board(bid, fw, assumed)
+        self._read_config()
         if fw is not None:
             self.status.update(fw_version=fw)
         if boots is not None:
@@ -277,6 +278,7 @@ class MonitorLoop:
                 self._hello = hello      # again once the console is back
                 raise
             self.store.add_boot(self.board_id, self.epoch, hello)
+            self._read_config()
         self.status.on_hello(hello)
         self.out("hello", hello)
         if self.status.rejected:
@@ -434,3 +436,15 @@ class MonitorLoop:
     def _note(self, text):
         self.status.update(note=text)
         self.out("note", text)
+
+    def _read_config(self):
+        # The board's settings, once per connect and boot (about 100 CONFIG_GETs, well under a
+        # second): a board recording made from this store then says what the board ran with.
+        from surepick.host import board_settings
+        try:
+            values = board_settings.read_all(self.client, _REQUEST_S)
+        except (RequestTimeout, ValueError) as e:
+            self._note("could not read the board's settings: %s" % e)
+            return
+        if values:
+            self.store.add_config(self.board_id, self.epoch, values)

@@ -36,7 +36,9 @@ def summarise(rows, gaps=()):
             by_state[state_name(r["from_state"])] += 1
             between.append(run)
             run = 0
-            if r["from_state"] != states.IDLE:
+            # A fault out of a cycle failed it; INTERRUPTED is latched at the boot after the cycle
+            # the power cut ended (from IDLE), once (firmware/app.py): that cycle failed too.
+            if r["from_state"] != states.IDLE or r["reason"] == codes.F_INTERRUPTED:
                 hours[hour][1] += 1
                 boots[boot][1] += 1
 

@@ -122,6 +122,28 @@ class Store:
     def claimed(self, board_id):
         return board_id in self._claims
 
+    # ---- the board's settings as the monitor read them at connect (CONFIG_GET per key): what a
+    # board recording (records/board_recording.py) writes as its config. A table of its own,
+    # created when first written, so an older database reads as "no config stored".
+
+    def add_config(self, board_id, epoch, settings, now=None):
+        import json
+        self.db.execute("CREATE TABLE IF NOT EXISTS configs (board_id TEXT NOT NULL, epoch INTEGER NOT NULL, "
+                        "read_at REAL NOT NULL, settings TEXT NOT NULL)")
+        self.db.execute("INSERT INTO configs VALUES (?, ?, ?, ?)",
+                        (board_id, epoch, now or time.time(), json.dumps(settings, sort_keys=True)))
+        self.db.commit()
+
+    def configs(self, board_id, epoch):
+        # -> [(read_at, {key: value})], oldest first; [] when none was stored.
+        import json
+        try:
+            rows = self.db.execute("SELECT read_at, settings FROM configs WHERE board_id=? AND epoch=? "
+                                   "ORDER BY read_at", (board_id, epoch)).fetchall()
+        except sqlite3.OperationalError:       # no such table: nothing stored yet
+            return []
+        return [(t, json.loads(v)) for t, v in rows]
+
     # ---- boards and epochs ----
 
     def board(self, board_id):

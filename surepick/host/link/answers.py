@@ -1,0 +1,93 @@
+# A board's refusal in words, for every place a person reads one (job, config, calibrate, hil,
+# the monitor). The codes and their names are defined once in shared_fsm: link.ERROR_NAMES for the
+# link's REPLY codes, codes.name() for the machine's faults, states.name() for states. This table
+# says what each means and what to do about it.
+from surepick.shared_fsm import codes
+from surepick.shared_fsm import link
+from surepick.shared_fsm import states
+
+# What each latched fault means (shared_fsm/codes.py F_*).
+FAULT_MEANING = {
+    codes.F_GRASP_FAILED: "no part was found after the last attempt",
+    codes.F_SENSOR_DISAGREE: "the grip sensors contradict each other (a stuck switch, a blocked beam)",
+    codes.F_SENSOR_FAULT: "a sensor reads something impossible (a pot wire broken, reading a rail)",
+    codes.F_CRUSH: "the gripper current went far above the squeeze level (a wrong or crushed part)",
+    codes.F_DROPPED: "the grip was lost while carrying the part",
+    codes.F_RELEASE_FAILED: "the part was still sensed between the jaws after they opened",
+    codes.F_MOTION_TIMEOUT: "a move did not arrive in time",
+    codes.F_HOLD_OVERCURRENT: "the holding current stayed above its limit (the servo would burn)",
+    codes.F_ESTOP: "the e-stop was pressed",
+    codes.F_ABORTED: "the job was aborted",
+    codes.F_INTERRUPTED: "the controller restarted in the middle of a cycle (power cut, brownout, watchdog)",
+    codes.F_BAD_POSE: "a commanded pose is out of the arm's reach",
+    codes.F_RAIL_LOW: "the servo rail was below its minimum",
+}
+
+# REPLY codes that mean the board could not read the request at all (line noise, a program
+# writing to the same port).
+_UNREAD = (link.E_TOO_LONG, link.E_SYNTAX, link.E_CRC, link.E_VERSION, link.E_UNKNOWN_TYPE,
+           link.E_FIELD_COUNT, link.E_BAD_FIELD, link.E_RANGE)
+
+# E_STATE reasons the firmware names in its payload (firmware/app.py, calibrate.py).
+_STATE_REASONS = {
+    "no_fault": "there is no latched fault to clear",
+    "estop": "the e-stop is pressed: release it first",
+    "hil": "the board is in hardware-in-the-loop mode (`surepick hil` is using it)",
+    "not_hil": "the board is not in hardware-in-the-loop mode",
+    "jaw_not_empty": "the jaw is not empty: take the part out first",
+    "fault": "a fault latched while it ran",
+    "timeout": "it did not finish in time",
+}
+
+
+def fault_text(fault, state=None, attempt=None):
+    # "GRASP_FAILED (in DESCEND, attempt 3): no part was found after the last attempt"
+    where = []
+    if state is not None:
+        where.append("in %s" % states.name(state))
+    if attempt:
+        where.append("attempt %d" % attempt)
+    text = codes.name(fault) + (" (%s)" % ", ".join(where) if where else "")
+    meaning = FAULT_MEANING.get(fault)
+    return text + (": " + meaning if meaning else "")
+
+
+def _ints(payload, n):
+    return [v if isinstance(v, int) else None for v in (list(payload) + [None] * n)[:n]]
+
+
+def refusal(code, payload=(), port="PORT"):
+    # -> one sentence for a REPLY that is not OK. port: as the user gave it, for the commands
+    # the sentence suggests.
+    payload = tuple(payload)
+    if code == link.E_FAULTED:
+        fault, state, attempt = _ints(payload, 3)
+        what = fault_text(fault, state, attempt) if fault else "a fault"
+        return ("the board has a latched fault: %s — clear it with `surepick job clear --port %s`"
+                % (what, port))
+    if code == link.E_BUSY:
+        return ("the arm is busy (a job, a calibration or a recovery is moving it): wait until it is at rest, "
+                "or stop it with `surepick job abort --port %s`" % port)
+    if code == link.E_STATE:
+        reason = payload[0] if payload and isinstance(payload[0], str) else None
+        return "not possible now: %s" % _STATE_REASONS.get(reason, reason or "not allowed in the board's current state")
+    if code == link.E_UNKNOWN_KEY:
+        key = payload[0] if payload else "?"
+        return "the board has no setting %r (`surepick config list --port %s` shows them all)" % (key, port)
+    if code == link.E_BAD_VALUE:
+        detail = payload[0] if payload and isinstance(payload[0], str) else None
+        if detail == "unreachable":
+            return "the pick or place pose (or the approach above it) is out of the arm's reach"
+        if detail == "bad_job":
+            return "the job was rejected: the part is wider than the jaw opens, or the attempts are out of range"
+        return "the board rejected the value%s" % (" of %s" % detail if detail else "")
+    if code == link.E_UNSUPPORTED:
+        return "the firmware on the board does not support this (deploy this version with `surepick deploy --port %s`)" % port
+    if code == link.E_INTERNAL:
+        name = payload[0] if payload else "an error"
+        return ("the firmware failed while handling the request (%s): a bug; please report it with the board's log "
+                "(`surepick monitor`, then `surepick log export`)" % name)
+    if code in _UNREAD:
+        return ("the board could not read the request (%s): line noise, or another program is writing to the port"
+                % link.ERROR_NAMES.get(code, code))
+    return "the board answered %s %s" % (link.ERROR_NAMES.get(code, str(code)), " ".join(str(p) for p in payload))

@@ -1,0 +1,67 @@
+# Item 6 of the bench-day issue: work a person waits on shows progress in a terminal, and only
+# there: the same command with its output captured (a CI log) prints its final summary and no
+# bar or status line. Each verb runs on a real pseudo-terminal (tests/support/board_cli.py).
+import re
+
+import pytest
+
+from tests.support.board_cli import in_terminal, running_board
+from tests.support.cli import surepick
+from tests.support.needs import NEEDS_MICROPYTHON
+
+BAR_CHARS = ("━", "\x1b[", "[K")
+
+
+def test_batch_bar_counts_placed_faulted_false_and_ends_with_a_table(tmp_path):
+    code, text = in_terminal("sim", "batch", "--scenario", "part_missing", "--count", "3", "--jobs", "2",
+                             "--out", tmp_path / "b")
+    assert code == 0, text
+    counts = re.findall(r"placed (\d+)\s+faulted (\d+)\s+false (\d+)", text)
+    assert counts and counts[-1] == ("0", "3", "0"), text      # part_missing: every cycle GRASP_FAILED
+    assert "3/3" in text
+    table = text[re.search(r"^scenario\s+runs\s+placed", text, re.M).start():]
+    assert re.search(r"^part_missing\s+3\s+0\s+0\s+0\s+GRASP_FAILED 3$", table, re.M), table
+    # the same batch with its output captured: the summary and the table, no bar
+    r = surepick("sim", "batch", "--scenario", "part_missing", "--count", "3", "--jobs", "2", "--out", tmp_path / "c")
+    assert r.returncode == 0
+    assert not any(c in r.stdout + r.stderr for c in BAR_CHARS) and "faulted" not in r.stderr
+    assert re.search(r"^part_missing\s+3\s+0\s+0\s+0\s+GRASP_FAILED 3$", r.stdout, re.M)
+    assert r.stdout.splitlines()[-2].startswith("batch: 3/3 cycles")
+
+
+@NEEDS_MICROPYTHON
+def test_virtual_board_cycles_show_their_virtual_time(tmp_path):
+    code, text = in_terminal("sim", "run", "--engine", "vboard", "--scenario", "nominal", "--out", tmp_path / "v")
+    assert code == 0, text
+    seen = re.findall(r"cycle 1 of 1: (\d+\.\d) s of virtual time, firmware in (\w+)", text)
+    assert len(seen) >= 3, text
+    times = [float(t) for t, _ in seen]
+    assert times == sorted(times) and times[-1] > 3.0
+    assert {"APPROACH", "GRASP"} & {s for _, s in seen}
+
+
+@pytest.mark.slow
+def test_fit_shows_its_evaluations_and_best_cost(tmp_path):
+    r = surepick("sim", "run", "--scenario", "nominal", "--out", tmp_path / "run", "--no-plots", timeout=300)
+    assert r.returncode == 0
+    code, text = in_terminal("fit", tmp_path / "run", "--out", tmp_path / "p.json", "--max-evals", "6")
+    assert code == 0, text
+    evals = re.findall(r"fit: (gripper|arm) group, evaluation (\d+) of at most 6, best cost ([0-9.e+-]+)", text)
+    assert evals and {g for g, _, _ in evals} == {"gripper", "arm"}, text
+    r = surepick("fit", tmp_path / "run", "--out", tmp_path / "q.json", "--max-evals", "6", timeout=300)
+    assert r.returncode == 0 and "group, evaluation" not in r.stdout + r.stderr
+    assert "evaluations in" in r.stdout
+
+
+@NEEDS_MICROPYTHON
+@pytest.mark.slow
+def test_deploy_without_cache_shows_each_file_it_builds_and_hil_its_plant_time(tmp_path):
+    with running_board(tmp_path / "flash", None) as port:
+        code, text = in_terminal("deploy", "--no-cache", "--port", port)
+        assert code == 0, text
+        built = re.findall(r"deploy: building (\d+)/(\d+) (\S+)", text)
+        assert len({f for _, _, f in built}) >= 10 and "/lib/surepick/shared_fsm/machine.py" in text, text
+        code, text = in_terminal("hil", "--port", port, "--scenario", "nominal", "--seed", "3")
+        assert code == 0, text
+        plant = [float(t) for t in re.findall(r"hil: (\d+\.\d) s of plant time, board in \w+", text)]
+        assert len(plant) >= 3 and plant == sorted(plant) and plant[-1] > 5.0, text

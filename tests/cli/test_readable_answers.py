@@ -1,0 +1,102 @@
+# Item 4 of the bench-day issue: what a person reads names things. `surepick config` against the
+# firmware on the virtual board: ranges and units in errors, list/diff/export/import, an import
+# checked as a whole before anything is written; a refused job names the latched fault, where it
+# latched and the command that clears it. Expected ranges, defaults and units are the reference
+# build's (../shared/HARDWARE.md, docs/conventions.md), written out here.
+import json
+import re
+
+import pytest
+
+from tests.support.board_cli import running_board
+from tests.support.cli import surepick
+from tests.support.needs import NEEDS_MICROPYTHON
+
+pytestmark = NEEDS_MICROPYTHON
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory):
+    with running_board(tmp_path_factory.mktemp("answers") / "flash", "part_missing", 2) as p:
+        yield p
+
+
+def test_an_out_of_range_value_names_range_and_unit_before_any_board_is_asked():
+    r = surepick("config", "set", "grasp_dwell_ms", "9000", "--port", "socket://127.0.0.1:1")
+    assert r.returncode == 2
+    assert r.stderr.strip() == "surepick config: grasp_dwell_ms must be 0..5000 ms, got 9000"
+    r = surepick("config", "set", "grasp_dwel_ms", "300", "--port", "socket://127.0.0.1:1")
+    assert r.returncode == 2 and "did you mean grasp_dwell_ms" in r.stderr
+
+
+def _diff(port):
+    r = surepick("config", "diff", "--port", port)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_list_shows_every_setting_with_default_range_unit_and_reboot(port):
+    r = surepick("config", "list", "--port", port)
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()[1:-1]}
+    assert len(rows) == 97                      # 57 board settings + 40 machine config fields
+    assert re.match(r"grasp_dwell_ms\s+350\s+350\s+0\.\.5000\s+ms$", rows["grasp_dwell_ms"]), rows["grasp_dwell_ms"]
+    assert re.match(r"pin_servo0\s+2\s+2\s+0\.\.29\s+yes\s+GPIO$", rows["pin_servo0"]), rows["pin_servo0"]
+    assert re.match(r"loop_period_ms\s+2\s+2\s+1\.\.50\s+yes\s+ms$", rows["loop_period_ms"])
+    assert "current_holding_ma" in rows and rows["current_holding_ma"].rstrip().endswith("mA")
+
+
+def test_set_diff_export_import_round_trip(port, tmp_path):
+    assert _diff(port).startswith("every setting is at its default")
+    r = surepick("config", "set", "grasp_dwell_ms", "420", "--port", port)
+    assert r.returncode == 0 and r.stdout.strip() == "grasp_dwell_ms = 420 ms (saved)", r.stdout + r.stderr
+    assert _diff(port).strip() == "grasp_dwell_ms = 420 (default 350 ms)"
+    saved = tmp_path / "cfg.json"
+    r = surepick("config", "export", saved, "--port", port)
+    assert r.returncode == 0, r.stderr
+    exported = json.loads(saved.read_text())
+    assert exported["machine"]["grasp_dwell_ms"] == 420 and exported["board"]["telemetry_hz"] == 10
+    assert len(exported["machine"]) + len(exported["board"]) == 97
+    assert surepick("config", "set", "grasp_dwell_ms", "350", "--port", port).returncode == 0
+    r = surepick("config", "import", saved, "--port", port)
+    assert r.returncode == 0 and "grasp_dwell_ms: 350 -> 420" in r.stdout, r.stdout + r.stderr
+    assert _diff(port).strip() == "grasp_dwell_ms = 420 (default 350 ms)"
+    assert surepick("config", "set", "grasp_dwell_ms", "350", "--port", port).returncode == 0
+
+
+@pytest.mark.parametrize("content,needle", [
+    ({"grasp_dwell_ms": 400, "pin_servo0": 99}, "pin_servo0 must be 0..29 GPIO, got 99"),
+    ({"grasp_dwell_ms": 400, "current_holding_ma": 700}, "current_stall_ma"),
+    ({"grasp_dwell_ms": 400, "pin_servo0": 3, "pin_servo1": 2}, "one at a time"),
+    ({"grasp_dwell_ms": 400, "no_such_setting": 1}, "no setting 'no_such_setting'"),
+    ({"grasp_dwell_ms": 400.5}, "grasp_dwell_ms must be a whole number 0..5000 ms"),
+], ids=["range", "relation", "pin-swap", "unknown", "not-integer"])
+def test_a_bad_import_file_changes_nothing_and_names_the_key(port, tmp_path, content, needle):
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(content))
+    before = _diff(port)
+    r = surepick("config", "import", f, "--port", port)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert needle in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert _diff(port) == before                 # grasp_dwell_ms (valid on its own) was not written
+
+
+def test_a_refused_job_names_the_latched_fault_and_how_to_clear_it(port):
+    # part_missing with 9 attempts runs long enough for the abort to find it moving.
+    r = surepick("job", "start", "--attempts", "9", "--port", port)
+    assert r.returncode == 0, r.stderr
+    assert surepick("job", "abort", "--port", port).returncode == 0
+    r = surepick("job", "start", "--port", port)
+    assert r.returncode == 1
+    msg = r.stderr.strip()
+    assert msg.startswith("surepick job start: refused: the board has a latched fault: ABORTED (in "), msg
+    assert re.search(r"ABORTED \(in (APPROACH|DESCEND|GRASP|VERIFY|RECOVER), attempt \d\): the job was aborted", msg)
+    assert msg.endswith("clear it with `surepick job clear --port %s`" % port), msg
+    assert "FAULTED" not in msg and "41" not in msg
+    r = surepick("job", "abort", "--port", port)
+    assert r.returncode == 1 and "nothing to abort" in r.stderr and "STATE" not in r.stderr
+    assert surepick("job", "clear", "--port", port).returncode == 0
+    r = surepick("job", "clear", "--port", port)
+    assert r.returncode == 1 and "there is no latched fault to clear" in r.stderr
+    r = surepick("job", "start", "--width", "60", "--port", port)
+    assert r.returncode == 1 and "wider than the jaw opens" in r.stderr and "bad_job" not in r.stderr

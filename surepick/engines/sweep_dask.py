@@ -4,6 +4,7 @@
 # a LocalCluster on this machine when no address is given. The scheduler re-runs the task of a
 # worker that died elsewhere; a task that kills several workers (Dask's KilledWorker) stops the
 # sweep. Dask is an optional extra: without it, one line says how to install it.
+import logging
 import time
 
 DASK_MISSING = ("--backend dask needs Dask's distributed scheduler: pip install 'surepick[dask]' "
@@ -41,9 +42,11 @@ class DaskBackend:
             except (OSError, TimeoutError) as e:
                 raise DaskUnavailable("cannot reach the Dask scheduler at %s: %s" % (scheduler, e)) from None
         else:
-            # one single-threaded worker process per job, as the local pool; no dashboard
+            # One single-threaded worker process per job, as the local pool; no dashboard. Its logs
+            # are silenced: shutting down on a loaded machine logs heartbeat tracebacks that look
+            # like failures; the sweep reports a failed or lost task itself (DaskTaskError).
             self.cluster = d.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                          dashboard_address=None)
+                                          dashboard_address=None, silence_logs=logging.CRITICAL)
             self.client = d.Client(self.cluster)
         self._run_id = "%x" % int(time.time() * 1000)
 

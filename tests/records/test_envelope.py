@@ -177,3 +177,17 @@ def test_compare_refuses_sweeps_of_other_axes(tmp_path):
     assert r.returncode == 2 and "different axes" in r.stderr, r.stderr
     r = surepick("sim", "sweep", "--compare", tmp_path / "a", tmp_path / "nowhere")
     assert r.returncode == 2 and "is not a finished sweep: summary.json is missing" in r.stderr, r.stderr
+
+
+def test_a_sweep_of_one_cell_still_draws(tmp_path):
+    plan = make_plan("nominal", ["config.grasp_dwell_ms=350"], seeds=2)     # one value: no axis at all
+    assert plan.axes == [] and plan.cells == [()]
+    cells = envelope.build_cells(plan, {(0, 0): _r(0, 0), (0, 1): _r(0, 1, "fault", "DROPPED")})
+    assert (cells[0].placed, cells[0].runs) == (1, 2)
+    header, body = envelope.rows(plan, cells)
+    assert header[:5] == list(envelope.FIRST_COLUMNS) and body[0][:5] == ["2", "1", "0", "0", "DROPPED=1"]
+    envelope_plot.plot_envelope(str(tmp_path / "e.png"), plan, cells, 0.95)
+    summ = _summary(plan, cells)
+    assert summ["fixed"] == {"config.grasp_dwell_ms": 350}
+    page = open(envelope_plot.write_html(str(tmp_path), plan, cells, summ, {}, [])).read()
+    assert "config.grasp_dwell_ms=350" in page

@@ -106,6 +106,7 @@ def _plan(args):
                                % args.out)
         return new
     stored = sweep_run.read_plan(args.out)
+    sweep_run.check_same_code(args.out)
     if new is not None:
         why = new.differs_from(stored)
         if why:
@@ -143,7 +144,8 @@ def _sweep(args):
     except OSError as e:
         raise CommandError("cannot use --out %s: %s" % (args.out, e.strerror or e)) from None
     command = ["surepick"] + sys.argv[1:]
-    sweep_run.write_plan(args.out, plan, {"command": command})
+    if not args.resume:
+        sweep_run.write_plan(args.out, plan, {"command": command})   # before any work
     cycles = len(plan.cells) * plan.seeds
     print("sweep: %s, %d cells x %d seeds = %d cycles, chunks of %d, backend %s%s" % (
         plan.scenario, len(plan.cells), plan.seeds, cycles, plan.chunk, args.backend,

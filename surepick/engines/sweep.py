@@ -3,6 +3,7 @@
 # part's mass or friction; every value of every axis, and every cell, is checked here before any
 # work starts. run_job is the one function that runs a job, whichever backend calls it
 # (engines/sweep_run.py drives the backends).
+import functools
 import hashlib
 import itertools
 import json
@@ -106,6 +107,7 @@ def parse_axis(spec):
 _CONFIG_FIELDS = {f[0]: f for f in FIELDS}
 
 
+@functools.lru_cache(maxsize=None)
 def _plant_leaf(path):
     # -> (default value, a function value -> nested plant dict) for a dotted PlantParams path,
     # or SweepError naming what exists there.

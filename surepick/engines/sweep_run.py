@@ -19,7 +19,9 @@ def has_results(out_dir):
 
 
 def write_plan(out_dir, plan, extra=None):
+    # The plan and the code that runs it (a resume must run the same code: engines/sweep.py).
     d = plan.to_dict()
+    d["code"] = sweep.code_identity()
     d.update(extra or {})
     tmp = os.path.join(out_dir, PLAN_FILE + ".tmp")
     with open(tmp, "w") as f:
@@ -37,6 +39,19 @@ def read_plan(out_dir):
     except (OSError, ValueError) as e:
         raise sweep.SweepError("cannot read %s: %s" % (path, e)) from None
     return sweep.Plan.from_dict(d)
+
+
+def check_same_code(out_dir):
+    """A resume adds cycles to the ones in DIR only when this machine runs the code that made them."""
+    try:
+        with open(os.path.join(out_dir, PLAN_FILE)) as f:
+            then = json.load(f).get("code")
+    except (OSError, ValueError) as e:
+        raise sweep.SweepError("%s holds no readable sweep plan to resume: %s" % (out_dir, e)) from None
+    now = sweep.code_identity()
+    if then != now:
+        raise sweep.SweepError("the results in %s were made by other code (%s; here %s): their cycles would not be "
+                               "comparable with new ones; --force starts over" % (out_dir, then, now))
 
 
 def read_results(out_dir, plan):
@@ -82,6 +97,8 @@ def run_sweep(plan, out_dir, backend, progress=None, resume=False):
     """Runs what is not yet in DIR/results.jsonl (everything, unless resume). progress(state) is
     called with a dict: cycles_done, cycles_total, cells_done, cells_total, ran, elapsed_s."""
     os.makedirs(out_dir, exist_ok=True)
+    if resume:
+        check_same_code(out_dir)
     results = read_results(out_dir, plan) if resume else {}
     if not resume:
         open(os.path.join(out_dir, RESULTS_FILE), "w").close()

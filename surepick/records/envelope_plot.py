@@ -109,7 +109,7 @@ def figure_of(panels, title, draw, colorbar_label):
     ny = len(shown[0][1])
     w = max(4.0, min(9.0, 1.4 + 0.5 * nx))
     h = max(2.2, min(6.0, 1.4 + 0.42 * ny))
-    fig, axs = plt.subplots(rows, cols, figsize=(w * cols + 1.2, h * rows + 1.2), squeeze=False)
+    fig, axs = plt.subplots(rows, cols, figsize=(w * cols + 1.2, h * rows + 1.2), squeeze=False, layout="constrained")
     im = None
     for k, (label, grid) in enumerate(shown):
         ax = axs[k // cols][k % cols]

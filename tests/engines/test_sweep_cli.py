@@ -39,3 +39,20 @@ def test_missing_dask_is_one_line_naming_the_extra(tmp_path):
     assert r.stderr.strip() == ("surepick sim sweep: --backend dask needs Dask's distributed scheduler: pip install "
                                 "'surepick[dask]' (dask and distributed, pinned in requirements.lock)")
     assert not (tmp_path / "s" / "results.jsonl").exists()
+
+
+def test_resume_refuses_a_directory_without_a_plan_or_made_by_other_code(tmp_path):
+    import json
+    from surepick.engines import sweep_run
+    from surepick.engines.sweep import make_plan
+    out = tmp_path / "sweep"
+    r = surepick("sim", "sweep", "--out", out, "--resume")
+    assert r.returncode == 2 and "holds no sweep to resume (no sweep.json)" in r.stderr, r.stderr
+    out.mkdir()
+    sweep_run.write_plan(str(out), make_plan("pot_wire_broken", ["at_ms=0,2000"], seeds=2))
+    plan = json.loads((out / "sweep.json").read_text())
+    plan["code"]["mujoco"] = "0.0.1"               # as if the cycles so far came from another MuJoCo
+    (out / "sweep.json").write_text(json.dumps(plan))
+    r = surepick("sim", "sweep", "--out", out, "--resume")
+    assert r.returncode == 2 and "were made by other code" in r.stderr and "'mujoco': '0.0.1'" in r.stderr, r.stderr
+    assert not (out / "results.jsonl").exists()

@@ -184,3 +184,36 @@ def test_ctrl_c_keeps_results_and_resume_runs_only_what_is_missing(reference, tm
     assert (out / drill["dir"] / "trajectory.csv").stat().st_size > 1000
     page = (out / "envelope.html").read_text()
     assert 'href="%s/cycle_000.png"' % drill["dir"] in page
+
+
+@pytest.mark.slow
+def test_a_sweep_on_a_scheduler_started_with_the_dask_command(reference, tmp_path):
+    # As README's cluster recipe does it: `dask scheduler` and `dask worker` processes (here both on
+    # this machine), the sweep given the scheduler's tcp:// address; the same table as the local pool.
+    bin_ = os.path.dirname(SUREPICK_BIN)
+    info = tmp_path / "scheduler.json"
+    procs = [subprocess.Popen([os.path.join(bin_, "dask"), "scheduler", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(info)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.monotonic() + 120
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads(info.read_text())["address"]
+        assert address.startswith("tcp://")
+        procs.append(subprocess.Popen([os.path.join(bin_, "dask"), "worker", address, "--nworkers", "2",
+                                       "--nthreads", "1", "--no-dashboard"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        r = surepick("sim", "sweep", *CHEAP, "--backend", "dask", "--scheduler", address, "--out", tmp_path / "s",
+                     "--drill", "0", "--no-plots", timeout=900)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "backend dask at %s" % address in r.stdout
+        assert (tmp_path / "s" / "cells.csv").read_bytes() == reference["csv"]
+        summ = json.loads((tmp_path / "s" / "summary.json").read_text())
+        assert summ["backend"]["scheduler"] == address and summ["backend"]["workers"] >= 1
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()

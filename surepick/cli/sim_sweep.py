@@ -160,6 +160,7 @@ def _sweep(args):
             versions.update(sweep_dask.versions())
         summ = envelope.summary(plan, cells, run, args.threshold, command, versions)
         envelope.write_cells(args.out, plan, cells)
+        envelope.write_json(os.path.join(args.out, envelope.SUMMARY_FILE), summ)   # again with the drill-down
         drills = {}
         if not run.interrupted:
             picks = envelope.drill_picks(cells, args.drill)
@@ -186,6 +187,8 @@ def _sweep(args):
               "INTERRUPTED:" if run.interrupted else "sweep:", summ["cycles_done"], summ["cycles_planned"],
               run.ran, run.wall_s, summ["cycles_per_s"], t["placed"], t["false_success"], t["false_failure"],
               summ["envelope"]["cells_in"], len(cells)))
+    if run.backend.get("workers_lost"):
+        print("%d worker(s) died holding a chunk; each such chunk ran again on a new worker" % run.backend["workers_lost"])
     print("cells: %s\nenvelope: %s" % (os.path.join(args.out, envelope.CELLS_FILE), page))
     if run.interrupted:
         return exitcodes.INTERRUPTED

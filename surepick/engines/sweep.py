@@ -20,6 +20,7 @@ from surepick.sim.plant import PARTS
 KINDS = ("param", "config", "plant", "part")
 PART_KEYS = ("mass_g", "friction")          # the part properties an axis may vary
 MAX_VALUES = 1000                            # per axis: a typo like 0:1000:0.001 is caught
+MAX_CELLS = 100000                           # per grid: the plan is held in memory
 PLAN_FORMAT = 1
 
 
@@ -150,6 +151,8 @@ def _typed(kind, key, d):
         if d != d.to_integral_value():
             raise SweepError("%s must be an integer" % ("config field" if kind == "config" else "plant parameter"))
         return int(d)
+    if not math.isfinite(float(d)):
+        raise SweepError("is too large")
     return float(d)
 
 
@@ -309,6 +312,9 @@ def make_plan(scenario, axis_specs, config=None, plant=None, first_seed=0, seeds
                 raise SweepError("axis %s value %s: %s" % (ax.name, d, e)) from None
             ax.values.append(v)
         (axes if len(ax.values) > 1 else fixed).append(ax)
+    cells = math.prod(len(a.values) for a in axes)
+    if cells > MAX_CELLS:
+        raise SweepError("the grid has %d cells (at most %d): fewer values per axis" % (cells, MAX_CELLS))
     plan = Plan(sc.name, axes, fixed, config, plant, first_seed, seeds, chunk)
     _check_cells(plan, sc)
     return plan

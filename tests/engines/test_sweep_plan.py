@@ -77,6 +77,8 @@ def test_chunks_never_span_cells_and_skip_what_is_done():
     (["part.colour=1"], "the part's mass_g or friction"),
     (["wing.x=1"], "unknown kind 'wing'"),
     (["offset_mm=1", "offset_mm=2"], "given twice"),
+    (["plant.pad.friction=1e400"], "axis plant.pad.friction value 1E+400: is too large"),
+    (["offset_mm=0:20:0.05", "yaw_deg=0:45:0.1"], "the grid has 180851 cells (at most 100000)"),
 ])
 def test_every_value_is_checked_before_any_work(axes, needle):
     with pytest.raises(SweepError) as e:

@@ -25,7 +25,7 @@ COMMANDS = [
     ("log", "cli.log", "export the monitor's SQLite record store as CSV/JSON or as a run record, or summarise faults and success rate"),
     ("monitor", "cli.monitor", "live view of a running board; stores every log record once in SQLite, back-fills after resets"),
     ("replay", "cli.replay", "replay a run record's readings through the shared machine; mark where it decides differently"),
-    ("sim", "cli.sim", "simulate pick-and-place on the MuJoCo plant: run, batch, scenarios"),
+    ("sim", "cli.sim", "simulate pick-and-place on the MuJoCo plant: run, batch, sweep, scenarios"),
     ("teleop", "cli.teleop", "drive the arm from a 6-DoF pose stream (recorded file, keyboard, OpenVR, SpaceMouse) into the MuJoCo arm; logs teleop.csv and summary.json"),
 ]
 

@@ -1,4 +1,4 @@
-# `surepick sim`: run the shared machine on the MuJoCo plant (run, batch) and list scenarios.
+# `surepick sim`: run the shared machine on the MuJoCo plant (run, batch, sweep) and list scenarios.
 # The cycles run in engines/ (inproc_cycles, vboard, batch); reports are written by records/.
 import json
 import os
@@ -69,13 +69,19 @@ def add_arguments(p):
     b.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides")
     b.add_argument("--plant", metavar="PLANT.json", help="plant parameters")
 
+    from surepick.cli import sim_sweep
+    sim_sweep.add_arguments(sub)
+
 
 def run(args):
     verb = getattr(args, "sim_verb", None)
     if verb is None:
-        raise CommandError("say what to do: scenarios, run or batch (see surepick sim --help)")
+        raise CommandError("say what to do: scenarios, run, batch or sweep (see surepick sim --help)")
     if verb == "scenarios":
         return _scenarios(args)
+    if verb == "sweep":
+        from surepick.cli import sim_sweep
+        return sim_sweep.run(args)
     overrides = dict(args.param)
     cfg = config_overrides_file(args.config) if args.config else None
     plant_params = plant_params_file(args.plant) if args.plant else None

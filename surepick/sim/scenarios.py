@@ -13,7 +13,9 @@ from surepick.sim.plant import (PARTS, SOURCE_XY_MM, BIN_XY_MM, PART_HEIGHT_MM, 
                     OBSTACLE_XY_MM, OBSTACLE_SIZE_MM)
 
 # Each parameter: (default, min, max, help) or (default, choices, None, help)
-_OFFSET = {"offset_mm": (8.0, 0.0, 12.0, "largest part offset from the taught pose, each axis (mm)"),
+# The offset goes to 20 mm: the part's centre stays on the 60 mm pad, and a sweep can show where
+# the 45 mm jaw stops straddling a 25 mm cube (about 7.8 mm here: README, Sweeps).
+_OFFSET = {"offset_mm": (8.0, 0.0, 20.0, "largest part offset from the taught pose, each axis (mm)"),
            "yaw_deg": (20.0, 0.0, 45.0, "largest part yaw (deg)")}
 STATE_NAMES = states.NAMES
 

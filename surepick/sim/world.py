@@ -67,7 +67,8 @@ class World:
         self.cycle = int(cycle)
         self.setup = self.scenario.setup(self.values, scenarios.rng_for(self.seed, self.cycle))
         s = self.setup
-        self.plant = Plant(part=s["part"], params=plant_params, seed=plant_seed(self.seed, self.cycle) if noise_seed is None else noise_seed,
+        # part_spec: the named part with another mass or friction (a sweep's part axes)
+        self.plant = Plant(part=s.get("part_spec") or s["part"], params=plant_params, seed=plant_seed(self.seed, self.cycle) if noise_seed is None else noise_seed,
                            part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
         self.judge = Judge(Config().approach_height_um / 1000.0)
         self.sample_ms = sample_ms

@@ -51,7 +51,7 @@ def test_a_failed_cycle_exits_1_and_keeps_its_evidence(tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["sim", "run", "--scenario", "no_such"], "valid scenarios: beam_debris"),
     (["sim", "run", "--scenario", "part_offset", "--param", "bogus=1"], "its parameters: offset_mm, yaw_deg"),
-    (["sim", "run", "--scenario", "part_offset", "--param", "offset_mm=99"], "outside 0..12"),
+    (["sim", "run", "--scenario", "part_offset", "--param", "offset_mm=99"], "outside 0..20"),
     (["sim", "run", "--scenario", "part_offset", "--param", "offset_mm"], "KEY=VALUE"),
     (["sim", "run", "--scenario", "estop", "--param", "state=LIFTING"], "must be one of IDLE, APPROACH"),
     (["sim", "batch", "--scenario", "nope", "--count", "1", "--out", "/tmp/x"], "valid scenarios"),
@@ -87,7 +87,7 @@ def test_scenarios_lists_every_scenario_with_parameters():
                  "switch_stuck_open", "switch_stuck_closed", "beam_debris", "pot_wire_broken", "servo_stall",
                  "brownout_mid_lift"):
         assert name in data
-    assert data["part_offset"]["params"]["offset_mm"]["max"] == 12.0
+    assert data["part_offset"]["params"]["offset_mm"]["max"] == 20.0
     assert data["estop"]["params"]["state"]["choices"][:2] == ["IDLE", "APPROACH"]
 
 

@@ -4,9 +4,9 @@
 # LED (app.py), and the host simulator, the virtual board's shadow and the fit run this same code
 # with the plant's pins as their HAL (hal/plant_pins.py).
 #
-# One tick, in order: inputs -> machine.step -> recovery finisher / calibration -> motion.tick ->
-# servo drive. The caller owns the clock: the App waits for the next period on its HAL, an engine
-# advances its plant one period after each tick.
+# One tick, in order: inputs -> machine.step -> recovery finisher / calibration / teleop mode ->
+# motion.tick -> servo drive. The caller owns the clock: the App waits for the next period on its
+# HAL, an engine advances its plant one period after each tick.
 #
 # Flash: the job marker (/job.json) and the rest pose (/rest.json) belong to the core, because
 # the next boot decides from them; they are written under `root` and only when `persist` is set
@@ -23,6 +23,7 @@ from . import settings as settings_mod
 from .calibrate import Calibration
 from .sensors import Pot, Current, Rail, Switch, EStop
 from .servo import Servo, drive as drive_servos
+from .teleop_mode import TeleopMode
 
 
 def check_pose(x_um, y_um, z_um, pitch_mdeg):
@@ -90,6 +91,7 @@ class Controller:
         self.motion = None
         self.finisher = None
         self.cal = None
+        self.teleop = TeleopMode(self)   # off until asked (teleop_mode.py)
         self.persist = 1          # job marker, rest pose and calibrations go to flash
         self.flash_tick = 0       # this tick wrote flash (the App's timing statistics count it apart)
         self.now_ms = hal.ticks_ms()
@@ -191,13 +193,16 @@ class Controller:
                 self.finisher_done(f)
         if self.cal is not None:
             self.cal.step(self, now)
+        if self.teleop.on:
+            self.teleop.step(now)
         mo = self.motion
         mo.tick(now, m.out, m.inp)      # an unreachable move comes back as error_seq
         drive_servos(self.servos, mo.joints, mo.jaw_um, dt)
 
     def busy(self):
         # Anything moving the arm on purpose: flash writes and new jobs wait.
-        return self.m.busy() or self.finisher is not None or self.cal is not None or self.motion.active
+        return (self.m.busy() or self.finisher is not None or self.cal is not None or self.motion.active
+                or self.teleop.on)
 
     def finisher_done(self, finisher):
         # The recovery finisher ended (placed, or latched its fault). The App counts it.
@@ -208,7 +213,7 @@ class Controller:
     def start_job(self, job):
         # -> the machine's answer (machine.OK, E_BUSY, ...). A started job leaves its marker on
         # flash, so a reset mid-cycle is known at the next boot.
-        if self.finisher is not None or self.cal is not None:
+        if self.finisher is not None or self.cal is not None or self.teleop.on:
             return M_BUSY
         r = self.m.start_job(job, check_pose)
         if r == M_OK and self.persist:

@@ -25,6 +25,9 @@ R_DISAGREE_NOTE = const(12)    # a disagreement that did not change the verdict
 R_GRIP_FLICKER = const(13)     # grip looked lost briefly, then came back (tolerated)
 R_RESENSED = const(14)         # the re-sense hook supplied a new part pose
 R_CLEARED = const(15)          # a human cleared the latched fault
+R_TELEOP_ON = const(16)        # teleop mode entered (firmware/teleop_mode.py)
+R_TELEOP_OFF = const(17)       # teleop mode left (request, abort, or a fault)
+R_DEADMAN = const(18)          # teleop: no setpoint for longer than the deadman time: holding
 
 # Faults (latched; a fault blocks new jobs until cleared).
 F_FIRST = const(32)
@@ -46,7 +49,7 @@ F_LAST = const(44)
 _REASON_NAMES = (
     "NONE", "JOB_START", "ARRIVED", "SETTLED", "DWELL_DONE", "VERIFY_PASS", "VERIFY_EMPTY",
     "VERIFY_DISAGREE", "VERIFY_UNSETTLED", "RETRY", "PLACED", "RELEASED", "DISAGREE_NOTE",
-    "GRIP_FLICKER", "RESENSED", "CLEARED",
+    "GRIP_FLICKER", "RESENSED", "CLEARED", "TELEOP_ON", "TELEOP_OFF", "DEADMAN",
 )
 _FAULT_NAMES = (
     "GRASP_FAILED", "SENSOR_DISAGREE", "SENSOR_FAULT", "CRUSH", "DROPPED", "RELEASE_FAILED",

@@ -19,7 +19,10 @@ def add_arguments(p):
                        "Writes DIR/report.json, DIR/trajectory.csv and DIR/cycle_NNN.png. Exit 0 when "
                        "every cycle was verified placed (machine said placed and the judge measured it), "
                        "1 when a cycle ended otherwise, 2 for bad usage.")
-    r.add_argument("--scenario", required=True, help="scenario name (see `surepick sim scenarios`)")
+    r.add_argument("--scenario", help="scenario name (see `surepick sim scenarios`); with --job, default nominal")
+    r.add_argument("--job", metavar="JOB.json", help="run this job file (docs/job-file.md, e.g. from `surepick "
+                   "teach`) instead of the scenario's own pick/place/width; its approach height, if any, "
+                   "overrides the machine's approach_height_um")
     r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     r.add_argument("--cycles", type=int, default=1, help="cycles to run (default 1)")
     r.add_argument("--out", default="runs/sim", help="output directory (default runs/sim)")
@@ -60,13 +63,33 @@ def run(args):
     cfg = config_overrides_file(args.config) if args.config else None
     plant_params = plant_params_file(args.plant) if args.plant else None
     if verb == "run":
+        job = None
+        if args.job is not None:
+            job, cfg = _job_file(args.job, cfg)
+            args.scenario = args.scenario or "nominal"
+        elif args.scenario is None:
+            raise CommandError("say which scenario: --scenario NAME (or --job FILE)")
         _check_scenario(args.scenario, overrides)
         if args.cycles < 1:
             raise CommandError("--cycles must be at least 1")
         if args.engine == "vboard":
+            if job is not None:
+                raise CommandError("--job runs with --engine sim (on a board: surepick job start --job FILE)")
             return _run_vboard(args, overrides, cfg, plant_params)
-        return _run(args, overrides, cfg, plant_params)
+        return _run(args, overrides, cfg, plant_params, job)
     return _batch(args, overrides, cfg, plant_params)
+
+
+def _job_file(path, cfg):
+    # -> (the job as run_cycles takes it, config overrides with the job's approach height)
+    from surepick.teleop import jobfile
+    try:
+        job = jobfile.load(path)
+    except jobfile.JobFileError as e:
+        raise CommandError(str(e)) from None
+    cfg = dict(cfg or {})
+    cfg.update(job.config_overrides())
+    return job.link_job(), cfg or None
 
 
 def _check_scenario(name, overrides):
@@ -98,7 +121,7 @@ def _scenarios(args):
     return exitcodes.OK
 
 
-def _run(args, overrides, cfg, plant_params):
+def _run(args, overrides, cfg, plant_params, job=None):
     from surepick.engines.inproc_cycles import run_cycles
     from surepick.records import report
     _make_out_dir(args.out)
@@ -109,7 +132,9 @@ def _run(args, overrides, cfg, plant_params):
             rec["judge_outcome"], rec["judge_reason"], rec["attempts"], rec["sim_ms"] / 1000.0, rec["wall_s"]))
 
     meta, cycles, trajectories = run_cycles(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg,
-                                            viewer=args.viewer and _has_display(), on_cycle=said)
+                                            viewer=args.viewer and _has_display(), on_cycle=said, job=job)
+    if args.job is not None:
+        meta["job_file"] = os.path.abspath(args.job)
     try:
         path = report.write_report(args.out, meta, cycles, trajectories, plots=not args.no_plots)
     except OSError as e:

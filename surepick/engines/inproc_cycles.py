@@ -5,9 +5,10 @@ from surepick.sim import scenarios
 
 
 def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cfg_overrides=None,
-               viewer=False, on_cycle=None):
+               viewer=False, on_cycle=None, job=None):
     # -> (meta, cycle records, trajectories). Unknown scenario or bad parameters: ValueError
-    # before any cycle runs. on_cycle(record) is called as each cycle finishes.
+    # before any cycle runs. on_cycle(record) is called as each cycle finishes. job: (pick, place,
+    # width_um, max_attempts or None) instead of the scenario's (inproc.CycleRun).
     if cycles < 1:
         raise ValueError("cycles must be at least 1")
     sc = scenarios.get(scenario)
@@ -15,7 +16,7 @@ def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cf
     recs, trajectories = [], []
     model_hash = None
     for k in range(cycles):
-        run = inproc.CycleRun(sc, values, seed, k, plant_params, cfg_overrides)
+        run = inproc.CycleRun(sc, values, seed, k, plant_params, cfg_overrides, job=job)
         if viewer:
             run.viewer = "passive"
         rec = run.run(record_trajectory=True)

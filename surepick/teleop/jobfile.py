@@ -203,7 +203,7 @@ def check(job, cfg=None):
             kin.inverse(*above.as_tuple())
         except kin.Unreachable as e:
             problems.append("%s: the approach %.1f mm above it: %s" % (name, approach_um / 1000.0, e))
-        low = lowest_finger_z_mm(pose)
+        low = round(lowest_finger_z_mm(pose), 6)     # no float dust at the exact edge
         if low < kin.MIN_Z_MM + TABLE_CLEARANCE_MM:
             problems.append("%s: the fingers would reach %.1f mm above the table (at z %.1f mm, pitch %.0f deg); "
                             "they must stay %.0f mm clear" % (name, low - kin.MIN_Z_MM, pose.z_mm, pose.pitch_deg,

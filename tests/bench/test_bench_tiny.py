@@ -35,8 +35,9 @@ BENCHES = (
                            r"busy loop +%s host CPU s .* per emulated s" % NUM,
                            r"lockstep: \d+ host us per 2 ms step"], True),
     ("plant_step.py", PY, [r"plant_full_loop +%s steps/s" % NUM, r"ratio_full_vs_bare_loop +%s" % NUM], False),
-    ("teleop_latency.py", PY, [r"latency_ms p50 %s p99 %s" % (NUM, NUM), r"processing_ms p50 %s p99 %s" % (NUM, NUM)],
-     False),
+    ("teleop_latency.py", PY, [r"^latency_ms p50 %s p99 %s" % (NUM, NUM), r"processing_ms p50 %s p99 %s" % (NUM, NUM),
+                               r"board latency_ms p50 %s p99 %s" % (NUM, NUM),
+                               r"board host_ms p50 %s p99 %s" % (NUM, NUM)], False),
     ("sim_bench.py", PY, [r"ratio \(target >= 0\.8\): +%s" % NUM, r"one nominal cycle: +%s x real time" % NUM,
                           r"whole tick +%s us" % NUM, r"mixed batch: 2 cycles"], False),
 )

@@ -219,3 +219,45 @@ def test_the_taught_job_places_the_part_on_the_virtual_board(taught, tmp_path):
             time.sleep(0.1)
         outcome, reason, details = ps.verdict()
     assert outcome == "placed", (reason, details)
+
+
+# ---- bad input: named, and nothing runs ----
+
+def _run(args, timeout=300):
+    return subprocess.run(SUREPICK + args, capture_output=True, text=True, env=_env(), timeout=timeout)
+
+
+def test_job_files_refused_before_anything_moves(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "surepick-job", "version": 1,
+                               "pick": {"x_mm": 160.0, "y_mm": -60.0, "z_mm": 5.0},
+                               "place": {"x_mm": 400.0, "y_mm": 0.0, "z_mm": 20.5}, "part_width_mm": 25.0}))
+    # a port where nothing listens: had the command got that far, it would say so instead
+    for args in (["job", "start", "--job", str(bad), "--port", "socket://127.0.0.1:9"],
+                 ["sim", "run", "--job", str(bad), "--out", str(tmp_path / "run")]):
+        r = _run(args)
+        assert r.returncode == 2, r.stderr
+        assert "pick: the fingers would reach -5.0 mm" in r.stderr and "place: pose unreachable (too far)" in r.stderr
+    assert not (tmp_path / "run").exists()
+    good = tmp_path / "good.json"
+    jobfile.save(jobfile.from_dict({"format": "surepick-job", "version": 1,
+                                    "pick": {"x_mm": 160.0, "y_mm": -60.0, "z_mm": 15.5},
+                                    "place": {"x_mm": 150.0, "y_mm": 80.0, "z_mm": 20.5}, "part_width_mm": 25.0}), good)
+    r = _run(["job", "start", "--job", str(good), "--width", "20", "--port", "socket://127.0.0.1:9"])
+    assert r.returncode == 2 and "--job gives the poses, width and attempts: drop --width" in r.stderr
+    r = _run(["sim", "run", "--out", str(tmp_path / "run")])
+    assert r.returncode == 2 and "--scenario" in r.stderr
+
+
+def test_teaching_without_the_marks_names_what_is_missing(tmp_path):
+    from tests.teleop.streams import HOME_MM, waypoint_stream
+    # only a pick is marked: the place and the width are missing; the marks are kept
+    stream = waypoint_stream([(HOME_MM + [20.0, 0.0, -20.0], 1.0, 0.0, "pick")])
+    write_jsonl(tmp_path / "s.jsonl", stream)
+    out = tmp_path / "job.json"
+    r = _run(["teach", "--source", str(tmp_path / "s.jsonl"), "--out", str(out), "--part", "none"])
+    assert r.returncode == 1, r.stderr
+    assert "place: not marked (key 5" in r.stderr and "width: not marked" in r.stderr
+    assert not out.exists()
+    kept = json.loads((tmp_path / "job.json.partial").read_text())
+    assert [m["mark"] for m in kept["marks"]] == ["pick"] and len(kept["problems"]) == 2

@@ -42,8 +42,8 @@ WHY_FAULT = const(2)       # a fault or the e-stop latched (the machine's FAULT 
 WHY_LEFT = const(3)        # TELEOP off
 WHY_ABORT = const(4)       # ABORT
 
-_JMIN = (-90000, 0, -180000, -180000)    # kinematics.JOINT_MIN_DEG / _MAX_DEG in mdeg
-_JMAX = (90000, 180000, 0, 0)
+_JMIN = tuple(int(v * 1000) for v in kinematics.JOINT_MIN_DEG)     # joint limits, mdeg
+_JMAX = tuple(int(v * 1000) for v in kinematics.JOINT_MAX_DEG)
 
 
 class TeleopMode:

@@ -14,13 +14,16 @@ from surepick.host.link.jobs import DEFAULT_PICK_MM, DEFAULT_PLACE_MM
 def add_arguments(p):
     sub = p.add_subparsers(dest="job_verb", metavar="ACTION")
     s = sub.add_parser("start", help="send a job: pick pose, place pose, part width")
-    s.add_argument("--pick", type=_pose, default=DEFAULT_PICK_MM, metavar="X,Y,Z[,PITCH]",
+    s.add_argument("--job", metavar="JOB.json", help="a job file (docs/job-file.md, e.g. from `surepick teach`): "
+                   "its poses, width and attempts instead of --pick/--place/--width/--attempts; its approach "
+                   "height, if any, is set on the board first (config approach_height_um)")
+    s.add_argument("--pick", type=_pose, default=None, metavar="X,Y,Z[,PITCH]",
                    help="jaw centre at the part, mm (pitch deg, default -90: pointing down); "
                         "default: the reference source pad %s" % (DEFAULT_PICK_MM,))
-    s.add_argument("--place", type=_pose, default=DEFAULT_PLACE_MM, metavar="X,Y,Z[,PITCH]",
+    s.add_argument("--place", type=_pose, default=None, metavar="X,Y,Z[,PITCH]",
                    help="jaw centre where the part is released; default: over the reference bin %s"
                         % (DEFAULT_PLACE_MM,))
-    s.add_argument("--width", type=float, default=25.0, metavar="MM", help="part width across the jaws (default 25)")
+    s.add_argument("--width", type=float, default=None, metavar="MM", help="part width across the jaws (default 25)")
     s.add_argument("--attempts", type=int, metavar="N", help="max attempts (default: the board's max_attempts)")
     s.add_argument("--wait", action="store_true", help="follow the cycle's events until it ends")
     s.add_argument("--timeout", type=float, default=120.0, metavar="S",
@@ -68,6 +71,8 @@ def run(args):
     verb = getattr(args, "job_verb", None)
     if verb is None:
         raise CommandError("say what to do: start, abort, clear, rescue or status")
+    if verb == "start":
+        _job_args(args)                  # bad input is found before the port is opened
     stay = verb in ("start", "rescue") and args.wait
     with board_link(args, "job " + verb, stay=stay) as c:
         if verb == "start":
@@ -102,6 +107,42 @@ def run(args):
         return exitcodes.OK
 
 
+def _job_args(args):
+    # A job file, or the pose options (with their defaults); never both.
+    args.config_needed = {}
+    if args.job is None:
+        args.pick = args.pick or DEFAULT_PICK_MM
+        args.place = args.place or DEFAULT_PLACE_MM
+        args.width = 25.0 if args.width is None else args.width
+        return
+    given = [o for o, v in (("--pick", args.pick), ("--place", args.place), ("--width", args.width),
+                            ("--attempts", args.attempts)) if v is not None]
+    if given:
+        raise CommandError("--job gives the poses, width and attempts: drop %s" % ", ".join(given))
+    from surepick.teleop import jobfile
+    try:
+        job = jobfile.load(args.job)
+    except jobfile.JobFileError as e:
+        raise CommandError(str(e)) from None
+    args.pick, args.place = job.pick.as_tuple(), job.place.as_tuple()
+    args.width, args.attempts = job.part_width_mm, job.max_attempts
+    args.config_needed = job.config_overrides()
+
+
+def _set_config(c, args, link):
+    # The job file's machine settings (its approach height), set on the board before the job.
+    for key, value in sorted(args.config_needed.items()):
+        r = c.request(link.T_CONFIG_GET, (key,), 3.0)
+        if r.ok and len(r.payload) > 1 and r.payload[1] == value:
+            continue
+        was = r.payload[1] if r.ok and len(r.payload) > 1 else "?"
+        r = c.request(link.T_CONFIG_SET, (key, value), 3.0)
+        if not r.ok:
+            raise CommandError("the board refused %s = %d from %s: %s %s" % (
+                key, value, args.job, r.code_name, " ".join(str(p) for p in r.payload)), exitcodes.FAILED)
+        print("%s: %s -> %d (from %s; persisted on the board)" % (key, was, value, args.job))
+
+
 def _start(c, args, link, codes, states):
     from surepick.host.link import jobs
     spec = jobs.JobSpec(args.pick, args.place, args.width, args.attempts)
@@ -109,6 +150,8 @@ def _start(c, args, link, codes, states):
         um = spec.link_args()
     except ValueError as e:
         raise CommandError(str(e)) from None
+    if args.config_needed:
+        _set_config(c, args, link)
     seen = []
     r = c.request(link.T_JOB, um, 3.0, collect=(link.T_EVENT,))
     if not r.ok:

@@ -26,7 +26,8 @@ COMMANDS = [
     ("monitor", "cli.monitor", "live view of a running board; stores every log record once in SQLite, back-fills after resets"),
     ("replay", "cli.replay", "replay a run record's readings through the shared machine; mark where it decides differently"),
     ("sim", "cli.sim", "simulate pick-and-place on the MuJoCo plant: run, batch, sweep, scenarios"),
-    ("teleop", "cli.teleop", "drive the arm from a 6-DoF pose stream (recorded file, keyboard, OpenVR, SpaceMouse) into the MuJoCo arm; logs teleop.csv and summary.json"),
+    ("teach", "cli.teach", "teach a job by moving the arm (teleop into the sim or a board): marks record pick, place, approach heights and the part width into a job file"),
+    ("teleop", "cli.teleop", "drive the arm from a 6-DoF pose stream (recorded file, keyboard, OpenVR, SpaceMouse) into the MuJoCo arm or a board; logs teleop.csv and summary.json"),
 ]
 
 EXIT_HELP = ("exit status: %d done (the run, comparison or job said yes), %d it said no or the board "

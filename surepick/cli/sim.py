@@ -29,7 +29,10 @@ def add_arguments(p):
                        "cycle as it finishes: Ctrl-C keeps every finished cycle (exit 130) and --resume continues. "
                        "Exit 0 when every cycle was verified placed (machine said placed and the judge measured "
                        "it), 1 when a cycle ended otherwise, 2 for bad usage, 130 interrupted.")
-    r.add_argument("--scenario", required=True, help="scenario name (see `surepick sim scenarios`)")
+    r.add_argument("--scenario", help="scenario name (see `surepick sim scenarios`); with --job, default nominal")
+    r.add_argument("--job", metavar="JOB.json", help="run this job file (docs/job-file.md, e.g. from `surepick "
+                   "teach`) instead of the scenario's own pick/place/width; its approach height, if any, "
+                   "overrides the machine's approach_height_um")
     r.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
     r.add_argument("--cycles", type=int, default=1, help="cycles to run (default 1)")
     r.add_argument("--out", default="runs/sim", help="output directory (default runs/sim); refused when it "
@@ -86,15 +89,37 @@ def run(args):
     cfg = config_overrides_file(args.config) if args.config else None
     plant_params = plant_params_file(args.plant) if args.plant else None
     if verb == "run":
+        job = None
+        if args.job is not None:
+            job, cfg = _job_file(args.job, cfg)
+            args.scenario = args.scenario or "nominal"
+        elif args.scenario is None:
+            raise CommandError("say which scenario: --scenario NAME (or --job FILE)")
         _check_scenario(args.scenario, overrides)
         if args.cycles < 1:
             raise CommandError("--cycles must be at least 1")
         if args.engine == "vboard":
+            if job is not None:
+                raise CommandError("--job runs with --engine sim (on a board: surepick job start --job FILE)")
             return _run_vboard(args, overrides, cfg, plant_params)
         if args.engine == "rp2040":
+            if job is not None:
+                raise CommandError("--job runs with --engine sim (on a board: surepick job start --job FILE)")
             return _run_rp2040(args, overrides, cfg, plant_params)
-        return _run(args, overrides, cfg, plant_params)
+        return _run(args, overrides, cfg, plant_params, job)
     return _batch(args, overrides, cfg, plant_params)
+
+
+def _job_file(path, cfg):
+    # -> (the job as run_cycles takes it, config overrides with the job's approach height)
+    from surepick.teleop import jobfile
+    try:
+        job = jobfile.load(path)
+    except jobfile.JobFileError as e:
+        raise CommandError(str(e)) from None
+    cfg = dict(cfg or {})
+    cfg.update(job.config_overrides())
+    return job.link_job(), cfg or None
 
 
 def _check_scenario(name, overrides):
@@ -142,14 +167,16 @@ def _said(rec):
         flush=True)
 
 
-def _run(args, overrides, cfg, plant_params):
+def _run(args, overrides, cfg, plant_params, job=None):
     from surepick.engines.inproc_cycles import run_cycles, run_meta
     from surepick.engines.summary import summarise
     from surepick.records.report import ReportWriter
     viewer = args.viewer and _has_display()
     state = prepare_run_dir(args.out, args.resume, args.force)
-    writer = ReportWriter(args.out, run_meta(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg),
-                          plots=not args.no_plots)
+    meta = run_meta(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg)
+    if args.job is not None:
+        meta["job_file"] = os.path.abspath(args.job)
+    writer = ReportWriter(args.out, meta, plots=not args.no_plots)
     first = writer.resume() if state == "resume" else writer.start()
     _resuming(args, first, writer.cycles)
 
@@ -162,7 +189,7 @@ def _run(args, overrides, cfg, plant_params):
     try:
         if first < args.cycles:
             run_cycles(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg, viewer=viewer,
-                       on_cycle=on_cycle, first=first)
+                       on_cycle=on_cycle, first=first, job=job)
     except KeyboardInterrupt:
         return _interrupted(args, len(writer.cycles))
     except OSError as e:
@@ -273,7 +300,9 @@ def _run_rp2040(args, overrides, cfg, plant_params):
         uf2 = find_uf2(args.uf2)        # FirmwareMissing names --uf2 and SUREPICK_RP2040_UF2
     except EngineError as e:
         raise CommandError(str(e)) from None
-    _make_out_dir(args.out)
+    if args.resume:
+        raise CommandError("--resume works with --engine sim and vboard (an rp2040 run is written at its end)")
+    prepare_run_dir(args.out, False, args.force)
     from surepick.records import runrecord
     try:
         meta, recs, events, ticks = cycle.run(args.scenario, args.seed, args.cycles, overrides, plant_params,

@@ -141,9 +141,12 @@ class SimulatedBoard:
 
 
 class CycleRun:
+    # job: (pick, place, width_um, max_attempts or None) in um/mdeg to send instead of the
+    # scenario's own (a job file's, `sim run --job`); None: the scenario's.
     def __init__(self, scenario, values, seed, cycle, plant_params=None, cfg_overrides=None,
-                 sample_ms=SAMPLE_MS):
+                 sample_ms=SAMPLE_MS, job=None):
         self.world = World(scenario, values, seed, cycle, plant_params, sample_ms=sample_ms)
+        self.job_given = job
         self.scenario = self.world.scenario
         self.values = self.world.values
         self.seed = seed
@@ -153,6 +156,8 @@ class CycleRun:
         self.judge = self.world.judge
         self.settings = board_settings(cfg_overrides)
         self.cfg = self.settings.cfg
+        # The judge's lift height is the machine's approach height, overrides included.
+        self.judge.lift_height_mm = self.cfg.approach_height_um / 1000.0
         self.lives = 1
         self.ticks = []          # run-record rows (records/runrecord.py TICK_COLUMNS minus cycle)
         self._record_ticks = True
@@ -172,8 +177,12 @@ class CycleRun:
 
     def run(self, record_trajectory=True):
         world = self.world
-        pick, place, width = world.job_um()
-        job = Job(pick, place, width)
+        if self.job_given is not None:
+            pick, place, width, attempts = self.job_given
+            job = Job(pick, place, width, attempts or 0)
+        else:
+            pick, place, width = world.job_um()
+            job = Job(pick, place, width)
         board = self.board
         self.job = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": board.now,
                     "part_width_um": job.part_width_um, "max_attempts": job.max_attempts}

@@ -14,11 +14,12 @@ def run_meta(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cfg_
 
 
 def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cfg_overrides=None,
-               viewer=False, on_cycle=None, first=0):
+               viewer=False, on_cycle=None, first=0, job=None):
     # -> (meta, cycle records, trajectories) of cycles first..cycles-1. on_cycle(record,
     # trajectory, run) is called as each cycle finishes, before the next starts: a caller that
     # writes it there loses nothing to a Ctrl-C. Cycle k is seeded (seed, k) whatever `first`
-    # is, so a resumed run gives the cycles an uninterrupted run would have.
+    # is, so a resumed run gives the cycles an uninterrupted run would have. job: (pick, place,
+    # width_um, max_attempts or None) instead of the scenario's (inproc.CycleRun).
     if cycles < 1:
         raise ValueError("cycles must be at least 1")
     meta = run_meta(scenario, seed, cycles, overrides, plant_params, cfg_overrides)
@@ -26,7 +27,7 @@ def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cf
     values = meta["params"]
     recs, trajectories = [], []
     for k in range(first, cycles):
-        run = inproc.CycleRun(sc, values, seed, k, plant_params, cfg_overrides)
+        run = inproc.CycleRun(sc, values, seed, k, plant_params, cfg_overrides, job=job)
         if viewer:
             run.viewer = "passive"
         rec = run.run(record_trajectory=True)

@@ -37,6 +37,7 @@ from . import flashlog
 from .hal import hil as hil_hal
 from . import settings as settings_mod
 from . import telemetry
+from . import teleop_mode
 from .controller import Controller
 from .framewriter import FrameWriter
 from .status_led import StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP
@@ -263,6 +264,8 @@ class App(Controller):
                 self._on_line(r)
         if self.ev_sent != self.m.events.next_seq - 1:
             self._forward_events()
+        if self.teleop.on or self.teleop.ended:
+            teleop_mode.report(self, now)
         tel = self.tel
         if tel.part:
             self._send(tel.step(self))       # the frame is built over three ticks
@@ -364,6 +367,10 @@ class App(Controller):
             self._config_set(rid, args[0], args[1])
         elif ftype == link.T_CALIBRATE:
             self._calibrate(rid, args[0])
+        elif ftype == link.T_SETPOINT:
+            teleop_mode.handle_setpoint(self, rid, args)
+        elif ftype == link.T_TELEOP:
+            teleop_mode.handle_mode(self, rid, args[0])
         elif ftype == link.T_REJECTS:
             rj = self.settings.rejected      # count, items kept, then item `index` if kept
             item = rj.items[args[0]] if args[0] < len(rj.items) else ()
@@ -433,6 +440,9 @@ class App(Controller):
             self.cal = None
             self._reply(rid, link.OK)
         elif self.abort_job():
+            self._reply(rid, link.OK)
+        elif self.teleop.on:
+            self.teleop.leave(teleop_mode.WHY_ABORT)
             self._reply(rid, link.OK)
         else:
             self._reply(rid, link.E_STATE)

@@ -5,8 +5,9 @@
 # with the plant's pins as their HAL (hal/plant_pins.py).
 #
 # One tick, in order: inputs -> machine.step -> watches (gripper stall, servo rail) -> rescue /
-# calibration -> motion.tick -> servo drive -> at-rest tracking. The caller owns the clock: the
-# App waits for the next period on its HAL, an engine advances its plant one period after each tick.
+# calibration / teleop mode -> motion.tick -> servo drive -> at-rest tracking. The caller owns the
+# clock: the App waits for the next period on its HAL, an engine advances its plant one period
+# after each tick.
 #
 # Watches, in every state (board settings): the gripper current at or above current_stall_ma for
 # current_stall_ms latches STALL and backs the jaw off to the holding squeeze where the pot says it
@@ -42,6 +43,7 @@ from . import settings as settings_mod
 from .calibrate import Calibration
 from .sensors import Pot, Current, Rail, Switch, EStop
 from .servo import Servo, drive as drive_servos
+from .teleop_mode import TeleopMode
 
 
 def check_pose(x_um, y_um, z_um, pitch_mdeg):
@@ -123,6 +125,7 @@ class Controller:
         self.motion = None
         self.rescue_op = None     # the operator's Rescue while it runs
         self.cal = None
+        self.teleop = TeleopMode(self)   # off until asked (teleop_mode.py)
         self.persist = 1          # job marker, rest pose and calibrations go to flash
         self.flash_tick = 0       # this tick wrote flash (the App's timing statistics count it apart)
         self.now_ms = hal.ticks_ms()
@@ -254,6 +257,8 @@ class Controller:
                 self.rescue_done(r)
         if self.cal is not None:
             self.cal.step(self, now)
+        if self.teleop.on:
+            self.teleop.step(now)
         mo = self.motion
         mo.tick(now, m.out, m.inp)      # an unreachable move comes back as error_seq
         drive_servos(self.servos, mo.joints, mo.jaw_um, dt)
@@ -356,7 +361,7 @@ class Controller:
     def busy(self):
         # Anything moving the arm on purpose: flash writes and new jobs wait.
         return (self.m.busy() or self.rescue_op is not None or self.cal is not None or self.motion.active
-                or self.job_waiting is not None)
+                or self.job_waiting is not None or self.teleop.on)
 
     def rescue_done(self, rescue):
         # The operator's rescue ended (placed, rested, or latched its fault). The App logs it.
@@ -368,7 +373,8 @@ class Controller:
         # -> the machine's answer (machine.OK, E_BUSY, ...). A started job leaves its marker on
         # flash, so a reset mid-cycle is known at the next boot; the marker is written once the
         # arm has settled, and the cycle begins only after it.
-        if self.rescue_op is not None or self.cal is not None or self.job_waiting is not None:
+        if (self.rescue_op is not None or self.cal is not None or self.job_waiting is not None
+                or self.teleop.on):
             return M_BUSY
         if self.arm_off and not self.m.fault and not self.m.holding:
             return M_ARM_OFF             # (faulted, or a part held: the machine says so first)

@@ -37,6 +37,7 @@ MODULES = (
     "firmware/settings",
     "firmware/status_led",
     "firmware/telemetry",
+    "firmware/teleop_mode",
     "firmware/hal/__init__",
     "firmware/hal/contract",
     "firmware/hal/hil",

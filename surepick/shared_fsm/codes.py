@@ -28,6 +28,9 @@ R_CLEARED = const(15)          # a human cleared the latched fault
 R_RESCUE = const(16)           # an operator's RESCUE request started moving the arm again
 R_RESTED = const(17)           # a rescue brought the arm back to its stored rest pose
 R_UNPOWERED = const(18)        # a servo's PWM was switched off (a stall that backing off did not end)
+R_TELEOP_ON = const(19)        # teleop mode entered (firmware/teleop_mode.py)
+R_TELEOP_OFF = const(20)       # teleop mode left (request, abort, or a fault)
+R_DEADMAN = const(21)          # teleop: no setpoint for longer than the deadman time: holding
 
 # Faults (latched; a fault blocks new jobs until cleared).
 F_FIRST = const(32)
@@ -50,7 +53,8 @@ F_LAST = const(45)
 _REASON_NAMES = (
     "NONE", "JOB_START", "ARRIVED", "SETTLED", "DWELL_DONE", "VERIFY_PASS", "VERIFY_EMPTY",
     "VERIFY_DISAGREE", "VERIFY_UNSETTLED", "RETRY", "PLACED", "RELEASED", "DISAGREE_NOTE",
-    "GRIP_FLICKER", "RESENSED", "CLEARED", "RESCUE", "RESTED", "UNPOWERED",
+    "GRIP_FLICKER", "RESENSED", "CLEARED", "RESCUE", "RESTED", "UNPOWERED", "TELEOP_ON",
+    "TELEOP_OFF", "DEADMAN",
 )
 _FAULT_NAMES = (
     "GRASP_FAILED", "SENSOR_DISAGREE", "SENSOR_FAULT", "CRUSH", "DROPPED", "RELEASE_FAILED",

@@ -35,6 +35,7 @@ T_FAULT = const(0x46)      # F
 T_REPLY = const(0x52)      # R
 T_LOG = const(0x4C)        # L
 T_HIL_ACT = const(0x58)    # X  hardware-in-the-loop actuation (one per HIL tick)
+T_TELEOP_STATE = const(0x51)  # Q  teleop: the setpoint the servos were driven to, the jaw measured
 # ---- frame types: host -> board (lower case) ----
 T_PING = const(0x70)        # p
 T_STATUS = const(0x73)      # s
@@ -49,6 +50,8 @@ T_HIL_MODE = const(0x78)    # x  enter/leave hardware-in-the-loop mode
 T_HIL_SENSORS = const(0x79)  # y  one tick of raw sensor readings from the host's plant
 T_REJECTS = const(0x72)     # r  what the board rejected from its flash at boot, one item a reply
 T_RESCUE = const(0x76)      # v  the operator takes the arm back: carry a held part to the place pose, rest, release
+T_TELEOP = const(0x74)      # t  enter/leave teleop mode
+T_SETPOINT = const(0x71)    # q  one teleop setpoint: joints, jaw, sequence number
 # Still reserved for hardware-in-the-loop: Y Z (board -> host), z (host -> board); they decode
 # as E_UNKNOWN_TYPE.
 
@@ -197,6 +200,18 @@ SCHEMA = {
                  K_U30),
                 ("sensor_id", "tick", "t_ms", "pulse0_us", "pulse1_us", "pulse2_us", "pulse3_us",
                  "pulse4_us", "state", "fault", "step_us", "period_us")),
+    # Teleop (firmware/teleop_mode.py). TELEOP's REPLY: mode, q0..q3 mdeg, jaw um (the pose held
+    # now). A SETPOINT gets no REPLY when taken: the TELEOP_STATE of the tick that drove the
+    # servos to it carries its seq; a refused one gets a REPLY (reason token, seq).
+    T_TELEOP: ("TELEOP", 2, (K_RID, K_BIT), ("req_id", "on")),
+    T_SETPOINT: ("SETPOINT", 7,
+                 (K_RID, K_U30, K_MDEG, K_MDEG, K_MDEG, K_MDEG, K_U30),
+                 ("req_id", "seq", "q0_mdeg", "q1_mdeg", "q2_mdeg", "q3_mdeg", "jaw_um")),
+    T_TELEOP_STATE: ("TELEOP_STATE", 12,
+                     (K_U30, K_U8, K_U8, K_U30, K_MDEG, K_MDEG, K_MDEG, K_MDEG, K_U30, K_S30,
+                      K_U30, K_U30),
+                     ("t_ms", "mode", "why", "seq", "q0_mdeg", "q1_mdeg", "q2_mdeg", "q3_mdeg",
+                      "jaw_cmd_um", "jaw_pot_um", "deadmans", "refused")),
 }
 
 ERROR_NAMES = {
@@ -418,6 +433,13 @@ def request(ftype, req_id, args=()):
 
 def hil_sensors(req_id, t_ms, pot_counts, current_counts, rail_counts, pins):
     return encode(T_HIL_SENSORS, (req_id, t_ms, pot_counts, current_counts, rail_counts, pins))
+
+
+def setpoint(req_id, seq, q_mdeg, jaw_um):
+    # q_mdeg: the four joint setpoints (mdeg); jaw_um: the jaw opening (um)
+    if len(q_mdeg) != 4:
+        return None
+    return encode(T_SETPOINT, (req_id, seq) + tuple(q_mdeg) + (jaw_um,))
 
 
 def job(req_id, pick, place, width_um, max_attempts=None):

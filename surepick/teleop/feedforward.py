@@ -50,6 +50,11 @@ class ServoFeedforward:
         self._qd1 = None
         self.last_offset = np.zeros(4)
 
+    def reset(self):
+        # Forget the last solutions (the arm was re-based elsewhere): no velocity from the jump.
+        self._q1 = None
+        self._qd1 = None
+
     def torque_offset(self, q_deg, qd=None, qdd=None):
         if qd is None or not self.dynamics:
             tau = self.arm.gravity_torque(q_deg)

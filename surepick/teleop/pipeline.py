@@ -82,6 +82,7 @@ class HandResult:
     quit: bool = False
     jog_gen: int = 0                 # the joint-jog generation this target was computed after
     done_s: float = 0.0              # processing time of this stage
+    mark: object = None              # the sample's teach mark (sample.MARKS) or None
 
 
 class SharedTarget:
@@ -152,6 +153,7 @@ class HandStage:
         self.seq += 1
         res = HandResult(self.seq, sample.t, arrived, status, hand_m, hand_pitch, target, pitch, clamped, jaw,
                          b.clutch, b.fine, sample.joint_jog_deg, sample.quit, self._jog_seen)
+        res.mark = sample.mark
         res.done_s = time.perf_counter() - t0
         self.shared.post(res)
         return res
@@ -218,7 +220,12 @@ class ControlStage:
         f_mm = self.pos_filter.update(goal_mm)
         f_q = self.rot_filter.update(self._tool_quat(goal_mm, goal_pitch))
         f_pitch = frames.pitch_of(wxyz_to_mat(f_q), frames.TOOL_FORWARD, frames.TOOL_RIGHT)
-        pos, pitch, q_an, clamped, reason = reach.nearest_reachable(f_mm, f_pitch, (self.target_mm, self.target_pitch))
+        try:
+            pos, pitch, q_an, clamped, reason = reach.nearest_reachable(f_mm, f_pitch, (self.target_mm, self.target_pitch))
+        except reach.NotReachable as e:
+            # Nothing reachable to move to (the last pose itself fails the reach margin after a
+            # joint-limited step): hold the joints where they are, and say so.
+            pos, pitch, q_an, clamped, reason = self.target_mm, self.target_pitch, list(self.q), True, "hold: %s" % e
         self.reach_clamps += clamped
         if self.s.ik == "dls":
             q, iters, resid, _ = self.dls.solve(pos, pitch, self.q)
@@ -244,6 +251,22 @@ class ControlStage:
                             self.q.copy(), iters, resid, check, self.jaw_um, limited)
         res.done_s = time.perf_counter() - t0
         return res
+
+    def rebase(self, q_deg):
+        # The arm is somewhere else than this stage last commanded (a board that held after a
+        # deadman and was re-armed): start again from there, filters and limiter included, and
+        # make the hand stage re-zero on it (as after a joint jog), so nothing jumps.
+        q = np.asarray(q_deg, dtype=float)
+        x, y, z, pitch = kin.forward(list(q))
+        pos = np.array([x, y, z])
+        self.target_mm, self.target_pitch = pos, pitch
+        self.goal_mm, self.goal_pitch = pos.copy(), pitch
+        self.pos_filter.reset(pos)
+        self.rot_filter.reset(self._tool_quat(pos, pitch))
+        self.limiter.reset(q)
+        self.q = q.copy()
+        self.jog_gen += 1
+        self.shared.set_commanded(self.goal_mm, self.goal_pitch, self.jog_gen)
 
     def _jog(self, jog_deg):
         # Joint jog: move the joints directly (within their limits) and make the result the new

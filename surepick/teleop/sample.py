@@ -34,6 +34,17 @@ class Buttons:
         return {"clutch": self.clutch, "fine": self.fine, "grip": self.grip}
 
 
+# Teach marks a sample may carry (surepick teach): the pose to record at this moment, the part
+# width from the jaw, or "next" (the next one the teach sequence still lacks: one button for all).
+MARKS = ("pick_approach", "pick", "width", "place_approach", "place", "next")
+
+
+def check_mark(v, where="mark"):
+    if v is None or v in MARKS:
+        return v
+    raise ValueError("%s must be one of %s, got %r" % (where, ", ".join(MARKS), v))
+
+
 @dataclass
 class Sample:
     t: float                                   # seconds, the source's clock
@@ -41,6 +52,7 @@ class Sample:
     buttons: Buttons = field(default_factory=Buttons)
     joint_jog_deg: object = None               # keyboard joint jog: 4 increments (deg), else None
     quit: bool = False                         # the operator asked to stop (keyboard)
+    mark: object = None                        # a teach mark (MARKS) or None
 
     def pose_list(self):
         return None if self.pose is None else np.asarray(self.pose, dtype=float).reshape(12).tolist()

@@ -3,8 +3,11 @@
 # session keeps what it did; and DIR/summary.json at the end.
 #
 # Tracking error: at the end of each control period, the distance between the Cartesian target
-# commanded at the start of that period and the tool point measured in the physics.
-# Latency: from a sample reaching the pipeline to the first joint setpoint computed from it.
+# commanded at the start of that period and the tool point measured in the physics. A board has
+# no joint feedback: there the tool point is not measured (blank), the commanded joints are the
+# ones the board says its servo drivers held for that setpoint, and jaw_pot_um is its pot.
+# Latency: from a sample reaching the pipeline to the first joint setpoint computed from it (the
+# sim); to the board's answer for that setpoint (a board; host_latency_ms: to the frame written).
 import csv
 import json
 import math
@@ -20,7 +23,8 @@ COLUMNS = (["seq", "t_s", "status", "clutch", "fine", "grip_jaw_um"] + RAW
               "target_x_mm", "target_y_mm", "target_z_mm", "target_pitch_deg", "reach_clamped", "reach_reason", "rate_limited",
               "ik_q0_deg", "ik_q1_deg", "ik_q2_deg", "ik_q3_deg", "ik_iters", "ik_resid_mm", "ik_check_deg",
               "cmd_q0_deg", "cmd_q1_deg", "cmd_q2_deg", "cmd_q3_deg", "cmd_jaw_um",
-              "meas_x_mm", "meas_y_mm", "meas_z_mm", "meas_pitch_deg", "track_err_mm", "latency_ms"])
+              "meas_x_mm", "meas_y_mm", "meas_z_mm", "meas_pitch_deg", "track_err_mm", "latency_ms",
+              "setpoint_seq", "host_latency_ms", "jaw_pot_um"])
 
 
 def _f(v, fmt="%.4f"):
@@ -47,6 +51,9 @@ class SessionLog:
             self._w.writerow(COLUMNS)
         self.samples = 0
         self.latencies_ms = []
+        self.host_latencies_ms = []
+        self.unanswered = 0           # samples whose setpoint the board never answered
+        self.jaw_errors_um = []       # |jaw command - jaw pot| where a pot reading came back
         self.processing_ms = []       # of the latency, the pipeline's own compute (both stages)
         self.errors_mm = []
         self.pitch_errors_deg = []
@@ -58,25 +65,37 @@ class SessionLog:
         self._last_target = None
 
     def tick(self, tick_ms, ctrl, cmd_q_deg, cmd_jaw_um, measured):
-        # One control period ended: ctrl was commanded at its start, `measured` at its end.
-        err = float(np.linalg.norm(ctrl.target_mm - measured[:3]))
-        self.errors_mm.append(err)
-        self.pitch_errors_deg.append(abs(ctrl.target_pitch - measured[3]))
+        # One control period ended: ctrl was commanded at its start, `measured` at its end (None:
+        # the target cannot measure its tool point).
+        err = None
+        if measured is not None:
+            err = float(np.linalg.norm(ctrl.target_mm - measured[:3]))
+            self.errors_mm.append(err)
+            self.pitch_errors_deg.append(abs(ctrl.target_pitch - measured[3]))
         if self._last_target is not None:
             self.target_steps_mm.append(float(np.linalg.norm(ctrl.target_mm - self._last_target)))
         self._last_target = ctrl.target_mm.copy()
         self.held_back_mm.append(float(np.linalg.norm(ctrl.target_mm - ctrl.filtered_mm)))
         self.ik_iters.append(ctrl.ik_iters)
         self.ik_check_deg.append(ctrl.ik_check_deg)
-        self.ticks.append((tick_ms, ctrl.target_mm.copy(), np.asarray(measured[:3]).copy()))
+        self.ticks.append((tick_ms, ctrl.target_mm.copy(), None if measured is None else np.asarray(measured[:3]).copy()))
         return err
 
-    def sample(self, hand, raw_pose, tick_ms, ctrl, cmd_q_deg, cmd_jaw_um, measured, err_mm, latency_ms):
+    def sample(self, hand, raw_pose, tick_ms, ctrl, cmd_q_deg, cmd_jaw_um, measured, err_mm, latency_ms,
+               host_ms=None, seq=None, jaw_pot_um=None):
         self.samples += 1
-        self.latencies_ms.append(latency_ms)
+        if latency_ms is not None:
+            self.latencies_ms.append(latency_ms)
+        elif seq is not None:
+            self.unanswered += 1
+        if host_ms is not None:
+            self.host_latencies_ms.append(host_ms)
+        if jaw_pot_um is not None and cmd_jaw_um is not None:
+            self.jaw_errors_um.append(abs(cmd_jaw_um - jaw_pot_um))
         self.processing_ms.append((hand.done_s + ctrl.done_s) * 1000.0)
         if self._f is None:
             return
+        measured = [None] * 4 if measured is None else measured
         raw = [""] * 12 if raw_pose is None else [_f(v, "%.6f") for v in np.asarray(raw_pose).reshape(12)]
         hm = [None] * 3 if hand.hand_m is None else list(hand.hand_m)
         row = ([hand.seq, "%.4f" % hand.t, hand.status, int(hand.clutch), int(hand.fine), hand.jaw_um] + raw
@@ -87,8 +106,9 @@ class SessionLog:
                                                             ctrl.reach_reason, int(ctrl.rate_limited)]
                + [_f(v, "%.4f") for v in ctrl.q_ik_deg] + [ctrl.ik_iters, _f(ctrl.ik_resid_mm, "%.4f"),
                                                            _f(ctrl.ik_check_deg, "%.4f")]
-               + [_f(v, "%.3f") for v in cmd_q_deg] + [cmd_jaw_um]
-               + [_f(v, "%.3f") for v in measured] + [_f(err_mm, "%.3f"), _f(latency_ms, "%.3f")])
+               + [_f(v, "%.3f") for v in cmd_q_deg] + ["" if cmd_jaw_um is None else cmd_jaw_um]
+               + [_f(v, "%.3f") for v in measured] + [_f(err_mm, "%.3f"), _f(latency_ms, "%.3f")]
+               + ["" if seq is None else seq, _f(host_ms, "%.3f"), "" if jaw_pot_um is None else jaw_pot_um])
         self._w.writerow(row)
 
     def summary(self, hand_stage, control_stage, extra=None):
@@ -104,7 +124,7 @@ class SessionLog:
             "reach_clamped_ticks": control_stage.reach_clamps,
             "rate_limited_ticks": control_stage.rate_limits,
             "target_vs_hand_max_mm": float(max(self.held_back_mm)) if self.held_back_mm else 0.0,
-            "control_ticks": len(e),
+            "control_ticks": len(self.ticks),
             "tracking_rms_mm": float(math.sqrt(np.mean(np.square(e)))) if e else None,
             "tracking_max_mm": float(max(e)) if e else None,
             "tracking_p50_mm": percentile(e, 50),
@@ -112,6 +132,9 @@ class SessionLog:
             "target_step_max_mm": float(max(self.target_steps_mm)) if self.target_steps_mm else 0.0,
             "latency_p50_ms": percentile(self.latencies_ms, 50),
             "latency_p99_ms": percentile(self.latencies_ms, 99),
+            "host_latency_p50_ms": percentile(self.host_latencies_ms, 50),
+            "host_latency_p99_ms": percentile(self.host_latencies_ms, 99),
+            "unanswered_samples": self.unanswered,
             "processing_p50_ms": percentile(self.processing_ms, 50),
             "processing_p99_ms": percentile(self.processing_ms, 99),
             "ik_iterations_p50": percentile(self.ik_iters, 50),

@@ -9,9 +9,10 @@ import threading
 import numpy as np
 
 from surepick.firmware import settings as fw_settings
+from surepick.firmware.boot_recovery import jaw_um_of, pot_ok
 from surepick.firmware.servo import Servo, drive
 from surepick.shared_fsm import servo_cal
-from surepick.sim.plant import Plant
+from surepick.sim.plant import ADC_POT, Plant
 from surepick.teleop.ik import ArmModel
 
 BOARD_TICK_MS = 2
@@ -36,6 +37,7 @@ class SimTarget:
         self.start_q_deg = np.array(p.home_deg, dtype=float)
         self.start_jaw_um = int(round(p.home_jaw_mm * 1000.0))
         st = fw_settings.Settings()
+        self._cfg = st.cfg
         self.hal = _PulseOut()
         q_mdeg = [int(round(v * 1000.0)) for v in self.start_q_deg] + [self.start_jaw_um]
         self.servos = []
@@ -96,6 +98,15 @@ class SimTarget:
 
     def commanded_jaw_um(self):
         return servo_cal.servo_to_joint_mdeg(servo_cal.GRIPPER, self.servos[4].pos)
+
+    def jaw_measured_um(self, reads=8):
+        # The jaw opening as a board reads it: the gripper's pot (the plant's sensor model, with its
+        # noise), a few reads averaged as the firmware's filter does, through the firmware's own
+        # conversion at the default calibration. None when the pot reads a rail.
+        cfg = self._cfg
+        with self.lock:
+            counts = sum(self.plant.read_u16(ADC_POT) for _ in range(reads)) // reads
+        return jaw_um_of(counts, cfg) if pot_ok(counts, cfg) else None
 
     def measured(self):
         # The tool point the physics has now (x, y, z mm, pitch deg): for the tracking figures.

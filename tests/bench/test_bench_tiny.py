@@ -43,8 +43,9 @@ BENCHES = (
                             r"dask LocalCluster +2 workers: 2 cycles \(2 placed\) .*cluster start %s s" % NUM,
                             r"dask LocalCluster +1 worker : scheduling overhead %s ms per task" % NUM,
                             r"median scheduling overhead per cycle: %s ms" % NUM], True),
-    ("teleop_latency.py", PY, [r"latency_ms p50 %s p99 %s" % (NUM, NUM), r"processing_ms p50 %s p99 %s" % (NUM, NUM)],
-     False),
+    ("teleop_latency.py", PY, [r"^latency_ms p50 %s p99 %s" % (NUM, NUM), r"processing_ms p50 %s p99 %s" % (NUM, NUM),
+                               r"board latency_ms p50 %s p99 %s" % (NUM, NUM),
+                               r"board host_ms p50 %s p99 %s" % (NUM, NUM)], False),
     ("sim_bench.py", PY, [r"ratio \(target >= 0\.8\): +%s" % NUM, r"one nominal cycle: +%s x real time" % NUM,
                           r"whole tick +%s us" % NUM, r"mixed batch: 2 cycles"], False),
 )

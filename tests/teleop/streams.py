@@ -108,3 +108,46 @@ def stream_speed_mm_s(samples, scale=0.15):
     t = np.array([s.t for s in samples if s.pose is not None and s.buttons.clutch])
     v = np.linalg.norm(np.diff(p, axis=0), axis=1) / np.diff(t) * 1000.0 * scale
     return float(v.max())
+
+
+def waypoint_stream(steps, start_mm=HOME_MM, rate_hz=90.0, scale=0.15, clutch_at_s=0.1):
+    # A stream that moves the tool through waypoints: steps = [(to_mm, seconds, grip, mark), ...],
+    # each a minimum-jerk move from where the last one ended (a hold when `to_mm` is the same),
+    # the jaw at `grip` all along it, the teach `mark` (or None) on its last sample.
+    out = []
+    t = 0.0
+    here = np.asarray(start_mm, dtype=float)
+    out.append(sample_at(t, here - HOME_MM, scale, clutch=False))
+    t = clutch_at_s
+    for to, seconds, grip, mark in steps:
+        to = np.asarray(to, dtype=float)
+        n = max(1, int(round(seconds * rate_hz)))
+        for k in range(1, n + 1):
+            p = here + smooth_step(k / n) * (to - here)
+            s = sample_at(t + k / rate_hz, p - HOME_MM, scale, grip=grip)
+            if k == n:
+                s.mark = mark
+            out.append(s)
+        t += n / rate_hz
+        here = to
+    return out
+
+
+LIGHT_GRIP = 1.0 - 23.0 / 40.0     # the trigger half pressed: the jaw commanded to 23 mm (40 mm open)
+
+
+def teach_stream(pick_mm=(160.0, -60.0, 15.5), place_mm=(150.0, 80.0, 20.5), pick_above_mm=55.0,
+                 place_above_mm=50.0):
+    # An operator teaching the reference cell's job by moving the arm: over the part, mark the
+    # approach; down, mark the pick; close lightly on the part, mark the width; grip firmly, lift,
+    # over the bin, mark the approach; down, mark the place; open; up. Heights: mm above each pose.
+    pick, place = np.asarray(pick_mm, float), np.asarray(place_mm, float)
+    up_pick = pick + [0.0, 0.0, pick_above_mm]
+    up_place = place + [0.0, 0.0, place_above_mm]
+    return waypoint_stream([
+        (up_pick, 1.6, 0.0, None), (up_pick, 0.5, 0.0, "pick_approach"),
+        (pick, 1.6, 0.0, None), (pick, 0.6, 0.0, "pick"),
+        (pick, 1.2, LIGHT_GRIP, "width"), (pick, 0.5, 1.0, None),
+        (up_pick, 1.6, 1.0, None), (up_place, 2.2, 1.0, None), (up_place, 0.4, 1.0, "place_approach"),
+        (place, 1.6, 1.0, None), (place, 0.6, 1.0, "place"),
+        (place, 0.8, 0.0, None), (up_place, 1.2, 0.0, None)])

@@ -135,3 +135,35 @@ def test_an_unreachable_stream_clamps_without_oscillation():
     meas = np.array([m for _, _, m in ticks[-50:]])
     assert np.ptp(meas, axis=0).max() < 0.5              # the arm is still
     assert np.linalg.norm(meas[-1] - tg[-1]) < 2.0
+
+
+# Where the 2 mm / 5 mm target is NOT met, measured (README quotes these): near full stretch the
+# elbow must turn faster than the servos' limits for the same hand speed, the joint limiter holds
+# it back and the commanded target leaves the operator's path (in the radial vertical circle it
+# swings down to the table and far above the path); outside the reach the target slides along the
+# edge. Deterministic (virtual time), so the figures are pinned within 10%: a change that makes
+# them better or worse shows here, and the README must follow.
+NEAR_STRETCH = (165.0, 0.0, 40.0)        # the circle's wrist point comes within 6 mm of full stretch
+MISSED = {"xy": (4.91, 19.09), "yz": (3.28, 9.64), "xz": (19.91, 99.25)}
+
+
+@pytest.mark.parametrize("plane", ["xy", "yz", "xz"])
+def test_near_full_stretch_tracking_misses_the_target_by_this_much(plane):
+    path, duration = move_then_circle(centre_mm=NEAR_STRETCH, radius_mm=20.0, plane=plane, speed_mm_s=200.0)
+    summary, _ = run_stream(path_stream(path, duration))
+    rms, worst = MISSED[plane]
+    print("near full stretch, %s circle at 0.2 m/s: RMS %.2f mm, max %.2f mm" % (
+        plane, summary["tracking_rms_mm"], summary["tracking_max_mm"]))
+    assert summary["tracking_rms_mm"] == pytest.approx(rms, rel=0.1)
+    assert summary["tracking_max_mm"] == pytest.approx(worst, rel=0.1)
+    assert summary["tracking_rms_mm"] > 2.0 or summary["tracking_max_mm"] > 5.0
+
+
+def test_outside_reach_tracking_while_the_target_slides_along_the_edge():
+    samples = [sample_at(k / 90.0, np.array([250.0 * smooth_step((k / 90.0 - 0.2) / 2.0), 0.0, 0.0]), 0.15,
+                         clutch=k >= 9) for k in range(270)]
+    summary, _ = run_stream(samples)
+    print("outside reach: RMS %.2f mm, max %.2f mm" % (summary["tracking_rms_mm"], summary["tracking_max_mm"]))
+    assert summary["reach_clamped_ticks"] > 200
+    assert summary["tracking_rms_mm"] == pytest.approx(4.90, rel=0.1)
+    assert summary["tracking_max_mm"] == pytest.approx(26.08, rel=0.1)

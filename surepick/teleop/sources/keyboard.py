@@ -8,6 +8,9 @@
 #   r / f   up / down (z)           e / d   elbow + / -
 #   t / g   tool pitch up / down    r / f   wrist + / -
 #   m  toggle mode   [ / ]  smaller / larger step   space  toggle the jaw   x  quit
+#   c / v  close / open the jaw by the step (mm): a light grip, e.g. to teach a part's width
+#   teach marks (surepick teach): 1 pick approach, 2 pick, 3 part width (jaw gripping),
+#   4 place approach, 5 place, n the next one still missing
 import os
 import select
 import sys
@@ -19,13 +22,15 @@ from surepick.teleop import frames
 from surepick.teleop.sample import Buttons, Sample
 from surepick.teleop.sources.base import PoseSource, SourceError
 
+JAW_OPEN_MM = 40.0        # grip 0 (pipeline.JAW_OPEN_UM): c / v move the jaw in mm of this
 STEPS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0)      # mm in Cartesian mode, degrees in joint mode
 CART_KEYS = {"w": (0, 1), "s": (0, -1), "a": (1, 1), "d": (1, -1), "r": (2, 1), "f": (2, -1),
              "t": (3, 1), "g": (3, -1)}
 JOINT_KEYS = {"q": (0, 1), "a": (0, -1), "w": (1, 1), "s": (1, -1), "e": (2, 1), "d": (2, -1),
               "r": (3, 1), "f": (3, -1)}
+MARK_KEYS = {"1": "pick_approach", "2": "pick", "3": "width", "4": "place_approach", "5": "place", "n": "next"}
 HELP = ("keyboard jog: w/s a/d r/f move x/y/z, t/g pitch; m joint mode (q/a w/s e/d r/f); "
-        "[ ] step; space jaw; x quit")
+        "[ ] step; space jaw, c/v close/open it by the step; x quit; teach marks 1 pick-approach 2 pick 3 width 4 place-approach 5 place n next")
 
 
 class KeyboardSource(PoseSource):
@@ -51,6 +56,7 @@ class KeyboardSource(PoseSource):
         self.step_index = int(step_index)
         self.grip = 0.0
         self._jog = np.zeros(4)
+        self._mark = None
         self._quit = False
         self._closed = False
         self._say(HELP)
@@ -63,8 +69,8 @@ class KeyboardSource(PoseSource):
         step = STEPS[self.step_index]
         unit = "mm" if self.mode == "cartesian" else "deg"
         self._say("[%s] step %g %s, jaw %s, offset x=%.1f y=%.1f z=%.1f mm pitch %+.1f deg"
-                  % (self.mode, step, unit, "closed" if self.grip else "open", self.pos_mm[0], self.pos_mm[1],
-                     self.pos_mm[2], self.pitch_deg))
+                  % (self.mode, step, unit, "%.1f mm" % (JAW_OPEN_MM * (1.0 - self.grip)), self.pos_mm[0],
+                     self.pos_mm[1], self.pos_mm[2], self.pitch_deg))
 
     def key(self, ch):
         # One key press -> state change (also used by tests directly).
@@ -83,6 +89,12 @@ class KeyboardSource(PoseSource):
         elif ch == " ":
             self.grip = 0.0 if self.grip else 1.0
             self._status()
+        elif ch in ("c", "v"):
+            d = STEPS[self.step_index] / JAW_OPEN_MM
+            self.grip = min(1.0, max(0.0, self.grip + (d if ch == "c" else -d)))
+            self._status()
+        elif ch in MARK_KEYS:
+            self._mark = MARK_KEYS[ch]
         elif self.mode == "cartesian" and ch in CART_KEYS:
             axis, sign = CART_KEYS[ch]
             if axis < 3:
@@ -100,7 +112,8 @@ class KeyboardSource(PoseSource):
         jog = None
         if np.any(self._jog):
             jog, self._jog = self._jog.copy(), np.zeros(4)
-        return Sample(t, pose, Buttons(True, False, self.grip), joint_jog_deg=jog, quit=self._quit)
+        mark, self._mark = self._mark, None
+        return Sample(t, pose, Buttons(True, False, self.grip), joint_jog_deg=jog, quit=self._quit, mark=mark)
 
     def __iter__(self):
         start = time.monotonic()

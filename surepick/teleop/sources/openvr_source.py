@@ -4,6 +4,7 @@
 # in the standing tracking universe (Y up, metres); it is polled at the device rate rather than
 # waiting on the compositor, so a dropped video frame does not stall control (reference design).
 #   grip button: clutch   touchpad / thumbstick press: fine   trigger (axis 1): jaw
+#   menu button: teach mark "next" (surepick teach), on the press
 import time
 
 import numpy as np
@@ -42,6 +43,8 @@ class OpenVRSource(PoseSource):
             raise MissingExtra("an OpenVR controller", EXTRA, "no %s-hand controller is connected" % hand)
         self._grip_mask = 1 << ovr.k_EButton_Grip
         self._fine_mask = 1 << ovr.k_EButton_SteamVR_Touchpad
+        self._mark_mask = 1 << ovr.k_EButton_ApplicationMenu
+        self._mark_down = False
         self._closed = False
 
     def read(self, t):
@@ -55,12 +58,16 @@ class OpenVRSource(PoseSource):
             pose = np.array([[m[i][j] for j in range(4)] for i in range(3)])
         ok, state = self.system.getControllerState(self.index)
         buttons = Buttons()
+        mark = None
         if ok:
             pressed = state.ulButtonPressed
             trigger = float(state.rAxis[1].x)
             buttons = Buttons(bool(pressed & self._grip_mask), bool(pressed & self._fine_mask),
                               min(max(trigger, 0.0), 1.0))
-        return Sample(t, pose, buttons)
+            down = bool(pressed & self._mark_mask)
+            mark = "next" if down and not self._mark_down else None
+            self._mark_down = down
+        return Sample(t, pose, buttons, mark=mark)
 
     def __iter__(self):
         start = time.monotonic()

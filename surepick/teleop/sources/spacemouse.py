@@ -3,7 +3,8 @@
 # a rate device: its deflection (-1..1 per axis) moves a virtual hand at up to speed_mm_s, so the
 # source speaks arm millimetres (scale 1). Axes in pyspacemouse's default convention (x right,
 # y away from the user, z up) with the user standing behind the arm; pitch from the knob's
-# pitch. Left button: toggle the jaw; right button held: fine.
+# pitch. Left button: toggle the jaw; right button held: fine; a third button (where there is one):
+# teach mark "next".
 import time
 
 import numpy as np
@@ -51,6 +52,8 @@ class SpaceMouseSource(PoseSource):
         self.pitch_deg = 0.0
         self.grip = 0.0
         self._last_left = 0
+        self._last_third = 0
+        self.mark = None
         self._closed = False
 
     def step(self, state, dt):
@@ -62,6 +65,10 @@ class SpaceMouseSource(PoseSource):
         if left and not self._last_left:
             self.grip = 0.0 if self.grip else 1.0
         self._last_left = left
+        # a third button, where the model has one: teach mark "next" on the press
+        third = buttons[2] if len(buttons) > 2 else 0
+        self.mark = "next" if third and not self._last_third else None
+        self._last_third = third
         return len(buttons) > 1 and bool(buttons[1])
 
     def __iter__(self):
@@ -75,7 +82,7 @@ class SpaceMouseSource(PoseSource):
             last = now
             r, p = frames.arm_to_openvr(frames.controller_rotation_arm(self.pitch_deg), self.pos_mm / 1000.0,
                                         self.heading_deg)
-            yield Sample(now - start, np.hstack([r, p.reshape(3, 1)]), Buttons(True, fine, self.grip))
+            yield Sample(now - start, np.hstack([r, p.reshape(3, 1)]), Buttons(True, fine, self.grip), mark=self.mark)
             nxt += period
             delay = nxt - time.monotonic()
             if delay > 0:

@@ -4,8 +4,9 @@
 #   {"t": seconds, "pose": [12 numbers: 3x4 row-major, OpenVR frame (Y up, m)],
 #    "buttons": {"clutch": bool, "fine": bool, "grip": 0..1}}
 # "pose" may be missing or null (tracking lost) and may hold NaN (or null entries, read as NaN).
+# An optional "mark" names a teach mark (sample.MARKS: pick, place, ..., next) made at that sample.
 # CSV: a header row `t,m00,m01,m02,m03,m10,...,m23,clutch,fine,grip` (pose cells empty = lost;
-# clutch/fine 0/1 or true/false).
+# clutch/fine 0/1 or true/false), optionally a last `mark` column (empty: none).
 # The whole file is read and checked when it is opened, so a bad line stops the run before the
 # arm moves, with the file and line named; times must not go backwards.
 import csv
@@ -14,7 +15,7 @@ import math
 
 import numpy as np
 
-from surepick.teleop.sample import Buttons, Sample
+from surepick.teleop.sample import Buttons, Sample, check_mark
 from surepick.teleop.sources.base import PoseSource, SourceError
 
 POSE_COLUMNS = ["m%d%d" % (i, j) for i in range(3) for j in range(4)]
@@ -58,17 +59,19 @@ def read_jsonl(path):
                 raise SourceError("%s: not JSON (%s)" % (where, e)) from None
             if not isinstance(obj, dict):
                 raise SourceError("%s: each line must be one JSON object" % where)
-            unknown = set(obj) - {"t", "pose", "buttons"}
+            unknown = set(obj) - {"t", "pose", "buttons", "mark"}
             if unknown:
-                raise SourceError("%s: unknown key(s) %s (known: t, pose, buttons)" % (where, ", ".join(sorted(unknown))))
+                raise SourceError("%s: unknown key(s) %s (known: t, pose, buttons, mark)"
+                                  % (where, ", ".join(sorted(unknown))))
             if "t" not in obj:
                 raise SourceError("%s: missing t" % where)
             last = _time(obj["t"], where, last)
             try:
                 buttons = Buttons.from_dict(obj.get("buttons"), where + ": buttons")
+                mark = check_mark(obj.get("mark"), where + ": mark")
             except ValueError as e:
                 raise SourceError(str(e)) from None
-            samples.append(Sample(last, _pose(obj.get("pose"), where), buttons))
+            samples.append(Sample(last, _pose(obj.get("pose"), where), buttons, mark=mark))
     return samples
 
 
@@ -86,14 +89,15 @@ def read_csv(path):
     with open(path, newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
-        if header is None or [h.strip() for h in header] != CSV_COLUMNS:
-            raise SourceError("%s:1: the header must be %s" % (path, ",".join(CSV_COLUMNS)))
+        cols = [h.strip() for h in header] if header is not None else None
+        if cols not in (CSV_COLUMNS, CSV_COLUMNS + ["mark"]):
+            raise SourceError("%s:1: the header must be %s (then optionally ,mark)" % (path, ",".join(CSV_COLUMNS)))
         for n, row in enumerate(reader, 2):
             where = "%s:%d" % (path, n)
             if not row:
                 continue
-            if len(row) != len(CSV_COLUMNS):
-                raise SourceError("%s: %d cells, expected %d" % (where, len(row), len(CSV_COLUMNS)))
+            if len(row) != len(cols):
+                raise SourceError("%s: %d cells, expected %d" % (where, len(row), len(cols)))
             try:
                 t = float(row[0])
             except ValueError:
@@ -111,9 +115,10 @@ def read_csv(path):
                 grip = float(row[15]) if row[15].strip() else 0.0
                 buttons = Buttons.from_dict({"clutch": _flag(row[13], where, "clutch"),
                                              "fine": _flag(row[14], where, "fine"), "grip": grip}, where)
+                mark = check_mark(row[16].strip() or None, where + ": mark") if len(row) > 16 else None
             except ValueError as e:
                 raise SourceError(str(e) if where in str(e) else "%s: %s" % (where, e)) from None
-            samples.append(Sample(last, pose, buttons))
+            samples.append(Sample(last, pose, buttons, mark=mark))
     return samples
 
 
@@ -125,17 +130,21 @@ def write_jsonl(path, samples):
             if s.pose is not None:
                 obj["pose"] = np.asarray(s.pose, dtype=float).reshape(12).tolist()
             obj["buttons"] = s.buttons.to_dict()
+            if s.mark is not None:
+                obj["mark"] = s.mark
             f.write(json.dumps(obj) + "\n")
 
 
 def write_csv(path, samples):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(CSV_COLUMNS)
+        marks = any(s.mark is not None for s in samples)
+        w.writerow(CSV_COLUMNS + (["mark"] if marks else []))
         for s in samples:
             pose = [""] * 12 if s.pose is None else ["%r" % float(v) for v in np.asarray(s.pose).reshape(12)]
             b = s.buttons
-            w.writerow(["%r" % s.t] + pose + [int(b.clutch), int(b.fine), "%r" % b.grip])
+            w.writerow(["%r" % s.t] + pose + [int(b.clutch), int(b.fine), "%r" % b.grip]
+                       + ([s.mark or ""] if marks else []))
 
 
 class StreamFileSource(PoseSource):

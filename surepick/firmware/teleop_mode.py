@@ -1,0 +1,298 @@
+# Teleop mode: the arm follows joint setpoints streamed by the host (docs/protocol.md, TELEOP and
+# SETPOINT; the host turns a pose stream into joints, so the board does no IK per frame).
+#
+# Like the recovery finisher it is an alternate driver of what the machine would command: while
+# it is on, the machine sits in IDLE (it still latches the e-stop and every fault), and step()
+# writes the planner's joint setpoints (motion.joints) and the machine's jaw command (out.jaw_um).
+# Everything after that is the normal path: the planner slews the jaw, the servo drivers keep
+# their speed and acceleration limits, and whatever freezes the arm on a fault applies.
+#
+#   enter   only from IDLE at rest, without a fault, e-stop or HIL; the arm holds where it is
+#   offer   a setpoint from the link (at most one per frame, checked: joint limits, the jaw's
+#           range, and the shared kinematics' table and base-column limits on its tool point)
+#   step    once per tick, after machine.step: follow the latest setpoint, carried on at the
+#           stream's own speed for at most one stream interval (as the sim target does); no
+#           setpoint for more than DEADMAN_MS -> hold where the servos are, in this same tick
+#   leave   on request, on ABORT, or by itself on a fault: hold the pose, back to plain IDLE
+#
+# step() is integer-only and allocates nothing; offer() runs once per received frame and may
+# (one forward kinematics in floats).
+from array import array
+
+from ..shared_fsm import kinematics, link, servo_cal
+from ..shared_fsm.codes import K_NOTE, R_TELEOP_ON, R_TELEOP_OFF, R_DEADMAN
+from ..shared_fsm.compat import const
+from ..shared_fsm.states import IDLE
+from ..shared_fsm.ticks import ticks_add, ticks_diff
+
+from .boot_recovery import jaw_um_of, pot_ok
+
+DEADMAN_MS = const(200)    # no setpoint for longer than this: hold
+_CARRY_MAX_MS = const(100)  # a stream interval longer than this is not carried on
+
+# Modes (TELEOP_STATE.mode)
+OFF = const(0)
+FOLLOW = const(1)          # following setpoints (or holding, waiting for the first)
+HELD = const(2)            # holding after a deadman; TELEOP on re-arms
+
+# Why the last hold or end happened (TELEOP_STATE.why)
+WHY_NONE = const(0)
+WHY_DEADMAN = const(1)
+WHY_FAULT = const(2)       # a fault or the e-stop latched (the machine's FAULT event says which)
+WHY_LEFT = const(3)        # TELEOP off
+WHY_ABORT = const(4)       # ABORT
+
+_JMIN = tuple(int(v * 1000) for v in kinematics.JOINT_MIN_DEG)     # joint limits, mdeg
+_JMAX = tuple(int(v * 1000) for v in kinematics.JOINT_MAX_DEG)
+
+
+class TeleopMode:
+    def __init__(self, ctl):
+        self.ctl = ctl
+        self.on = 0
+        self.mode = OFF
+        self.why = WHY_NONE
+        self.sp = array("i", [0, 0, 0, 0])       # latest accepted setpoint, joint mdeg
+        self.dq = array("i", [0, 0, 0, 0])       # its change from the one before
+        self.span = 0            # ms between those two (0: not carried on)
+        self.jaw = 0             # jaw setpoint, um
+        self.seq = 0             # latest accepted sequence number
+        self.applied = 0         # latest sequence number the servos were driven to
+        self.t_sp = 0            # board ms the latest setpoint (or the entry) arrived
+        self.fresh = 0
+        self.z_um = 0            # tool point of the latest setpoint (for the carry check)
+        self.r_um = 0
+        self.deadmans = 0        # since entering
+        self.refused = 0         # setpoints refused since entering
+        self.streaming = 0       # a setpoint came since (re-)arming: the next one has an interval
+        self.report = 0          # a TELEOP_STATE frame is due
+        self.next_beat = 0       # board ms of the next heartbeat frame
+        self.ended = 0           # the mode ended: the App saves the rest pose at rest
+
+    # ---- requests (link handlers; may allocate) ----
+
+    def enter(self, now):
+        # -> None, or (link code, payload) saying why not. The caller checked HIL and busy.
+        m = self.ctl.m
+        if m.inp.estop or self.ctl.estop.latched:
+            return link.E_STATE, ("estop",)
+        if m.fault:
+            return link.E_FAULTED, (m.fault,)
+        if m.state != IDLE:
+            return link.E_BUSY, ()
+        if not self.on:
+            self.deadmans = 0
+            self.refused = 0
+            self.seq = 0
+            self.applied = 0
+            m.events.put(m, K_NOTE, IDLE, IDLE, R_TELEOP_ON)
+        self._freeze()
+        self._arm(now)
+        return None
+
+    def leave(self, why):
+        if not self.on:
+            return
+        self._freeze()
+        self.on = 0
+        self.mode = OFF
+        self.why = why
+        self.report = 1
+        self.ended = 1
+        m = self.ctl.m
+        m.events.put(m, K_NOTE, IDLE, IDLE, R_TELEOP_OFF)
+
+    def offer(self, seq, q0, q1, q2, q3, jaw, now):
+        # A SETPOINT frame's fields. -> None when taken, or (link code, payload) to reply.
+        if not self.on:
+            return link.E_STATE, ("not_teleop", seq)
+        if self.mode == HELD:
+            return link.E_STATE, ("held", seq)
+        if seq <= self.seq:
+            return self._refuse("seq", seq)
+        q = (q0, q1, q2, q3)
+        for i in range(4):
+            if q[i] < _JMIN[i] or q[i] > _JMAX[i]:
+                return self._refuse("joint_limit", seq)
+        if jaw < 0 or jaw > self.ctl.cfg.jaw_max_um:
+            return self._refuse("jaw", seq)
+        x, y, z, _ = kinematics.forward((q0 / 1000.0, q1 / 1000.0, q2 / 1000.0, q3 / 1000.0))
+        r = (x * x + y * y) ** 0.5
+        if z < kinematics.MIN_Z_MM:
+            return self._refuse("below_table", seq)
+        if r < kinematics.MIN_RADIUS_MM:
+            return self._refuse("too_close", seq)
+        z_um = int(z * 1000)
+        r_um = int(r * 1000)
+        dt = ticks_diff(now, self.t_sp)
+        sp = self.sp
+        dq = self.dq
+        span = dt if 0 < dt <= _CARRY_MAX_MS and self.streaming else 0
+        # Carried on for one interval, the setpoint reaches q + dq: only when that is as safe as q
+        # itself (joint limits, tool point above the table and off the base column, to first
+        # order) and the stream moves no faster than the servos turn (a jump is not carried on).
+        sv = self.ctl.servos
+        for i in range(4):
+            d = q[i] - sp[i]
+            dq[i] = d
+            e = q[i] + d
+            if e < _JMIN[i] or e > _JMAX[i] or (span and abs(d) * 1000 > sv[i].vmax * span):
+                span = 0
+        if 2 * z_um - self.z_um < kinematics.MIN_Z_MM * 1000 or 2 * r_um - self.r_um < kinematics.MIN_RADIUS_MM * 1000:
+            span = 0
+        for i in range(4):
+            sp[i] = q[i]
+        self.span = span
+        self.jaw = jaw
+        self.seq = seq
+        self.t_sp = now
+        self.z_um = z_um
+        self.r_um = r_um
+        self.fresh = 1
+        self.streaming = 1
+        return None
+
+    def _refuse(self, what, seq):
+        self.refused += 1
+        return link.E_BAD_VALUE, (what, seq)
+
+    # ---- the tick (no allocation) ----
+
+    def step(self, now):
+        # After machine.step, before motion.tick; only while on.
+        ctl = self.ctl
+        m = ctl.m
+        if m.fault or m.inp.estop:
+            self.leave(WHY_FAULT)
+            return
+        if self.mode != FOLLOW:
+            return
+        age = ticks_diff(now, self.t_sp)
+        if age > DEADMAN_MS:
+            self._freeze()
+            self.mode = HELD
+            self.why = WHY_DEADMAN
+            self.deadmans += 1
+            self.report = 1
+            m.events.put(m, K_NOTE, IDLE, IDLE, R_DEADMAN)
+            return
+        j = ctl.motion.joints
+        sp = self.sp
+        span = self.span
+        if span:
+            dq = self.dq
+            a = age if age < span else span
+            for i in range(4):
+                j[i] = sp[i] + dq[i] * a // span
+        else:
+            for i in range(4):
+                j[i] = sp[i]
+        m.out.jaw_um = self.jaw
+        if self.fresh:
+            self.fresh = 0
+            self.applied = self.seq
+            self.report = 1
+
+    # ---- helpers ----
+
+    def _freeze(self):
+        # Every setpoint where its servo is now: the drivers hold from this tick on.
+        ctl = self.ctl
+        sv = ctl.servos
+        mo = ctl.motion
+        j = mo.joints
+        sp = self.sp
+        for i in range(4):
+            v = servo_cal.servo_to_joint_mdeg(i, sv[i].pos)
+            j[i] = v
+            sp[i] = v
+            self.dq[i] = 0
+        jaw = servo_cal.servo_to_joint_mdeg(servo_cal.GRIPPER, sv[4].pos)
+        mo.jaw_um = jaw
+        ctl.m.out.jaw_um = jaw
+        self.jaw = jaw
+        self.span = 0
+
+    def _arm(self, now):
+        self.on = 1
+        self.mode = FOLLOW
+        self.why = WHY_NONE
+        self.t_sp = now
+        self.fresh = 0
+        self.streaming = 0
+        self.report = 1
+        x, y, z, _ = kinematics.forward([v / 1000.0 for v in self.sp])
+        self.z_um = int(z * 1000)
+        self.r_um = int((x * x + y * y) ** 0.5 * 1000)
+
+    def pose(self):
+        # (q0..q3 mdeg, jaw um) the servos are driven to now.
+        sv = self.ctl.servos
+        return (servo_cal.servo_to_joint_mdeg(0, sv[0].pos), servo_cal.servo_to_joint_mdeg(1, sv[1].pos),
+                servo_cal.servo_to_joint_mdeg(2, sv[2].pos), servo_cal.servo_to_joint_mdeg(3, sv[3].pos),
+                servo_cal.servo_to_joint_mdeg(servo_cal.GRIPPER, sv[4].pos))
+
+
+# ---- the App's side: link handlers and the TELEOP_STATE frame ----
+
+def handle_mode(app, rid, on):
+    tm = app.teleop
+    if on:
+        if app.hil is not None:
+            app._reply(rid, link.E_STATE, ("hil",))
+            return
+        if not tm.on and app.busy():
+            app._reply(rid, link.E_BUSY)
+            return
+        err = tm.enter(app.now_ms)
+        if err:
+            app._reply(rid, err[0], err[1])
+            return
+    else:
+        if not tm.on:
+            app._reply(rid, link.E_STATE, ("not_teleop",))
+            return
+        tm.leave(WHY_LEFT)
+    app._reply(rid, link.OK, (tm.mode,) + tm.pose())
+
+
+def handle_setpoint(app, rid, a):
+    err = app.teleop.offer(a[0], a[1], a[2], a[3], a[4], a[5], app.now_ms)
+    if err:
+        app._reply(rid, err[0], err[1])
+
+
+_BEAT_MS = const(100)       # TELEOP_STATE at least this often while on
+
+
+def report(app, now):
+    # Once per tick from the App's link duty: the TELEOP_STATE frame when one is due (a setpoint
+    # applied, a hold, the end), and every _BEAT_MS while on. An ended mode leaves the rest pose
+    # to be saved when the arm is at rest (the App's end-of-cycle housekeeping).
+    tm = app.teleop
+    if tm.ended:
+        tm.ended = 0
+        app.cycle_end = 1
+    if tm.on and ticks_diff(now, tm.next_beat) >= 0:
+        tm.report = 1
+    if not tm.report:
+        return
+    tm.report = 0
+    tm.next_beat = ticks_add(now, _BEAT_MS)
+    sv = app.servos
+    cfg = app.cfg
+    pot = app.m.inp.pot_counts
+    w = app.fw
+    w.begin(link.T_TELEOP_STATE)
+    w.add(app.now_ms)
+    w.add(tm.mode)
+    w.add(tm.why)
+    w.add(tm.applied)
+    for i in range(4):
+        w.add(servo_cal.servo_to_joint_mdeg(i, sv[i].pos))
+    w.add(sv[4].pos // servo_cal.JAW_MDEG_PER_UM)
+    w.add(jaw_um_of(pot, cfg) if pot_ok(pot, cfg) else -1)
+    w.add(tm.deadmans)
+    w.add(tm.refused)
+    app._send(w.finish())
+

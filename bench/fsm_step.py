@@ -24,7 +24,7 @@ def _clock_us():
 # replay must copy all of them: with one missing (jaw_done, added after this benchmark) the
 # replayed machine never finished its grasp and the run failed its own check.
 INPUT_FIELDS = ("pot_counts", "switch_pressed", "current_ma", "beam_broken", "estop", "rail_mv",
-                "arrived_seq", "error_seq", "jaw_done")
+                "arrived_seq", "error_seq", "jaw_done", "jaw_setpoint_um")
 
 
 def _record(fake_scenarios, Machine, Config, FakeHal, Job):
@@ -40,7 +40,7 @@ def _record(fake_scenarios, Machine, Config, FakeHal, Job):
         hal.sense(now, m.inp)
         i = m.inp
         rows.append((now, i.pot_counts, i.switch_pressed, i.current_ma, i.beam_broken, i.estop, i.rail_mv,
-                     i.arrived_seq, i.error_seq, i.jaw_done))
+                     i.arrived_seq, i.error_seq, i.jaw_done, i.jaw_setpoint_um))
         m.step(now)
         hal.actuate(now, m.out)
         now += 2
@@ -64,6 +64,7 @@ def _replay(rows, Machine, Config, Job, fake_scenarios):
         inp.arrived_seq = r[7]
         inp.error_seq = r[8]
         inp.jaw_done = r[9]
+        inp.jaw_setpoint_um = r[10]
         step(r[0])
     dt = _clock_us() - t0
     assert m.cycles_placed == 1

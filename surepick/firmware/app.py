@@ -306,6 +306,10 @@ class App(Controller):
                 log.count(flashlog.C_FAULTS)
                 if e[3] != IDLE:
                     log.count(flashlog.C_CYCLES_FAILED)
+                    if self.cycle_open and self.persist:
+                        # counted now: a reset before the fault is cleared must not count the
+                        # cycle again at the next boot (the marker says so once at rest)
+                        self.marker_counted = 0
             # FAULT: t_ms, fault, state it happened in, attempt, reason, faults_total
             w.begin(link.T_FAULT)
             w.add(e[1])
@@ -693,7 +697,7 @@ class App(Controller):
                 # (a second reset before the operator acts must not count it again).
                 self._flash_commit()
                 self.flash_tick = 1
-                job = self.marker.get("job") if self.marker is not None else None
+                job = self.known_job()
                 rec.write_marker_at(self.root, job, 1)
                 self.marker_counted = 1
                 return

@@ -81,7 +81,7 @@ def test_rescue_after_a_reset_mid_lift(board):
     # The rail sags in LIFT (RAIL_LOW), the board resets and boots into INTERRUPTED with its arm
     # unpowered and the part held: nothing moves until the operator's rescue says where the arm is.
     r = _job(["start", "--port", board, "--wait"])
-    assert r.returncode == 1 and "cycle ended: fault RAIL_LOW in LIFT" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 1 and "cycle ended: fault RAIL_LOW (in LIFT" in r.stdout, r.stdout + r.stderr
     status = ""
     deadline = time.time() + 60
     while "fault INTERRUPTED" not in status and time.time() < deadline:

@@ -87,7 +87,7 @@ def test_force_brings_the_arm_to_rest_then_takes_over(tmp_path):
         # config set --force in LIFT: aborted, at rest, then saved
         _start_job(board, ps, 1, states.LIFT)
         r = surepick("config", "set", "grasp_dwell_ms", "380", "--force", "--port", board.address)
-        assert r.returncode == 0 and "grasp_dwell_ms = 380 (saved)" in r.stdout, (r.stdout, r.stderr)
+        assert r.returncode == 0 and "grasp_dwell_ms = 380 ms (saved)" in r.stdout, (r.stdout, r.stderr)
         assert "--force: aborting it" in r.stdout
         st = _status(board)
         assert (st.state, st.fault, st.busy) == (states.IDLE, codes.F_ABORTED, link.BUSY_NONE)

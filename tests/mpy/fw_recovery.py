@@ -12,6 +12,7 @@ import sys
 from surepick.shared_fsm import link, servo_cal, kinematics
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.codes import F_INTERRUPTED, K_NOTE, K_FAULT, R_PLACED, R_RESCUE, R_RESTED
+from surepick.shared_fsm.states import IDLE
 from surepick.firmware.hal.scripted import StandInHal, StopRun
 from surepick.firmware import boot_recovery as rec
 from surepick.firmware import app as app_mod
@@ -182,7 +183,8 @@ check(a.log.counters[1] == 1 and a.log.counters[2] == 1, "B1 counted once: cycle
 check(rec.read_marker_at(d)["counted"] == 1, "B1 the marker says the interruption is counted")
 # a job is refused while faulted; after a clear, still refused: the part may be mid-air
 r = ask(a, hal, link.T_JOB, 5, job[0] + job[1] + (W,))
-check(r == (5, link.E_FAULTED, F_INTERRUPTED), "B1 job refused while faulted: %s" % (r,))
+# E_FAULTED names the fault, the state it latched in (the boot latches it in IDLE) and the attempt
+check(r == (5, link.E_FAULTED, F_INTERRUPTED, IDLE, 0), "B1 job refused while faulted: %s" % (r,))
 r = ask(a, hal, link.T_CLEAR_FAULT, 6)
 check(r == (6, link.OK), "B1 clear fault %s" % (r,))
 r = ask(a, hal, link.T_JOB, 7, job[0] + job[1] + (W,))

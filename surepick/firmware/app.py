@@ -409,11 +409,14 @@ class App(Controller):
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
         if not self.busy():
-            # At rest, before anything moves: the job's moves are planned ahead (motion.py: a
-            # plan is eight loop periods of IK on an RP2040), the heap is collected so that
-            # the moves never wait for a collection, and the loop's figures start afresh.
+            # At rest, before anything moves: every move of every attempt is planned ahead
+            # (motion.py: a straight move is four or more loop periods of IK on an RP2040; a
+            # retry planned when it comes overran the loop), the watchdog fed between plans as
+            # between flash writes; then the heap is collected so that the moves never wait for
+            # a collection, and the loop's figures start afresh.
             self.stats.begin_cycle()
-            self.motion.prepare(job_moves(job, self.cfg))
+            self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
+                                self.feed_watchdog)
             self._collect()
         r = self.start_job(job)
         if r == M_OK:

@@ -48,6 +48,23 @@ _SPIRAL_COS = (-737, 87, 609, -985, 843, -259, -462, 940, -924, 423)
 _SPIRAL_SIN = (676, -996, 793, -174, -537, 966, -887, 342, 383, -906)
 
 
+def spiral_dx_um(cfg, attempt):
+    # The x shift of attempt `attempt`'s grasp from the pick pose (0 for the first attempt).
+    # Used by the machine and by the planner that prepares a job's retry moves ahead.
+    if attempt < 2:
+        return 0
+    k = attempt - 2 if attempt < 11 else 9
+    return cfg.spiral_step_um * (attempt - 1) * _SPIRAL_COS[k] // 1000
+
+
+def spiral_dy_um(cfg, attempt):
+    # The y shift, as spiral_dx_um.
+    if attempt < 2:
+        return 0
+    k = attempt - 2 if attempt < 11 else 9
+    return cfg.spiral_step_um * (attempt - 1) * _SPIRAL_SIN[k] // 1000
+
+
 class Inputs:
     # Readings the caller copies in before each step (logical values; see docs/conventions.md).
     def __init__(self):
@@ -440,12 +457,8 @@ class Machine:
             if self.resense is not None and self.resense(self, self.attempt):
                 reason = R_RESENSED
             else:
-                k = self.attempt - 2
-                if k > 9:
-                    k = 9
-                r = cfg.spiral_step_um * (self.attempt - 1)
-                self.gx = self.px + r * _SPIRAL_COS[k] // 1000
-                self.gy = self.py + r * _SPIRAL_SIN[k] // 1000
+                self.gx = self.px + spiral_dx_um(cfg, self.attempt)
+                self.gy = self.py + spiral_dy_um(cfg, self.attempt)
                 self.gz = self.pz
             self._start_approach(reason)
 

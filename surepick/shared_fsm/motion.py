@@ -7,33 +7,52 @@
 # writes into preallocated arrays, so the board's 500 Hz loop does not allocate.
 #
 # Planning is the longest thing the loop does (one IK solution per waypoint: about 16 ms for a
-# straight move on an RP2040, eight loop periods). prepare() plans a job's expected moves ahead,
-# at rest, into a small cache keyed by everything a plan depends on (start joints, target, kind,
-# profile); a move that hits it costs a copy, and a miss is planned as before. The plans are the
-# same either way, so the arm's motion does not depend on the cache.
+# straight move on an RP2040, four or more loop periods). prepare() plans every move a job may
+# command ahead, at rest, into a cache keyed by everything a plan depends on (start joints,
+# target, kind, profile): each attempt's approach, descent, lift, transfer and retreat on a
+# failed grasp, at the retry offsets the machine will use, and the placing. A move that hits it
+# costs a copy; a miss is planned as before. The plans are the same either way, so the arm's
+# motion does not depend on the cache.
 from array import array
 
 from .compat import const, micropython
 from .ticks import ticks_diff
 from . import kinematics
-from .machine import MOVE_FREE, MOVE_LINE
+from .config import MAX_ATTEMPTS
+from .machine import MOVE_FREE, MOVE_LINE, spiral_dx_um, spiral_dy_um
 
 N_JOINTS = const(4)
 MAX_WAYPOINTS = const(24)
 _S_FULL = const(16384)      # path parameter at the end of a move (fixed point, 14 bits)
-CACHE_SIZE = const(8)       # plans kept by prepare()
+CACHE_SIZE = 5 * MAX_ATTEMPTS + 2   # plans kept by prepare(): every move job_moves() gives
 
 
-def job_moves(job, cfg):
-    # The moves a first attempt of `job` commands, in order (the machine's APPROACH, DESCEND,
-    # LIFT, TRANSFER, PLACE and the retreat): (kind, gentle, x, y, z, pitch). A prediction for
-    # prepare(): one that is wrong only costs planning time when the move comes.
+def job_moves(job, cfg, attempts):
+    # Every move a job of `attempts` attempts may command, most likely first: (start, kind,
+    # gentle, x, y, z, pitch), where start is the index of the move whose end it starts from
+    # (-1: where the arm is now). Attempt k grasps at the pick pose shifted by the machine's
+    # spiral; after it the arm either lifts, transfers and places, or retreats straight up (the
+    # machine's RECOVER) and tries again from there. A prediction for prepare(): one that is
+    # wrong only costs planning time when the move comes.
     h = cfg.approach_height_um
     px, py, pz, pp = job.pick
     tx, ty, tz, tp = job.place
-    return ((MOVE_FREE, 0, px, py, pz + h, pp), (MOVE_LINE, 0, px, py, pz, pp),
-            (MOVE_LINE, 1, px, py, pz + h, pp), (MOVE_FREE, 1, tx, ty, tz + h, tp),
-            (MOVE_LINE, 1, tx, ty, tz, tp), (MOVE_LINE, 0, tx, ty, tz + h, tp))
+    moves = []
+    retreat = -1          # where the next attempt starts: the last attempt's retreat
+    for k in range(1, attempts + 1):
+        gx = px + spiral_dx_um(cfg, k)
+        gy = py + spiral_dy_um(cfg, k)
+        a = len(moves)
+        moves.append((retreat, MOVE_FREE, 0, gx, gy, pz + h, pp))        # APPROACH
+        moves.append((a, MOVE_LINE, 0, gx, gy, pz, pp))                  # DESCEND
+        moves.append((a + 1, MOVE_LINE, 1, gx, gy, pz + h, pp))          # LIFT
+        moves.append((a + 2, MOVE_FREE, 1, tx, ty, tz + h, tp))          # TRANSFER
+        if k == 1:
+            moves.append((a + 3, MOVE_LINE, 1, tx, ty, tz, tp))          # PLACE (the same from
+            moves.append((a + 4, MOVE_LINE, 0, tx, ty, tz + h, tp))      # every transfer) and retreat
+        retreat = len(moves)
+        moves.append((a + 1, MOVE_LINE, 0, gx, gy, pz + h, pp))          # RECOVER's retreat
+    return moves
 
 
 class _Target:
@@ -116,27 +135,44 @@ class Motion:
         return (out.move_kind, out.move_gentle, out.x_um, out.y_um, out.z_um, out.pitch_mdeg,
                 j[0], j[1], j[2], j[3])
 
-    def prepare(self, moves):
-        # Plan `moves` ((kind, gentle, x, y, z, pitch), each from where the previous one ends,
-        # the first from here) into the cache. At rest only: it takes as long as the plans.
-        # Nothing moves: the setpoint, the move in progress and the sequence are kept.
+    def prepare(self, moves, between=None):
+        # Plan `moves` (job_moves()) into the cache. At rest only: it takes as long as the plans;
+        # between() is called after each plan (the app feeds its watchdog). Nothing moves: the
+        # setpoint, the move in progress and the sequence are kept.
         saved = (array("i", self.joints), array("i", self.wp), self.n_wp, self.t_acc, self.t_total,
                  self.s_acc, self.active, self.start, self.error_seq, self.error_text)
         self.cache = {}
+        here = array("i", self.joints)
+        ends = []             # each move's end joints (None: not planned)
+        paths = {}            # waypoints by everything but the profile: a lift and a retreat share them
         err = self.error_seq
         for mv in moves:
-            t = _Target(mv[0], mv[1], mv[2], mv[3], mv[4], mv[5])
+            src = here if mv[0] < 0 else ends[mv[0]]
+            if src is None or len(self.cache) >= CACHE_SIZE:
+                ends.append(None)
+                continue
+            self.joints[:] = src
+            t = _Target(mv[1], mv[2], mv[3], mv[4], mv[5], mv[6])
             key = self._key(t)
-            self.error_seq = err
-            self._compute(0, t)
-            if self.error_seq != err:
-                break                     # unreachable: the machine will find out itself
-            self.cache[key] = (self.n_wp, array("i", self.wp), self.t_acc, self.t_total, self.s_acc)
-            n = self.n_wp - 1
-            for j in range(N_JOINTS):
-                self.joints[j] = self.wp[n * N_JOINTS + j]
-            if len(self.cache) >= CACHE_SIZE:
-                break
+            plan = self.cache.get(key)
+            if plan is None:
+                path = paths.get(key[0:1] + key[2:])
+                if path is None:
+                    self.error_seq = err
+                    dist = self._waypoints(t)
+                    if dist is None:
+                        ends.append(None)     # unreachable: the machine will find out itself
+                        continue
+                    n = self.n_wp * N_JOINTS
+                    path = (self.n_wp, self.wp[0:n], dist)
+                    paths[key[0:1] + key[2:]] = path
+                self._time_scale(0, path[2], t.move_gentle)
+                plan = (path[0], path[1], self.t_acc, self.t_total, self.s_acc)
+                self.cache[key] = plan
+                if between is not None:
+                    between()
+            n = (plan[0] - 1) * N_JOINTS
+            ends.append(plan[1][n:n + N_JOINTS])
         (joints, wp, self.n_wp, self.t_acc, self.t_total, self.s_acc, self.active, self.start,
          self.error_seq, self.error_text) = saved
         self.joints[:] = joints
@@ -149,7 +185,7 @@ class Motion:
             return
         self.hits += 1
         self.n_wp = hit[0]
-        self.wp[:] = hit[1]
+        self.wp[0:len(hit[1])] = hit[1]
         self.t_acc = hit[2]
         self.t_total = hit[3]
         self.s_acc = hit[4]
@@ -157,8 +193,15 @@ class Motion:
         self.active = 1
 
     def _compute(self, now, out):
-        # Waypoints in joint space (mdeg). A free move is one segment; a straight move gets one
-        # IK solution every line_step_um along the Cartesian segment.
+        dist = self._waypoints(out)
+        if dist is not None:
+            self._time_scale(now, dist, out.move_gentle)
+
+    def _waypoints(self, out):
+        # Waypoints in joint space (mdeg) into self.wp -> each joint's travel along them, or
+        # None (error_seq and error_text set) if the move cannot be planned. A free move is one
+        # segment; a straight move gets one IK solution every line_step_um along the Cartesian
+        # segment.
         try:
             goal = kinematics.inverse(out.x_um / 1000.0, out.y_um / 1000.0, out.z_um / 1000.0,
                                       out.pitch_mdeg / 1000.0)
@@ -181,7 +224,7 @@ class Motion:
             self.error_seq = out.move_seq
             self.error_text = str(e)
             self.active = 0
-            return
+            return None
         self.n_wp = len(pts)
         dist = [0.0] * N_JOINTS
         for k in range(self.n_wp):
@@ -190,7 +233,7 @@ class Motion:
                 self.wp[k * N_JOINTS + j] = v
                 if k:
                     dist[j] += abs(v - self.wp[(k - 1) * N_JOINTS + j])
-        self._time_scale(now, dist, out.move_gentle)
+        return dist
 
     def _time_scale(self, now, dist, gentle):
         # Trapezoidal profile on the path parameter s in [0, 1], scaled so that the joint that

@@ -1,13 +1,15 @@
 """The firmware's tick, phase by phase, on the emulated RP2040 and on the unix port.
 
     .venv/bin/python bench/chip_tick.py [--tiny] [--json FILE] [--src DIR] [--uf2 FILE]
-                                        [--only chip|unix]
+                                        [--only chip|unix] [--scenario NAME]
 
 Both columns run the firmware's real App.run() with bench/chip_tick_probe.py wrapped around the
 phases of its tick (read_inputs per driver, machine.step, motion.tick, servo drive, link with the
 telemetry frame, LED, housekeeping at rest) and report per phase the calls, mean, median, p99 and
 max per call, for two stretches: idle (IDLE_TICKS ticks at rest, telemetry on) and a whole
-nominal cycle (from the tick the job starts to the first tick back at rest, telemetry on).
+nominal cycle (from the tick the job starts to the first tick back at rest, telemetry on);
+--scenario measures another one's cycle (e.g. switch_stuck_open: three attempts, each retried
+from a spiral offset, then a fault).
 
   chip  the MicroPython RP2040 image in rp2040js (engines/rp2040), the firmware from a flash
         image (compiled as deploy compiles it), its real hal/rp2040.py, wired to the nominal
@@ -61,7 +63,7 @@ def board_main(idle_ticks, cycle_ticks):
             "a.run()\n" % (idle_ticks, cycle_ticks))
 
 
-def run_chip(idle_ticks, cycle_ticks, stop_after_job_ms, src=None, uf2=None):
+def run_chip(idle_ticks, cycle_ticks, stop_after_job_ms, src=None, uf2=None, scenario="nominal"):
     from surepick.engines.rp2040 import flashimage
     from surepick.engines.rp2040.cycle import ChipCycle
     from surepick.host.deploy import artifacts
@@ -75,8 +77,8 @@ def run_chip(idle_ticks, cycle_ticks, stop_after_job_ms, src=None, uf2=None):
     with tempfile.TemporaryDirectory(prefix="surepick-chiptick-") as d:
         img = Path(d) / "flash.bin"
         img.write_bytes(flashimage.whole_flash(flashimage.build_fs(files)))
-        values = scenarios.get("nominal").resolve(None)
-        cc = ChipCycle("nominal", values, 0, 0, flash_image=img, uf2=uf2,
+        values = scenarios.get(scenario).resolve(None)
+        cc = ChipCycle(scenario, values, 0, 0, flash_image=img, uf2=uf2,
                        cal_after_ms=idle_ticks * 2 + 200, stop_after_job_ms=stop_after_job_ms)
         t0 = time.monotonic()
         try:
@@ -103,7 +105,7 @@ from surepick.firmware.hal.scripted import StandInHal, StopRun
 from surepick.firmware import app as app_mod
 probe.IDLE_TICKS = %(idle)d
 probe.CYCLE_TICKS = %(cycle)d
-spec = fake_scenarios.find("nominal")
+spec = fake_scenarios.find(%(scenario)r)
 hal = StandInHal(Config(spec[2]), spec[1])
 a = app_mod.App(hal, root=%(flash)r)
 hal.out = a.m.out
@@ -124,12 +126,12 @@ except StopRun:
 '''
 
 
-def run_unix(idle_ticks, cycle_ticks, limit_ticks):
+def run_unix(idle_ticks, cycle_ticks, limit_ticks, scenario="nominal"):
     from surepick.vboard.interp import find_micropython
     mp = find_micropython()
     with tempfile.TemporaryDirectory(prefix="surepick-chiptick-unix-") as flash:
         code = UNIX_DRIVER % {"repo": str(REPO), "bench": str(HERE), "idle": idle_ticks, "cycle": cycle_ticks,
-                              "flash": flash, "limit": limit_ticks}
+                              "flash": flash, "limit": limit_ticks, "scenario": scenario}
         script = Path(flash) / "drive.py"
         script.write_text(code)
         r = subprocess.run([str(mp), str(script)], capture_output=True, text=True, timeout=600)
@@ -171,14 +173,15 @@ def main(argv=None):
     ap.add_argument("--src", metavar="DIR", help="firmware tree to measure on the chip (default: this one)")
     ap.add_argument("--uf2", metavar="FILE", help="RP2040 MicroPython image (default: see engines/rp2040)")
     ap.add_argument("--only", choices=("chip", "unix"))
+    ap.add_argument("--scenario", default="nominal", help="the scenario whose cycle is measured (default nominal)")
     args = ap.parse_args(argv)
     idle = 100 if args.tiny else 500
     cycle = 150 if args.tiny else 0
     res = {}
     if args.only != "chip":
-        res["unix"] = run_unix(idle, cycle, cycle + 60 if args.tiny else 60000)
+        res["unix"] = run_unix(idle, cycle, cycle + 60 if args.tiny else 60000, args.scenario)
     if args.only != "unix":
-        res["chip"] = run_chip(idle, cycle, 300 if args.tiny else None, args.src, args.uf2)
+        res["chip"] = run_chip(idle, cycle, 300 if args.tiny else None, args.src, args.uf2, args.scenario)
     print(table(res))
     if "chip" in res:
         e = res["chip"]["emulation"]

@@ -44,6 +44,13 @@ GROUPS = {
 }
 for _st in scenarios.STATE_NAMES:
     GROUPS["estop_" + _st] = ("estop", {"state": _st}, 50, ("ESTOP",) if _st != "IDLE" else None)
+# The e-stop in PLACE after the jaw began to open (estop_PLACE presses while the part is held).
+_lo, _hi = scenarios.PLACE_RELEASE_WINDOW_MS
+GROUPS["estop_PLACE_release"] = ("estop", {"state": "PLACE", "window_from_ms": _lo, "window_to_ms": _hi}, 50,
+                                 ("ESTOP",))
+# Gated like every e-stop, but left out of the agreement figure (and reported apart): the part lies
+# in the bin, released on purpose, while the machine latched ESTOP before its own placement check.
+UNCONFIRMED = ("estop_PLACE_release",)
 REPORTED = {"part_offset_yawed": ("part_offset", {"offset_mm": 8, "yaw_deg": 20}, 50, None)}
 
 # The judge's limits, from the configuration the cycles ran with.
@@ -116,7 +123,7 @@ def _rail_low_first(r):
 
 def evaluate(by):
     res = {}
-    gated = [r for name, recs in by.items() if name not in REPORTED for r in recs]
+    gated = [r for name, recs in by.items() if name not in REPORTED and name not in UNCONFIRMED for r in recs]
     for name, recs in by.items():
         n = len(recs)
         j = [r["judge"] for r in recs]
@@ -134,7 +141,7 @@ def evaluate(by):
             "over_stall_limit": sum(1 for x in j if max(x["longest_stall_ms"]) > STALL_LIMIT_MS),
         }
         if name.startswith("estop_"):
-            state = name[len("estop_"):]
+            state = recs[0]["overrides"]["state"]
             moved = [x["estop"]["jaw_cmd_moved_um"] if x["estop"] else None for x in j]
             g["estop_in_state"] = sum(1 for r in recs if _estop_state_ok(r, state))
             g["worst_jaw_cmd_moved_um"] = max(v for v in moved if v is not None) if any(v is not None for v in moved) else None
@@ -152,6 +159,10 @@ def evaluate(by):
             g["restart_moved"] = sum(1 for v in w if v is None or v["part_moved_mm"] > RESTART_PART_MM
                                      or v["max_joint_speed_dps"] > RESTART_JOINT_DPS)
         res[name] = g
+    for name in UNCONFIRMED:
+        if name in res:
+            res[name]["placed_unconfirmed"] = sum(1 for r in by[name] if r["judge_outcome"] == "placed"
+                                                  and r["fsm_fault"] == "ESTOP")
     agree = sum(1 for r in gated if r["agree"])
     res["_all"] = {"cycles": len(gated), "agree": agree, "agreement": agree / float(len(gated)),
                    "false_success": sum(1 for r in gated if r["false_success"])}

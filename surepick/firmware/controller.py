@@ -247,7 +247,11 @@ class Controller:
         m = self.m
         if self.job_waiting is not None:
             self._start_waiting_job()
+        fault = m.fault
+        estop = m.estop_latched
         m.step(now)
+        if m.fault and (m.fault != fault or m.estop_latched != estop) and m.out.jaw_um == self.motion.jaw_um:
+            self._stop_gripper()         # a fault latched here, the jaw left where it was slewing
         self._watch_stall(now)
         self._watch_rail(now)
         if self.rescue_op is not None:
@@ -311,6 +315,20 @@ class Controller:
         self.servos[4].limp()
         m.events.put(m, K_NOTE, IDLE, IDLE, R_UNPOWERED)
 
+    def _stop_gripper(self):
+        # A fault (the e-stop above all) stops the gripper where its driver is in this same tick:
+        # the jaw's pulse does not change, so a closing jaw closes no further (the driver would
+        # otherwise brake within its acceleration limit, over a millimetre past the press). The
+        # jaw is light: stopping it dead jolts nothing. The arm joints do brake to their frozen
+        # setpoints (a few degrees at most): an arm carrying its own links and a part, stopped
+        # dead from full speed, jerks and rings, and a hobby servo's arm gains nothing from it.
+        # A fault that sends the jaw elsewhere (CRUSH backs it off) is left to do so.
+        sv = self.servos[4]
+        if not sv.enabled:
+            return
+        pos = sv.stop(servo_cal.JAW_MDEG_PER_UM)
+        self._set_jaw(servo_cal.servo_to_joint_mdeg(4, pos))
+
     def _set_jaw(self, jaw_um):
         # Command and setpoint at once (a back-off that must not wait for the jaw's slew).
         self.m.out.jaw_um = jaw_um
@@ -343,6 +361,7 @@ class Controller:
             if d >= self.rail_low_ms:
                 self.rail_fired = 1
                 self.m.latch_fault(F_RAIL_LOW)
+                self._stop_gripper()
         elif self.rail_fired == 1 and d >= self.rail_low_ms + self.stall_ms and not self.arm_off:
             self.rail_fired = 2
             self._arm_stalled()

@@ -139,6 +139,24 @@ class Servo:
             self.pulse = p
             self.hal.set_pulse_us(self.index, p)
 
+    def stop(self, unit_mdeg=1):
+        # Stop where the driver is now, with no braking run-out (an e-stop's jaw: light, and a
+        # closing jaw must not close further). The position lands on a whole setpoint unit of the
+        # caller's (the jaw's um) whose pulse is the one already driven, so the PWM does not
+        # change. -> that position (mdeg).
+        pos = self.pos - self.pos % unit_mdeg
+        if self.enabled and pulse_us(self.cal, pos) != self.pulse:
+            pos += unit_mdeg           # the pulse's step lies below: the unit above keeps it
+        self.pos = pos
+        self.vel = 0
+        self.rem = 0
+        self.last_target = pos
+        p = pulse_us(self.cal, pos) if self.enabled else 0
+        if p != self.pulse:            # (pulse steps narrower than a unit: a calibration typo)
+            self.pulse = p
+            self.hal.set_pulse_us(self.index, p)
+        return pos
+
     def limp(self):
         # PWM off. Only for an explicit request: a limp arm falls and a limp gripper may open.
         self.enabled = 0

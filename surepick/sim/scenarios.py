@@ -20,11 +20,17 @@ _OFFSET = {"offset_mm": (8.0, 0.0, 20.0, "largest part offset from the taught po
 STATE_NAMES = states.NAMES
 
 # Where in a state a "random time in that state" may land (ms after the board reported it), so
-# that it lands before the state ends in a nominal cycle (measured: tests/sim/test_scenarios.py).
-# VERIFY lasts three reads; IDLE is the idle time after the cycle (before it, there is no job yet).
-STATE_WINDOW_MS = {"IDLE": (0, 1000), "APPROACH": (0, 1300), "DESCEND": (0, 800), "GRASP": (0, 600),
-                   "VERIFY": (0, 4), "LIFT": (0, 1500), "TRANSFER": (0, 1800), "PLACE": (0, 2800),
-                   "RECOVER": (0, 1200)}
+# that it lands before the state ends in a nominal cycle, with a few ticks to spare (measured and
+# checked against a simulated cycle in tests/sim/test_scenarios.py: APPROACH 1456 ms on the first
+# attempt, DESCEND 904, GRASP 550, VERIFY 6, LIFT 1656, TRANSFER 1984, PLACE 3112, RECOVER
+# 1146-1170 ms). VERIFY lasts three reads; IDLE is the idle time after the cycle (before it, there
+# is no job yet). PLACE: while the part is still held (lowered over the bin and settled; the jaw
+# starts to open 1966 ms in): a press after that lands on a part the machine has let go of but not
+# yet found placed (its check comes after the retreat): PLACE_RELEASE_WINDOW_MS aims there.
+STATE_WINDOW_MS = {"IDLE": (0, 1000), "APPROACH": (0, 1300), "DESCEND": (0, 800), "GRASP": (0, 500),
+                   "VERIFY": (0, 4), "LIFT": (0, 1500), "TRANSFER": (0, 1800), "PLACE": (0, 1900),
+                   "RECOVER": (0, 1100)}
+PLACE_RELEASE_WINDOW_MS = (1980, 3000)   # PLACE from the jaw's opening to just before PLACED
 _STATE_PARAM = ("LIFT", STATE_NAMES, None, "the state the fault lands in, at a random time from the seed")
 
 
@@ -50,8 +56,9 @@ def param_doc(spec):
 
 
 class Scenario:
-    def __init__(self, name, help, params=None, part="cube25", expect=("placed",)):
+    def __init__(self, name, help, params=None, part="cube25", expect=("placed",), check=None):
         self.name = name
+        self.check = check       # callable(values) raising ValueError for a bad combination
         self.help = help
         self.params = dict(params or {})
         self.part = part
@@ -78,6 +85,8 @@ class Scenario:
             if not lo <= v <= hi:
                 raise ValueError("parameter '%s' = %g is outside %g..%g" % (k, v, lo, hi))
             values[k] = v
+        if self.check is not None:
+            self.check(values)
         return values
 
     def setup(self, values, rng):
@@ -130,7 +139,10 @@ def _customise(name, s, values, rng):
         if st == "RECOVER":
             s["part"] = None              # every attempt misses: RECOVER is visited for sure
             s["part_pose"] = None
-        s["injections"].append((state_trigger(st, rng), "estop", {"on": True}))
+        window = None
+        if values["window_to_ms"] >= 0:
+            window = (values["window_from_ms"], values["window_to_ms"])
+        s["injections"].append((state_trigger(st, rng, window), "estop", {"on": True}))
     elif name in ("servo_stall", "stall_on_fixture"):
         # The taught part is a 32 mm block, but a fixed 40 mm fixture stands there: the gripper
         # closes on something it cannot squeeze and the servo stalls.
@@ -151,6 +163,12 @@ def _customise(name, s, values, rng):
             after = rng.uniform(*LIFT_MS)  # from the seed: mostly with the part in the air
         s["injections"].append((("state", "LIFT", int(after) // 2 * 2), "brownout",
                                 {"duration_ms": int(values["duration_ms"]), "sag_ms": int(sag) // 2 * 2}))
+
+
+def _check_window(values):
+    lo, hi = values["window_from_ms"], values["window_to_ms"]
+    if hi >= 0 and hi - lo < 2:
+        raise ValueError("window_from_ms (%g) must be at least one tick (2 ms) below window_to_ms (%g)" % (lo, hi))
 
 
 SCENARIOS = {}
@@ -190,8 +208,13 @@ _add(Scenario("stall_on_fixture", "servo_stall, and the e-stop is pressed while 
               "fixture: the arm holds with the gripper at stall until the stall watch backs it off",
               expect=("ESTOP",)))
 _add(Scenario("estop", "the e-stop is pressed at a random time (from the seed) in one state; in RECOVER "
-              "with no part on the pad, in IDLE after the cycle", {"state": _STATE_PARAM},
-              expect=("ESTOP", "placed")))
+              "with no part on the pad, in IDLE after the cycle",
+              {"state": _STATE_PARAM,
+               "window_from_ms": (0.0, 0.0, 60000.0, "with window_to_ms: the press lands this many ms into "
+                                  "the state at the earliest"),
+               "window_to_ms": (-1.0, -1.0, 60000.0, "... and before this many (-1: the state's own window, "
+                                "which ends before the state does in a nominal cycle)")},
+              expect=("ESTOP", "placed"), check=_check_window))
 SAG_MS = (5.0, 80.0)     # brownout_mid_lift's rail sag, drawn from the seed unless given
 LIFT_MS = (100.0, 1200.0)  # ... and when in LIFT it starts (a gentle lift takes about 1.6 s)
 _add(Scenario("brownout_mid_lift", "the servo rail sags and browns out during the lift; the controller "

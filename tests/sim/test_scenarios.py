@@ -26,3 +26,35 @@ def test_the_press_time_comes_from_the_seed_and_stays_inside_the_state():
 # That each press lands in its state (the machine's own ESTOP event says so), and a pot break in
 # GRASP or LIFT is a SENSOR_FAULT, is gated by the acceptance (tests/engines/test_sim_acceptance.py,
 # two seeds of each in the quick tier, 50 in the slow one).
+
+
+def _state_times(name, seed):
+    # (entered ms of each visit per state, when the jaw began to open in PLACE), from a simulated
+    # cycle: the machine's own transition events and the pulses the world received
+    from surepick.engines.inproc import run_cycle
+    rec, _, run = run_cycle(name, None, seed=seed, record_trajectory=False)
+    ev = [e for e in rec["events"] if e["kind"] in ("transition", "fault")]
+    visits = {}
+    for a, b in zip(ev, ev[1:]):
+        visits.setdefault(a["to"], []).append((a["t_ms"], b["t_ms"]))
+    return visits, run.judge.release_ms
+
+
+def test_each_states_window_ends_before_the_state_does():
+    # The latest time a window can draw (its end less a tick: draws are whole ticks below it) lies
+    # at least two ticks before its state ends in a simulated cycle (the
+    # first visit: a press not due by then waits for a later one only in RECOVER), so an injection
+    # aimed at a state lands in it; PLACE's ends before the jaw opens, the release window lies
+    # between the opening and PLACED.
+    visits, release = _state_times("nominal", 3)
+    missing, _ = _state_times("part_missing", 3)          # RECOVER (the estop scenario has no part there)
+    visits["RECOVER"] = missing["RECOVER"]
+    for st, (lo, hi) in scenarios.STATE_WINDOW_MS.items():
+        if st == "IDLE":
+            continue
+        enter, leave = visits[st][0]
+        assert hi - 2 <= leave - enter - 4, (st, hi, leave - enter)
+    place_in, place_out = visits["PLACE"][0]
+    assert scenarios.STATE_WINDOW_MS["PLACE"][1] - 2 <= release - place_in - 4
+    lo, hi = scenarios.PLACE_RELEASE_WINDOW_MS
+    assert release - place_in <= lo and hi - 2 <= place_out - place_in - 4

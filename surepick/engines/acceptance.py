@@ -6,11 +6,20 @@
 #   - every fault scenario: 0 false successes over 50 seeds; the fault names the cause
 #   - e-stop at a random time in each of the nine states: latched in that state, the jaw
 #     setpoint moves at most one slew step after it, no part dropped from a verified grip, no
-#     servo at stall longer than the stall watch allows
+#     servo at stall longer than the stall watch allows. Each state's window ends before the state
+#     does in a nominal cycle (sim/scenarios.py STATE_WINDOW_MS, checked by tests/sim/test_scenarios.py).
+#     PLACE is split where the jaw starts to open (1966 ms into it): estop_PLACE presses while the
+#     part is still held over the bin; estop_PLACE_release presses from the opening to just before
+#     PLACED and is gated like every e-stop (in PLACE, jaw stopped, nothing dropped, no stall, no
+#     false success) but left out of the agreement figure: there the part lies in the bin, let go
+#     on purpose, while the machine latched ESTOP before its own placement check (the beam clear
+#     after the retreat), so it cannot know and does not claim the placement. Its count of such
+#     cycles is reported as placed_unconfirmed; the operator looks in the bin.
 #   - pot break in GRASP and in LIFT; stall on a fixture while the arm holds (STALL latched)
 #   - brownout mid-lift with a rail sag: RAIL_LOW before the reset in >= 90%; after the restart
 #     the part moves <= 5 mm and no joint turns faster than 5 deg/s for 5 s
-#   - the machine's belief agrees with the judge in >= 99.5% of all gated cycles
+#   - the machine's belief agrees with the judge in >= 99.5% of all gated cycles (but
+#     estop_PLACE_release's, above)
 # Also reported, not gated: the offset scenario with the part yawed up to +-20 degrees.
 #   .venv/bin/python -m surepick.engines.acceptance [--scale 1.0] [--jobs 2]
 # tests/engines/test_sim_acceptance.py runs the same checks (slow tier) and asserts them.

@@ -58,3 +58,15 @@ def test_each_states_window_ends_before_the_state_does():
     assert scenarios.STATE_WINDOW_MS["PLACE"][1] - 2 <= release - place_in - 4
     lo, hi = scenarios.PLACE_RELEASE_WINDOW_MS
     assert release - place_in <= lo and hi - 2 <= place_out - place_in - 4
+
+
+def test_stall_on_fixture_presses_once_the_gripper_is_at_stall():
+    # The window's earliest press finds the gripper squeezing the fixture at stall: the e-stop
+    # holds it there and the stall watch latches STALL (the judge sees the servo at stall).
+    from surepick.engines.inproc import CycleRun
+    run = CycleRun("stall_on_fixture", None, 1007, 0)
+    run.world._pending = [(("state", "GRASP", scenarios.STALL_PRESS_WINDOW_MS[0]), "estop", {"on": True})]
+    rec = run.run(record_trajectory=False)
+    faults = [e["reason"] for e in rec["events"] if e["kind"] == "fault"]
+    assert faults[:2] == ["ESTOP", "STALL"], faults
+    assert rec["judge"]["longest_stall_ms"][4] >= 900

@@ -4,8 +4,10 @@
 # the real firmware: the restarted board committed 12..15, the back-fill stored them, then its
 # HELLO saying 13 was read); that must not open a new epoch. A wiped or replaced log must.
 # The board side is the firmware's own FlashLog in a directory, answered as firmware/app.py
-# answers LOG_SINCE; the MonitorLoop's steps are called directly, in the order that matters.
+# answers LOG_SINCE (and CONFIG_GET, which the monitor sends after each back-fill to record the
+# board's settings); the MonitorLoop's steps are called directly, in the order that matters.
 from surepick.firmware.flashlog import C_BOOTS, R_TRANSITION, FlashLog
+from surepick.firmware.settings import Settings
 from surepick.host.link.frames import Frame
 from surepick.host.link.client import Reply
 from surepick.host.monitor.loop import MonitorLoop
@@ -19,12 +21,14 @@ BATCH = 4      # small batches: the back-fill must page
 
 class LogBoard:
     # The link client's request() over a FlashLog, as the firmware answers LOG_SINCE (with the
-    # oldest seq the log holds and the boot count). Making one is a boot: the count goes up.
+    # oldest seq the log holds and the boot count), and over the firmware's own Settings at their
+    # defaults, as it answers CONFIG_GET. Making one is a boot: the count goes up.
     def __init__(self, path, **geometry):
         self.path = path
         self.log = FlashLog(path, **geometry)
         self.log.count(C_BOOTS)
         self.log.commit()
+        self.settings = Settings()
 
     def add(self, n, t0):
         for i in range(n):
@@ -32,6 +36,11 @@ class LogBoard:
         self.log.commit()
 
     def request(self, ftype, args=(), timeout=2.0, collect=()):
+        if ftype == link.T_CONFIG_GET:           # as firmware/app.py's _config_get
+            key = args[0]
+            if not self.settings.is_key(key):
+                return Reply(1, link.E_UNKNOWN_KEY, (key,), [])
+            return Reply(1, link.OK, (key, self.settings.get(key)), [])
         assert ftype == link.T_LOG_SINCE, ftype
         after = args[0]
         frames, last = [], after

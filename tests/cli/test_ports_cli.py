@@ -34,7 +34,7 @@ def standin(tmp_path):
 
 def test_no_port_takes_surepick_port(tmp_path, standin):
     r = surepick("config", "get", "telemetry_hz", env=clean_env(tmp_path, SUREPICK_PORT=standin))
-    assert r.returncode == 0 and r.stdout.strip() == "telemetry_hz = 10", r.stdout + r.stderr
+    assert r.returncode == 0 and r.stdout.strip() == "telemetry_hz = 10 Hz", r.stdout + r.stderr
     # --port still wins over the variable
     r = surepick("config", "get", "telemetry_hz", "--port", "socket://127.0.0.1:1",
                  env=clean_env(tmp_path, SUREPICK_PORT=standin))

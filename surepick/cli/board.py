@@ -51,6 +51,15 @@ def add_arguments(parser):
                         help="--engine rp2040: MicroPython only, no firmware installed (try `surepick deploy`)")
 
 
+def _list(address, kind, flash, plant_service, scenario=None, seed=None):
+    # In the per-user board registry while it serves: a verb without --port (auto) finds it.
+    from surepick.host.link.registry import Registration
+    if plant_service is not None:
+        scenario, seed = plant_service.scenario_name, plant_service.seed
+    return Registration({"console": [address], "kind": kind, "flash": str(flash) if flash else None,
+                         "scenario": scenario, "seed": seed})
+
+
 def _note(msg):
     print("surepick-board: " + msg, file=sys.stderr, flush=True)
 
@@ -102,8 +111,12 @@ def run(args):
             if args.power_cut_random is not None:
                 _note("power cut at %d ms of plant time" % random_cut_ms(args.power_cut_random))
         print(READY_PREFIX + vboard.address, flush=True)
-        while not stop.wait(3600):
-            pass
+        listed = _list(vboard.address, "virtual board", vboard.flash_dir, plant_service)
+        try:
+            while not stop.wait(3600):
+                pass
+        finally:
+            listed.remove()
     except OSError as e:
         raise CommandError(str(e), exitcodes.FAILED) from None
     finally:
@@ -152,9 +165,13 @@ def _run_rp2040(args):
         if args.scenario is not None:
             note("plant: scenario %s, seed %d, lockstep emulated time" % (args.scenario, args.seed or 0))
         print(READY_PREFIX + board.address, flush=True)
-        while not stop.wait(0.5):
-            if not board.running:
-                break
+        listed = _list(board.address, "emulated RP2040", args.flash, None, args.scenario, args.seed)
+        try:
+            while not stop.wait(0.5):
+                if not board.running:
+                    break
+        finally:
+            listed.remove()
     finally:
         board.close()
         for s, h in old.items():

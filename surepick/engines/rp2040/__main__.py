@@ -53,12 +53,9 @@ def main(argv=None):
 
 
 def _list_in_registry(chip, args):
-    # The per-user board registry the virtual board keeps (vboard/control.py), entry kind
-    # "emulated RP2040"; None where this surepick has no registry yet.
-    try:
-        from surepick.vboard.control import Registration
-    except ImportError:      # TODO(hub): the registry arrives with the vboard-pico branch
-        return None
+    # The per-user board registry `surepick board` lists itself in (host/link/registry.py),
+    # entry kind "emulated RP2040".
+    from surepick.host.link.registry import Registration
     return Registration({"console": [chip.address], "kind": "emulated RP2040", "flash": args.flash})
 
 

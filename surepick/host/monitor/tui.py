@@ -252,8 +252,10 @@ class MonitorApp(App):
         if r.ok:
             self._said = "%s: done%s" % (what, (" (%s)" % ", ".join(str(p) for p in r.payload)) if r.payload else "")
             return True
-        detail = ", ".join(code_name(p) if isinstance(p, int) and what == "start" else str(p) for p in r.payload)
-        self._said = "%s: the board refused: %s%s" % (what, r.code_name, " (%s)" % detail if detail else "")
+        # In words, as the CLI says it: a latched fault's payload is (fault, state, attempt), which
+        # only answers.py reads right.
+        from surepick.host.link.answers import refusal
+        self._said = "%s: refused: %s" % (what, refusal(r.code, r.payload, self.loop.port))
         return False
 
     def on_unmount(self):

@@ -2,6 +2,7 @@
 # firmware on the virtual board. s/y starts the job, a/y aborts it, c/y clears the fault, k/i/y
 # calibrates the current zero, each asking first (n cancels); with the telemetry turned off from
 # another terminal the view says STALE, and stops saying it when telemetry comes back.
+import re
 import shlex
 import shutil
 import subprocess
@@ -96,7 +97,14 @@ def test_live_view_keys_act_on_the_board_and_stale_is_shown(tmp_path):
         screen.key("s")                                  # refused while the fault is latched
         screen.wait_for("Start a job")
         screen.key("y")
-        screen.wait_for("start: the board refused: FAULTED (ABORTED)")
+        # in words, as the CLI says it: the fault, the state it latched in (the one the faults
+        # table shows for it), the attempt, what it means and how to clear it
+        refused = re.compile(r"start: refused: the board has a latched fault: ABORTED \(in ([A-Z_]+), attempt 1\): "
+                             r"the job was aborted")
+        text = screen.wait(refused.search, 20, "the refusal in words")
+        row = re.search(r"│ \d+\s+│ ABORTED\s+│ ([A-Z_]+)\s+│ 1\s", text)
+        assert row and row.group(1) == refused.search(text).group(1), text
+        assert "clear it with `surepick job clear --port %s`" % p in text.replace("\n", ""), text
 
         screen.key("c")
         screen.wait_for("Clear the latched fault?")

@@ -49,17 +49,43 @@ def sources(tmp_path):
     return dst
 
 
+# The board's native-code architecture as the .mpy format numbers it (py/persistentcode.h
+# MP_NATIVE_ARCH_*), and mpy-cross's -march name for it: deploy compiles the firmware's
+# @micropython.native code for the board it deploys to, and the virtual board is the unix
+# micropython of this machine, not an RP2040.
+_MARCH_NAMES = {1: "x86", 2: "x64", 3: "armv6", 4: "armv6m", 5: "armv7m"}
+
+
+def board_arch(board):
+    r = subprocess.run([board.micropython, "-c", "import sys; print(sys.implementation._mpy >> 10)"],
+                       capture_output=True, text=True, timeout=30)
+    arch = int(r.stdout)
+    assert arch in _MARCH_NAMES, "the virtual board's micropython has no native emitter (arch %d)" % arch
+    return arch
+
+
+def expected(board, src_root=None):
+    # What deploy must install on this board: the manifest's files built for its architecture.
+    return dp.build(src_root, False, dp.find_mpy_cross(), march=_MARCH_NAMES[board_arch(board)])
+
+
 def on_flash(flash, board_path):
     return flash / board_path.lstrip("/")
 
 
-def assert_installed(flash, arts):
+def assert_installed(flash, arts, arch=None):
     # Every built file is on the flash with its exact content; no temp file is left; the
-    # manifest lists exactly these files and hashes.
+    # manifest lists exactly these files and hashes. arch: every .mpy holds native code for
+    # that architecture or none (header byte 2, bits 2..7), and the firmware's app has some.
     for a in arts:
         p = on_flash(flash, a.board_path)
         assert p.exists(), a.board_path
-        assert hashlib.sha256(p.read_bytes()).hexdigest() == a.sha256, a.board_path
+        data = p.read_bytes()
+        assert hashlib.sha256(data).hexdigest() == a.sha256, a.board_path
+        if arch is not None and a.board_path.endswith(".mpy"):
+            assert data[2] >> 2 in (0, arch), (a.board_path, data[2] >> 2, arch)
+            if a.board_path == "/lib/surepick/firmware/app.mpy":
+                assert data[2] >> 2 == arch, "app.mpy carries no native code for the board"
     temps = [str(p) for p in flash.rglob("*" + dp.TEMP_SUFFIX)]
     assert temps == []
     m = json.loads((flash / dp.MANIFEST.lstrip("/")).read_text())
@@ -70,10 +96,10 @@ def assert_installed(flash, arts):
 def test_deploy_from_scratch_then_nothing_changed(board, flash):
     t0 = time.monotonic()
     res = dp.deploy(board.address, wait_hello=False)
-    arts = dp.build(None, False, dp.find_mpy_cross())
+    arts = expected(board)
     assert sorted(res.copied) == sorted(a.board_path for a in arts)
     assert res.unchanged == []
-    assert_installed(flash, arts)
+    assert_installed(flash, arts, board_arch(board))
     # the layout: one package in /lib/surepick, main.py in the root as source, nothing host-only
     assert (flash / "main.py").exists() and (flash / "lib/surepick/firmware/app.mpy").exists()
     assert (flash / "lib/surepick/shared_fsm/machine.mpy").exists()
@@ -86,7 +112,7 @@ def test_deploy_from_scratch_then_nothing_changed(board, flash):
     res2 = dp.deploy(board.address, wait_hello=False, progress=notes.append)
     assert res2.copied == [] and len(res2.unchanged) == len(arts)
     assert any("nothing changed" in n for n in notes), notes
-    assert_installed(flash, arts)
+    assert_installed(flash, arts, board_arch(board))
     assert time.monotonic() - t0 < 60
 
 
@@ -97,7 +123,7 @@ def test_redeploy_one_file_changed_copies_exactly_one(board, flash, sources):
     target.write_text(target.read_text() + "\n_CHANGED_BY_THE_TEST = 1\n")
     res = dp.deploy(board.address, src_root=sources, wait_hello=False)
     assert res.copied == ["/lib/surepick/shared_fsm/states.mpy"]
-    assert_installed(flash, dp.build(sources, False, dp.find_mpy_cross()))
+    assert_installed(flash, expected(board, sources), board_arch(board))
 
 
 def test_source_deploy_replaces_mpy_twins(board, flash, sources):
@@ -130,9 +156,9 @@ def test_interrupted_deploy_then_rerun_is_consistent(board, flash):
     assert not (flash / dp.MANIFEST.lstrip("/")).exists()
     board.wait_repl(10)
     res = dp.deploy(board.address, wait_hello=False)
-    arts = dp.build(None, False, dp.find_mpy_cross())
+    arts = expected(board)
     assert len(res.copied) == len(arts)   # temp files are never trusted as installed
-    assert_installed(flash, arts)
+    assert_installed(flash, arts, board_arch(board))
     assert dp.deploy(board.address, wait_hello=False).copied == []
 
 

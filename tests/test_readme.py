@@ -6,6 +6,7 @@
 #   test: skip (why)      not run (scripts/test.sh is this test suite)
 #   test: exit N          the exit code the line documents (default 0)
 #   test: --opt V ...     run with these options instead (smaller counts)
+# A line ending in a backslash continues on the next, as in a shell.
 # Paths a user would share are moved into a temporary directory: /tmp/pico, runs/ (the working
 # directory), and the fixed port 7713 becomes a free one, so parallel runs cannot collide.
 import os
@@ -65,19 +66,27 @@ class Line:
 
 def blocks(text=None):
     # -> [[Line]] for every ```sh block of the README.
+    # A line ending in a backslash goes on on the next one, as in the shell a user pastes it into.
     text = README.read_text() if text is None else text
-    out, cur = [], None
+    out, cur, held = [], None, None
     for n, raw in enumerate(text.splitlines(), 1):
         if cur is None:
             if raw.strip() == "```sh":
                 cur = []
             continue
         if raw.strip() == "```":
+            assert held is None, "README line %d: a block ends in a backslash continuation" % held[0]
             out.append(cur)
             cur = None
             continue
         line = raw.strip()
+        if held is not None:
+            n, line = held[0], held[1] + " " + line
+            held = None
         if not line or line.startswith("#"):
+            continue
+        if line.endswith("\\") and "  #" not in line:
+            held = (n, line[:-1].rstrip())
             continue
         command, _, comment = line.partition("  #")
         cur.append(Line(len(out), n, command.strip(), comment))

@@ -93,7 +93,8 @@ def test_force_brings_the_arm_to_rest_then_takes_over(tmp_path):
         assert (st.state, st.fault, st.busy) == (states.IDLE, codes.F_ABORTED, link.BUSY_NONE)
         # calibrate --force on the aborted (latched) board: refused, the fault named
         r = surepick("calibrate", "pot", "--force", "--port", board.address)
-        assert r.returncode == 1 and "a fault is latched" in r.stderr, (r.stdout, r.stderr)
+        assert r.returncode == 1 and re.search(r"the board has a latched fault: ABORTED \(in [A-Z_]+, attempt 1\): "
+                                               r"the job was aborted", r.stderr), (r.stdout, r.stderr)
         # the part is still held where the abort froze the arm: the operator places it
         r = surepick("job", "rescue", "--place", "--wait", "--port", board.address, timeout=180)
         assert r.returncode == 0, (r.stdout, r.stderr)

@@ -4,10 +4,13 @@
 # prints one line "CHIPTICK {json}" per measured stretch:
 #   idle   IDLE_TICKS ticks at rest after boot (telemetry on, before any job)
 #   cycle  from the tick a job starts to the first tick back at rest
+# and the free heap (firmware and probe loaded) after boot (collected) and at the job's first
+# tick (the job's handler has just collected).
 # Per phase: calls, mean, p99 and max per call in us (histograms as the firmware's own
 # LoopStats keeps them); the whole tick the same way, maintenance ticks (a flash write or a
 # collection at rest, the loop's own flag) counted apart. A wrapper's own cost (calibrated at
 # start, reported as overhead_us) is included in each figure.
+import gc
 import json
 import sys
 import time
@@ -20,8 +23,14 @@ IDLE_TICKS = 500
 CYCLE_TICKS = 0           # > 0: end the cycle stretch after this many ticks (a short bench)
 _us = time.ticks_us
 _diff = time.ticks_diff
-_NB = 512
-# Histogram bucket width: 16 us on the chip (0..8 ms), 2 us on the unix port (0..1 ms).
+# Histogram: _NF fine buckets of WIDTH us, then _NC coarse ones of _COARSE * WIDTH, then one
+# overflow bucket (reported as the max): on the chip 16 us up to 4 ms, 256 us up to 20 ms; on
+# the unix port 2 us up to 0.5 ms, 32 us up to 2.5 ms. Sized to need: the probe's 16
+# histograms live on the chip's heap next to the firmware (642 B each, not 1 KB).
+_NF = 256
+_NC = 64
+_COARSE = 16
+_NB = _NF + _NC
 WIDTH = 16 if sys.platform == "rp2" else 2
 
 
@@ -38,6 +47,8 @@ class Phase:
         if us > self.max:
             self.max = us
         b = us // WIDTH
+        if b >= _NF:
+            b = _NF + (b - _NF) // _COARSE
         self.h[b if b < _NB else _NB] += 1
 
     def pct(self, permille):
@@ -48,7 +59,9 @@ class Phase:
         for b in range(_NB + 1):
             seen += self.h[b]
             if seen >= need:
-                u = (b + 1) * WIDTH - 1
+                if b == _NB:
+                    return self.max       # the overflow bucket: nothing finer is known
+                u = ((b + 1) if b < _NF else (_NF + (b + 1 - _NF) * _COARSE)) * WIDTH - 1
                 return u if u < self.max else self.max
         return self.max
 
@@ -164,10 +177,13 @@ class Probe:
         self.tick = _POOL.pop()
         self.maint = _POOL.pop()
         self.printed = 0
+        self.heap = {"total": gc.mem_free() + gc.mem_alloc()}
         boot = app.boot
 
         def booted():
             boot()
+            gc.collect()                       # before the first tick: nothing timed yet
+            self.heap["free_after_boot"] = gc.mem_free()
             self._wrap()
         app.boot = booted
 
@@ -205,6 +221,8 @@ class Probe:
         a = self.a
         job = a.m.busy()          # a job (calibration at rest is not the cycle)
         if self.label == "idle" and job:
+            # the job's handler collected after planning every attempt: what is left now
+            self.heap["free_at_job_start"] = gc.mem_free()
             self._flush("idle")
             self.label = "cycle"
         if self.label == "rest":
@@ -226,7 +244,7 @@ class Probe:
         a = self.a
         out = {"label": label, "ticks": self.ticks, "overhead_us": self.overhead,
                "tick": self.tick.summary(), "maintenance": self.maint.summary(),
-               "phases": {k: v.summary() for k, v in PHASES.items()},
+               "phases": {k: v.summary() for k, v in PHASES.items()}, "heap": self.heap,
                "loop": {"overruns": a.stats.overruns, "late": a.stats.late,
                         "gc_count": getattr(a.stats, "gc_count", -1)}}
         print("CHIPTICK " + json.dumps(out))

@@ -18,6 +18,12 @@
 # the controller's tick, is reset into the boot path (boot_recovery: INTERRUPTED if a job ran).
 # Under HIL lockstep the wait for the host's next frame feeds it too (the real servos are not
 # driven under HIL, and a host pausing must not reset the board). Ctrl-C stops it (shutdown).
+#
+# Heap on the chip: the .mpy bytecode of every module imported lives in the RP2040's 240 KB
+# MicroPython heap, next to what a job plans at its start. A module only a rare request needs
+# (hal/hil.py: HIL_MODE) is imported by that request's handler, at rest, and a MemoryError there
+# is an E_BUSY "heap" reply, never a stopped loop; the loop itself imports nothing. main()
+# collects the imports' garbage before the App's long-lived objects are allocated.
 import gc
 from array import array
 
@@ -34,7 +40,6 @@ from ..shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
 from . import boot_recovery as rec
 from . import cmdparse
 from . import flashlog
-from .hal import hil as hil_hal
 from . import settings as settings_mod
 from . import telemetry
 from . import teleop_mode
@@ -90,8 +95,9 @@ class App(Controller):
         self.marker_counted = 1   # 0: an interruption this boot counted is not yet marked on flash
         self.pose_saved = 0       # the pose the arm has been still in since is on flash
         self.boot_seen_seq = -1   # event seq of an interruption an earlier boot logged already
-        self.hil = None           # hil_hal.HilPins while hardware-in-the-loop is on
+        self.hil = None           # hal/hil.py's HilPins while hardware-in-the-loop is on
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
+        self._hil_wait = None     # hal/hil.py's wait_input (the module loads at HIL_MODE)
         self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
 
     def _cache_settings(self):
@@ -199,7 +205,7 @@ class App(Controller):
             if hal.ticks_diff(hal.cpu_us(), start) >= period_us:
                 break
             if r == cmdparse.LINE_NONE:
-                hil_hal.wait_input(1)
+                self._hil_wait(1)
         hal.wdt_feed()
         if self.hil is hil and hil.fresh:
             c0 = hal.cpu_us()
@@ -553,11 +559,18 @@ class App(Controller):
         if self.busy() or self.rescue_op is not None or self.cal is not None:
             self._reply(rid, link.E_BUSY)
             return
+        try:
+            # loaded at the request that needs it, at rest (module comment: heap on the chip)
+            from .hal import hil as hil_hal
+        except MemoryError:
+            self._reply(rid, link.E_BUSY, ("heap",))
+            return
         pins = self.settings.pins()
         mo = self.motion
         self._hil_saved = ([(sv.pos, sv.last_target, sv.pulse, sv.enabled) for sv in self.servos],
                            array("i", mo.joints), mo.jaw_um, self.m.out.jaw_um)
         h = hil_hal.HilPins(pins, mode, [sv.pulse for sv in self.servos])
+        self._hil_wait = hil_hal.wait_input
         hal = self.hal
         # Until the first frame: the readings as they are now, e-stop closed, switch and beam idle.
         h.adc[0] = hal.read_u16(pins.adc_pot)
@@ -753,5 +766,6 @@ current = None   # the App main() runs: still there at the REPL after Ctrl-C, fo
 
 def main(hal, root=""):
     global current
+    gc.collect()      # the imports' garbage: the App's objects fill its holes, not fresh heap
     current = App(hal, root)
     current.run()

@@ -31,6 +31,7 @@ MODULES = (
     "firmware/flashlog",
     "firmware/framewriter",
     "firmware/fsutil",
+    "firmware/preload",
     "firmware/rejects",
     "firmware/sensors",
     "firmware/servo",

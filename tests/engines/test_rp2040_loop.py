@@ -152,3 +152,55 @@ def test_flash_image_holds_what_deploy_installs(tmp_path):
     man = json.loads(files[install.MANIFEST])
     assert man["files"] == {a.board_path: a.sha256 for a in arts}
     assert set(files) == {a.board_path for a in arts} | {install.MANIFEST}
+
+
+# ---- heap on the chip (engines/rp2040/heap.py; README "Heap on the chip") ----
+# Margins: at the job's start the heap must hold everything the cycle allocates without a
+# collection during motion (a collection on the chip stalls 16-20 ms, several periods): the
+# firmware's ticks allocate 10.3 KB over the 3-attempt cycle measured under the unix port
+# (tests/firmware/test_job_alloc.py; 64-bit objects, twice the RP2040's), so 32 KB free is three
+# times that, and an 8 KB free block takes the largest single allocation of a tick (1.2 KB) or the
+# HIL module loaded at its request. After boot, before a job plans its moves: 64 KB free, 32 KB
+# in one block (planning makes garbage at rest; a bench probe, 24 KB, sits there too).
+MIN_FREE_AFTER_BOOT = 64 * 1024
+MIN_BLOCK_AFTER_BOOT = 32 * 1024
+MIN_FREE_AT_JOB_START = 32 * 1024
+MIN_BLOCK_AT_JOB_START = 8 * 1024
+
+
+@pytest.mark.slow
+def test_the_firmware_leaves_a_margin_of_heap_after_boot_and_at_the_job_start(uf2):
+    from surepick.engines.rp2040 import heap
+    figs = heap.cycle_figures(uf2)
+    boot, job = figs["boot"], figs["job"]
+    # the collector's heap is the RPI_PICO build's: __GcHeapStart..__GcHeapEnd less its tables
+    assert 230 * 1024 < boot["total"] < 251688, figs
+    assert boot["free"] >= MIN_FREE_AFTER_BOOT and boot["max_free_block"] >= MIN_BLOCK_AFTER_BOOT, figs
+    assert job["free"] >= MIN_FREE_AT_JOB_START and job["max_free_block"] >= MIN_BLOCK_AT_JOB_START, figs
+
+
+def test_preload_loads_each_step_after_what_it_imports():
+    # firmware/preload.py: each step's modules import (at module level) only modules loaded by an
+    # earlier step or the same one, else a step loads its dependencies too and the heap fragments
+    # again. The oracle is the sources' own imports (ast), not the preload list.
+    import ast
+    from surepick.engines.rp2040 import heap
+    deps = heap.module_deps()
+    src = (REPO / "surepick" / "firmware" / "preload.py").read_text()
+    fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name == "load")
+    loaded = {"surepick", "surepick.shared_fsm", "surepick.firmware", "surepick.shared_fsm.compat"}
+    steps = 0
+    for node in fn.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        pkg = "surepick.shared_fsm" if node.level == 2 else "surepick.firmware"
+        step = {pkg + "." + a.name for a in node.names}
+        assert step <= set(deps), step
+        for m in step:
+            missing = deps[m] - loaded - step
+            assert not missing, "%s imports %s, which no earlier step loaded" % (m, missing)
+        loaded |= step
+        steps += 1
+    assert steps >= 10 and "surepick.firmware.app" in loaded
+    # the HIL pins load at HIL_MODE, not at boot
+    assert "surepick.firmware.hal.hil" not in deps["surepick.firmware.app"]

@@ -267,12 +267,13 @@ _BEAT_MS = const(100)       # TELEOP_STATE at least this often while on
 
 def report(app, now):
     # Once per tick from the App's link duty: the TELEOP_STATE frame when one is due (a setpoint
-    # applied, a hold, the end), and every _BEAT_MS while on. An ended mode leaves the rest pose
-    # to be saved when the arm is at rest (the App's end-of-cycle housekeeping).
+    # applied, a hold, the end), and every _BEAT_MS while on. An ended mode is closed like a
+    # job's cycle (App._at_rest, once the arm settled): the pose it left is saved as the rest
+    # pose, or, with a fault latched, saved and kept until the fault is cleared.
     tm = app.teleop
     if tm.ended:
         tm.ended = 0
-        app.cycle_end = 1
+        app.cycle_open = 1
     if tm.on and ticks_diff(now, tm.next_beat) >= 0:
         tm.report = 1
     if not tm.report:

@@ -24,6 +24,8 @@ MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
 F = {name: i for i, name in enumerate(EXCHANGE_FIELDS)}
 PULSES = [F["p%d" % i] for i in range(5)]
 GUARD_MS = 5              # hal/virtual.py: the guard's step after Ctrl-C, ms of real time
+SWEPT_US = 40             # the e-stop is pressed once the sweep has moved the base this far (0.8 s)
+PRESS_TIMEOUT_S = 20.0
 
 # REPL code that moves the base servo 1 us every 20 ms through the firmware's HAL for 3 s, as a
 # human poking at the arm would; it prints what the HAL's pulse reads before and after.
@@ -65,7 +67,23 @@ def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
         press = {}
 
         def press_later():
-            time.sleep(1.5)
+            # Press once the REPL code has visibly swept the base (the plant's log: SWEPT_US on
+            # from its pulse at the first guard step), not after a fixed wait: mpremote's own
+            # start and Ctrl-C take a second or more of wall time on a loaded machine. Pressed
+            # anyway after PRESS_TIMEOUT_S, so a sweep that never came fails the checks below.
+            t_end = time.monotonic() + PRESS_TIMEOUT_S
+            g = n_loop
+            p0 = None
+            while time.monotonic() < t_end:
+                rows_now = list(log)
+                if p0 is None:
+                    while g < len(rows_now) and rows_now[g][F["advance_ms"]] < GUARD_MS:
+                        g += 1
+                    if g < len(rows_now):
+                        p0 = rows_now[g][PULSES[0]]
+                if p0 is not None and any(r[PULSES[0]] >= p0 + SWEPT_US for r in rows_now[g:]):
+                    break
+                time.sleep(0.01)
             press["row"] = len(log)
             press["z_mm"] = _part_z_mm(ps)
             ps.inject("estop", on=True)

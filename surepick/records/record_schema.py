@@ -164,9 +164,12 @@ def check_meta(meta):
         raise FieldError("scenario", "a scenario name (only a board recording has none)", None)
     if simulated and meta["seed"] is None:
         raise FieldError("seed", "a whole number 0..%d (only a board recording has none)" % SEED_MAX, None)
+    # A scenario parameter is a number or, for a choice parameter (sim/scenarios.py: estop's
+    # `state`), the name of one of its choices. Which names and ranges a scenario takes is
+    # checked where a verb needs the scenario (runrecord.require_scenario).
     for k, v in (meta.get("params") or {}).items():
-        if number()(v) is not None:
-            raise FieldError("params.%s" % k, "a finite number", v)
+        if number()(v) is not None and text()(v) is not None:
+            raise FieldError("params.%s" % k, "a finite number or a choice's name (a non-empty string)", v)
     check_config(meta["config"])
     if meta["config"]["loop_period_ms"] != meta["loop_period_ms"]:
         raise FieldError("loop_period_ms", "the config's loop_period_ms (%d)" % meta["config"]["loop_period_ms"],

@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from surepick.sim import scenarios
+
 from tests.support.cli import SUREPICK_BIN
 
 SUREPICK = [SUREPICK_BIN]
@@ -117,12 +119,14 @@ def test_batch_writes_summary_with_confusion_matrix(tmp_path):
     for key in ("count", "fsm_success", "judge_success", "false_success", "false_failure", "per_scenario",
                 "fault_reasons"):
         assert key in s
-    assert s["count"] == 15 and s["false_success"] == 0
+    # one cycle of each scenario: 17 since the fail-safe merge added stall_on_fixture and estop
+    assert set(s["per_scenario"]) == set(scenarios.SCENARIOS) and len(scenarios.SCENARIOS) == 17
+    assert s["count"] == 17 and s["false_success"] == 0
     m = s["per_scenario"]["nominal"]
     assert m["fsm_placed_judge_placed"] == 1
     assert s["per_scenario"]["part_missing"]["fsm_not_judge_not"] == 1
     lines = (out / "cycles.jsonl").read_text().splitlines()
-    assert len(lines) == 15
+    assert len(lines) == 17
 
 
 def test_batch_ctrl_c_stops_cleanly_and_keeps_finished_results(tmp_path):

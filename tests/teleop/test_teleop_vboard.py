@@ -69,9 +69,20 @@ def _reply(con, rid, timeout=20):
     return con.wait(lambda f: f.ftype == link.T_REPLY and f.fields[0] == rid, timeout)
 
 
-def _states(con):
+def _states(con, mark=0):
     names = link.SCHEMA[link.T_TELEOP_STATE][3]
-    return [dict(zip(names, f.fields)) for f in con.frames if f.ftype == link.T_TELEOP_STATE]
+    return [dict(zip(names, f.fields)) for f in con.frames[mark:] if f.ftype == link.T_TELEOP_STATE]
+
+
+def _wait_after(con, mark, pred, timeout):
+    # con.wait, but only frames received after con.frames[:mark]
+    end = time.monotonic() + timeout
+    while True:
+        for f in con.frames[mark:]:
+            if pred(f):
+                return f
+        if time.monotonic() > end or not con.pump(0.05):
+            return None
 
 
 def _pulse_rows(log):
@@ -98,6 +109,10 @@ def test_deadman_holds_within_200_ms_and_one_period_of_the_last_setpoint(board):
     q, jaw = _enter(con)
     con.send(link.request(link.T_TELEOP, 2, (0,)))
     assert _reply(con, 2).fields[1] == link.OK
+    # Only what follows counts: on a loaded host more than 200 ms of board time may pass between
+    # the entry's reply and TELEOP off, and the board rightly holds that first entry on its deadman
+    # (seen in the quick tier: a DEADMAN note at t 578 ms, before the one this test makes).
+    mark = len(con.frames)
     # Enter again with a short stream behind it in one burst (the board reads them in the ticks
     # that follow, whatever this host's scheduling): a slow base turn, then one far setpoint (the
     # base 70 deg on, the jaw nearly shut: several hundred ms of travel), then silence.
@@ -111,18 +126,18 @@ def test_deadman_holds_within_200_ms_and_one_period_of_the_last_setpoint(board):
     far = [q[0] + 70000, q[1], q[2], q[3]]
     burst += link.setpoint(100 + seq, seq, far, 5000)
     con.send(burst)
-    held = con.wait(lambda f: f.ftype == link.T_TELEOP_STATE and f.fields[1] == 2, 30)
+    held = _wait_after(con, mark, lambda f: f.ftype == link.T_TELEOP_STATE and f.fields[1] == 2, 30)
     assert held is not None, con.tail()
     con.pump(0.5)
-    st = _states(con)
+    st = _states(con, mark)
     applied = [s for s in st if s["seq"] == seq and s["mode"] == 1]
     assert applied, st[-5:]
     t_applied = applied[0]["t_ms"]
     hold = [s for s in st if s["mode"] == 2][0]
     assert hold["why"] == 1 and hold["deadmans"] == 1
-    notes = [f.fields for f in con.frames if f.ftype == link.T_EVENT and f.fields[2] == codes.K_NOTE
+    notes = [f.fields for f in con.frames[mark:] if f.ftype == link.T_EVENT and f.fields[2] == codes.K_NOTE
              and f.fields[5] == codes.R_DEADMAN]
-    assert len(notes) == 1
+    assert len(notes) == 1, notes
     # From the plant's side: when did the pulses last change after the far setpoint was applied?
     rows = [r for r in _pulse_rows(log) if r[0] >= t_applied - PERIOD_MS]
     changes = [rows[i][0] for i in range(1, len(rows)) if rows[i][1] != rows[i - 1][1]]

@@ -68,6 +68,7 @@ class TeleopMode:
         self.report = 0          # a TELEOP_STATE frame is due
         self.next_beat = 0       # board ms of the next heartbeat frame
         self.ended = 0           # the mode ended: the App saves the rest pose at rest
+        self.saved = array("i", [0] * 12)   # the arm drivers' own (vmax, accel, d_brake) while on
 
     # ---- requests (link handlers; may allocate) ----
 
@@ -85,6 +86,7 @@ class TeleopMode:
             self.refused = 0
             self.seq = 0
             self.applied = 0
+            self._limit_arm()
             m.events.put(m, K_NOTE, IDLE, IDLE, R_TELEOP_ON)
         self._freeze()
         self._arm(now)
@@ -94,6 +96,7 @@ class TeleopMode:
         if not self.on:
             return
         self._freeze()
+        self._restore_arm()
         self.on = 0
         self.mode = OFF
         self.why = why
@@ -194,6 +197,38 @@ class TeleopMode:
             self.report = 1
 
     # ---- helpers ----
+
+    def _limit_arm(self):
+        # While on, the arm's drivers move no faster and accelerate no harder than a job's
+        # planned moves (arm_speed_mdeg_s, arm_accel_mdeg_s2). A jump in the stream taken at the
+        # servos' own limits makes all four draw their peak current at once: on the reference
+        # battery (250 mOhm) the rail sagged to 3.6 V, under the RAIL_LOW watch and the servos'
+        # own reset. The rail is sized for the moves a job makes; teleop keeps to them.
+        cfg = self.ctl.cfg
+        vmax = cfg.arm_speed_mdeg_s
+        accel = cfg.arm_accel_mdeg_s2 // 1000
+        if accel < 1:
+            accel = 1
+        s = self.saved
+        for i in range(4):
+            sv = self.ctl.servos[i]
+            s[3 * i] = sv.vmax
+            s[3 * i + 1] = sv.accel
+            s[3 * i + 2] = sv.d_brake
+            v = vmax if vmax < sv.vmax else sv.vmax
+            a = accel if accel < sv.accel else sv.accel
+            sv.vmax = v
+            sv.accel = a
+            dps = v // 1000
+            sv.d_brake = dps * dps * 500 // a
+
+    def _restore_arm(self):
+        s = self.saved
+        for i in range(4):
+            sv = self.ctl.servos[i]
+            sv.vmax = s[3 * i]
+            sv.accel = s[3 * i + 1]
+            sv.d_brake = s[3 * i + 2]
 
     def _freeze(self):
         # Every setpoint where its servo is now: the drivers hold from this tick on.

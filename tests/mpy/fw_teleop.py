@@ -123,15 +123,15 @@ for k in range(8):
 check(locked_fail == 0 and locked_ok == 8, "teleop ticks under heap_lock: %d ok, %d failed" % (locked_ok, locked_fail))
 result("heap_locked_teleop_ticks_failed", locked_fail)
 
-# ---- a jump in the stream: the servo drivers keep their speed limit ----
-vmax = a.servos[0].vmax                  # mdeg/s
+# ---- a jump in the stream: the arm keeps to a job's speed (teleop_mode: the rail) ----
+vmax = min(a.settings.servo_limits(0)[0] * 1000, a.cfg.arm_speed_mdeg_s)   # mdeg/s
 seq += 1
 rid += 1
 q[0] = q[0] - 60000                      # 60 deg at once
 hal.send(link.setpoint(rid, seq, q, 30000))
 worst = 0
 prev = a.servos[0].pos
-for k in range(40):
+for k in range(80):                      # 1.6 s: 60 deg at 90 deg/s, with the ramps
     seq += 1
     rid += 1
     hal.send(link.setpoint(rid, seq, q, 30000))      # the same far setpoint, kept alive

@@ -1,5 +1,7 @@
-# The board-side runtime directory, mounted read-only at /.vboard inside the interpreter:
-# the generated vboard_settings.py (rewritten before every boot), and vboard_ctl.py.
+# The board-side runtime directory: the generated vboard_settings.py (rewritten before every
+# boot) and the modules that run inside the interpreter (vboard_ctl, vboard_io, vboard_fs, and
+# vboard_machine.py as machine.py). boot_shim.py imports them from here before the flash
+# becomes the root; the directory itself is never visible to the board.
 import atexit
 import os
 import shutil
@@ -8,6 +10,9 @@ from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
 SETTINGS_MODULE = "vboard_settings.py"
+# source file in this folder -> its name in the runtime directory (= its module name on the board)
+BOARD_MODULES = (("vboard_ctl.py", "vboard_ctl.py"), ("vboard_io.py", "vboard_io.py"),
+                 ("vboard_fs.py", "vboard_fs.py"), ("vboard_machine.py", "machine.py"))
 _LITERALS = (str, int, bool, type(None))
 
 
@@ -34,7 +39,8 @@ class Runtime:
     def __init__(self):
         self.path = Path(tempfile.mkdtemp(prefix="surepick-vboard-"))
         atexit.register(self.cleanup)  # also when an owner forgets close()
-        shutil.copyfile(_HERE / "vboard_ctl.py", self.path / "vboard_ctl.py")
+        for src, name in BOARD_MODULES:
+            shutil.copyfile(_HERE / src, self.path / name)
 
     def write_settings(self, values):
         # Write-then-rename, so a boot never sees half a file.

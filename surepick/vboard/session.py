@@ -1,9 +1,11 @@
 # One run of the interpreter, from spawn to exit: follows the boot step's markers, turns a
-# client's Ctrl-C into what a Pico would do at that moment, and (after a soft reset from the
-# raw REPL) quietly walks the fresh interpreter's friendly REPL into the raw one.
+# client's Ctrl-C into what a Pico would do at that moment, sends line endings as a Pico does
+# (stream.LineEndings), and (after a soft reset from the raw REPL) quietly walks the fresh
+# interpreter's friendly REPL into the raw one.
 import time
 
-from surepick.vboard.stream import FRIENDLY, RAW, RAW_BANNER, MarkerFilter, UntilBanner
+from surepick.vboard.stream import (FRIENDLY, RAW, RAW_BANNER, LineEndings, MarkerFilter,
+                                    UntilBanner)
 
 CTRL_A = b"\x01"
 CTRL_C = b"\x03"
@@ -30,6 +32,7 @@ class Session:
         self.prompted = False       # the REPL this boot ends in has shown its prompt
         self._since_repl = b""
         self._markers = MarkerFilter()
+        self._eol = LineEndings()
         self._pending_ctrl_c = False
         self._last_sigint = -1e9
         # Raw target: client bytes wait until CTRL-A has been queued ahead of them.
@@ -96,6 +99,7 @@ class Session:
         return self._data(self._markers.flush())
 
     def _data(self, data):
+        data = self._eol.feed(data)
         self.tracker.feed(data)
         if self._to_raw is not None and self.booted:
             data = self._to_raw.feed(data)
@@ -119,5 +123,7 @@ class Session:
                 self._held = None
         elif name == "repl":
             self.phase = REPL
+        elif name == "rawline":
+            self._eol.raw_line()
         elif name.startswith("reset:"):
             self.reset_request = name[len("reset:"):]

@@ -99,6 +99,29 @@ class World:
         place = scenarios.place_pose_mm(s["part"])
         return _um(pick), _um(place), int(round(width * 1000))
 
+    def continue_from(self, old):
+        """Make this fresh world (the scenario's next cycle: the part respawned on its pad, the arm
+        at home, a fresh judge) take over from `old` while the same board runs on, as when a
+        person puts the part back: on old's clock (it is the board's clock), the scenario's
+        timed faults armed again relative to now, the board's state, pulses and history of
+        resets carried over. Refused (RuntimeError) while the board's machine is busy in old."""
+        if old._state not in (None, "IDLE"):
+            raise RuntimeError("the arm is busy (state %s): reset the world when the job has "
+                               "ended, or abort it first" % old._state)
+        t = old.now_ms
+        plant = self.plant
+        plant.now_ms = t
+        plant._next_frame_ms = t       # its next PWM frame and event are now
+        plant._next_event_ms = t
+        self._pending = [((trig[0], trig[1] + t),) + item[1:] if trig[0] == "at" else item
+                         for item in self._pending for trig in (item[0],)]
+        self._next_sample = t
+        self._state, self._state_since = old._state, old._state_since
+        self._last_grip_pulse = old._last_grip_pulse
+        self._pulses = old._pulses
+        self.resets = old.resets
+        self.on_sample = old.on_sample
+
     # ---- the exchange ----
 
     def exchange(self, pulses, state, advance_ms):

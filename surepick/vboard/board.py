@@ -214,7 +214,7 @@ class VirtualBoard:
                "boot_count": self.boot_count, "repl_mode": self.repl_mode,
                "scenario": self.scenario, "seed": self.seed}
         if ps is not None and hasattr(ps, "verdict"):
-            out.update(world=getattr(ps, "world_cycle", 0), plant_ms=ps.now_ms,
+            out.update(world=getattr(ps, "cycle", 0), plant_ms=ps.now_ms,
                        verdict=list(ps.verdict()[:2]))
         return out
 

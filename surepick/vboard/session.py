@@ -61,22 +61,29 @@ class Session:
 
     def _ctrl_c(self):
         if self.phase == STARTING:
+            # Input sent before the Ctrl-C goes now, as a Pico empties its buffer; what comes
+            # after it (mpremote's Ctrl-A) must reach the REPL the signal ends up in.
+            self._flush()
             self._pending_ctrl_c = True
         elif self.phase == BOOT or self.interp.interrupt_enabled():
             self._sigint()
         else:
             self._queue(CTRL_C)  # at a prompt the REPL reads it, as on a Pico
 
-    def _sigint(self):
+    def _sigint(self, flush=True):
         now = time.monotonic()
         if now - self._last_sigint < _COALESCE_S:
             return
         self._last_sigint = now
+        if flush:
+            self._flush()
+        self.interp.interrupt()
+        self.sigints += 1
+
+    def _flush(self):
         self.interp.flush_input()
         if self._held is not None:
             self._held.clear()
-        self.interp.interrupt()
-        self.sigints += 1
 
     # -- interpreter -> client --------------------------------------------------------------
 
@@ -114,7 +121,7 @@ class Session:
             self.phase = BOOT
             if self._pending_ctrl_c:
                 self._pending_ctrl_c = False
-                self._sigint()
+                self._sigint(flush=False)        # flushed when the Ctrl-C came
         elif name == "booted":
             self.booted = True
             if self._held is not None:

@@ -182,3 +182,37 @@ def test_an_entry_of_a_dead_process_is_dropped(tmp_path, monkeypatch):
     dead.write_text(json.dumps({"pid": 999999999, "console": ["/dev/pts/3"], "control": "x:1"}))
     assert control.running_boards() == []
     assert not dead.exists()
+
+
+# -- Ctrl-C while the interpreter is still starting ------------------------------------------
+
+class _Interp:
+    # What Session asks of an Interpreter, recorded (the real one is exercised end to end in
+    # test_vboard_mpremote.py and tests/host/deploy).
+    def __init__(self):
+        self.inq = bytearray()
+        self.log = []
+
+    def flush_input(self):
+        self.log.append(("flush", bytes(self.inq)))
+        self.inq.clear()
+
+    def interrupt(self):
+        self.log.append(("sigint", bytes(self.inq)))
+
+    def interrupt_enabled(self):
+        return False
+
+
+def test_a_ctrl_c_while_starting_drops_what_came_before_and_keeps_what_came_after():
+    # mpremote right after a soft reboot: "\r\x03" (stop the program), then "\r\x01" (raw REPL).
+    # The interrupt waits for the flash to be mounted; the Ctrl-A must survive it.
+    from surepick.vboard.session import Session
+    interp = _Interp()
+    s = Session(interp, FRIENDLY, ReplModeTracker())
+    s.client_input(b"junk\r\x03")
+    s.client_input(b"\r\x01")
+    assert interp.log == [("flush", b"junk\r")]
+    s.output(mark("fs"))
+    assert interp.log[1:] == [("sigint", b"\r\x01")]
+    assert bytes(interp.inq) == b"\r\x01"

@@ -33,10 +33,10 @@ SOFT_REBOOT_MSG = b"MPY: soft reboot\r\n"  # rp2 main.c prints "MPY: soft reboot
 # The interpreter's heap (-X heapsize). "Like a Pico" means: the firmware, imported and its App
 # built, takes the share of the heap it takes on a Pico. MicroPython 1.28 RPI_PICO (rp2040js):
 # heap 245,888 B, the firmware 98,752 B of it, 41.0 % of what code can use. Here the same .mpy
-# files take 137,952 B (64-bit objects are ~1.4x larger), 37.9 % of this heap (388,608 B;
-# tests/vboard/test_vboard_heap.py). A heap of a Pico's bytes is not a Pico: the firmware's boot
-# then fails (MemoryError on a 6 KB buffer with ~100 KB free but fragmented); below ~350 KB
-# it fails intermittently, so the size keeps that margin.
+# files (with vboard_io, the bench behind the HAL) take 145,088 B, 64-bit objects being ~1.4x
+# larger: 38.3 % of this heap of 388,608 B (tests/vboard/test_vboard_heap.py). A heap of a
+# Pico's bytes is not a Pico: the firmware's boot then fails (MemoryError on a 6 KB buffer with
+# ~100 KB free, in fragments); at 358K it failed once in a deploy, so the size keeps a margin.
 HEAP = "384K"
 _HIGH_WATER = 256 * 1024  # stop reading a side whose bytes the other side is not taking
 _MARKER_WAIT_S = 0.02     # how long a possible marker start may be held back
@@ -131,7 +131,7 @@ class VirtualBoard:
                         raise
                     self._log("no pty beside TCP (%s); serving TCP only" % e)
             self.console = consoles[0] if len(consoles) == 1 else Consoles(consoles)
-            self.runtime = Runtime()
+            self.runtime = Runtime(self.micropython)
             if self.plant_service is not None:
                 self.plant_address = tuple(self.plant_service.start())
             self._wake_r, self._wake_w = os.pipe()

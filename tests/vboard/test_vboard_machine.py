@@ -16,7 +16,7 @@ from surepick.engines.plant_service import PlantService
 from surepick.host.deploy import install_source
 from surepick.host.link.client import LinkClient
 from surepick.shared_fsm import link
-from surepick.sim.plant import ADC_POT, PIN_BEAM, PIN_ESTOP, PIN_SWITCH
+from surepick.sim.plant import ADC_CURRENT, ADC_POT, ADC_RAIL, PIN_BEAM, PIN_ESTOP, PIN_SWITCH
 from surepick.vboard import HARD, SOFT, VirtualBoard
 
 from tests.support.needs import NEEDS_MICROPYTHON
@@ -162,19 +162,30 @@ def plant_board(flash):
         yield b, ps
 
 
+READ_BENCH = ("from machine import Pin, ADC\n"
+              "print([Pin(g, Pin.IN, Pin.PULL_UP).value() for g in (13, 14, 15)])\n"
+              "print(ADC(26).read_u16(), ADC(27).read_u16(), ADC(28).read_u16())")
+
+
 def test_pins_and_adc_read_the_plant(plant_board):
     b, ps = plant_board
-    pins, adc = exec_out(b, "from machine import Pin, ADC\n"
-                            "print([Pin(g, Pin.IN, Pin.PULL_UP).value() for g in (13, 14, 15)])\n"
-                            "print(ADC(26).read_u16(), ADC(27).read_u16(), ADC(28).read_u16())")
-    pot, cur, rail = adc.split()
+    pins, adc = exec_out(b, READ_BENCH)
+    pot, cur, rail = (int(v) for v in adc.split())
     with ps.lock:
         plant = ps.plant
         assert pins == str([int(plant.read_pin(g)) for g in (PIN_ESTOP, PIN_SWITCH, PIN_BEAM)])
-        pot_now = plant.read_u16(ADC_POT)
-    assert abs(int(pot) - pot_now) < 400            # the same jaw, another noisy sample
-    assert 0 < int(cur) < 65535 and 30000 < int(rail) < 65535
+        now = [plant.read_u16(ch) for ch in (ADC_POT, ADC_CURRENT, ADC_RAIL)]
+    # the same bench a moment later, another noisy sample of each
+    assert abs(pot - now[0]) < 400 and abs(cur - now[1]) < 400 and abs(rail - now[2]) < 400
     assert ps.exchanges > 0 and ps.connections == 1
+    # faults put into the plant show on the pins: e-stop pressed (HIGH), switch stuck pressed
+    # (LOW), beam blocked (LOW), pot wire broken to the top rail
+    ps.inject("estop", on=True)
+    ps.inject("switch_stuck", level=0)
+    ps.inject("beam_blocked")
+    ps.inject("pot_broken", rail=1)
+    pins, adc = exec_out(b, READ_BENCH, "resume")
+    assert pins == "[1, 0, 0]" and adc.split()[0] == "65535", (pins, adc)
 
 
 def test_servo_pwm_drives_the_plant(plant_board):

@@ -26,13 +26,17 @@ class Board:
     def __init__(self, *args):
         self.proc = subprocess.Popen(SUREPICK + ["board", "--quiet", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out = b""
-        while out.count(b"\n") < 2:         # the TCP address, then the pty
-            ready, _, _ = select.select([self.proc.stdout], [], [], 60)
-            assert ready, "surepick board printed no address: %r" % self.proc.stderr.read1(4000)
-            chunk = os.read(self.proc.stdout.fileno(), 4096)
-            assert chunk, "surepick board ended: %r" % self.proc.stderr.read()
-            out += chunk
+        try:
+            out = b""
+            while out.count(b"\n") < 2:         # the TCP address, then the pty
+                ready, _, _ = select.select([self.proc.stdout], [], [], 60)
+                assert ready, "surepick board printed no address: %r" % self.proc.stderr.read1(4000)
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                assert chunk, "surepick board ended: %r" % self.proc.stderr.read()
+                out += chunk
+        except BaseException:
+            self.stop(check=False)
+            raise
         lines = out.decode().splitlines()
         assert all(line.startswith("surepick-board: serving on ") for line in lines), lines
         self.addresses = [line.split()[-1] for line in lines]
@@ -41,10 +45,11 @@ class Board:
     def status(self):
         return control.request(control.find_board(self.port)["control"], "status")
 
-    def stop(self):
+    def stop(self, check=True):
         self.proc.terminate()
         try:
-            assert self.proc.wait(30) == 0
+            rc = self.proc.wait(30)
+            assert rc == 0 or not check, rc
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()

@@ -33,8 +33,8 @@ SOFT_REBOOT_MSG = b"MPY: soft reboot\r\n"  # rp2 main.c prints "MPY: soft reboot
 # The interpreter's heap (-X heapsize). "Like a Pico" means: the firmware, imported and its App
 # built, takes the share of the heap it takes on a Pico. MicroPython 1.28 RPI_PICO (rp2040js):
 # heap 245,888 B, the firmware 98,752 B of it, 41.0 % of what code can use. Here the same .mpy
-# files (with vboard_io, the bench behind the HAL) take 145,088 B, 64-bit objects being ~1.4x
-# larger: 38.3 % of this heap of 388,608 B (tests/vboard/test_vboard_heap.py). A heap of a
+# files take 141,760 B, 64-bit objects being ~1.4x larger: 39.0 % of this heap of 388,608 B
+# beside the board's own preloaded modules (tests/vboard/test_vboard_heap.py). A heap of a
 # Pico's bytes is not a Pico: the firmware's boot then fails (MemoryError on a 6 KB buffer with
 # ~100 KB free, in fragments); at 358K it failed once in a deploy, so the size keeps a margin.
 HEAP = "384K"

@@ -24,15 +24,19 @@ def _vb_hang():
 
 
 def _vb_mount():
-    # The flash becomes the root. The board's own modules (vboard_settings, vboard_ctl,
-    # vboard_io, machine) stay in the runtime directory, imported when first needed through
-    # /lib (vboard_fs.Flash): nothing of the virtual board is in the board's filesystem or on
-    # a path of its own.
-    rt = _vb_os.getenv("VBOARD_RUNTIME")
+    # The board's own modules first, from the runtime directory (.mpy), while the host
+    # filesystem is still the root: they stay in sys.modules, as built-in and frozen modules
+    # are there on a Pico, loaded before anything can fragment the heap (a firmware stopped at
+    # the REPL leaves too little room in one piece to load `machine` then). Nothing of the
+    # virtual board is in the board's filesystem or on its sys.path.
     del _vb_sys.path[:]
-    _vb_sys.path.append(rt)
+    _vb_sys.path.append(_vb_os.getenv("VBOARD_RUNTIME"))
+    import vboard_settings  # noqa: F401
+    import vboard_ctl  # noqa: F401
+    import vboard_io  # noqa: F401
+    import machine  # noqa: F401  (vboard_machine, over the unix port's machine)
     import vboard_fs
-    flash = vboard_fs.Flash(_vb_os.getenv("VBOARD_FLASH"), rt)
+    flash = vboard_fs.Flash(_vb_os.getenv("VBOARD_FLASH"))
     _vb_os.umount("/")
     _vb_os.mount(flash, "/")
     _vb_os.chdir("/")

@@ -11,11 +11,7 @@
 #     that would need more than is free fails with OSError(ENOSPC) as littlefs does.
 #   - the root lists only what was copied there: host files whose names start with ".vboard-"
 #     (the board's chip identity, kept by the supervisor) are invisible to the board.
-#   - sys.path is ['', '.frozen', '/lib']. A Pico's own modules are built in or frozen; the
-#     unix port's '.frozen' holds only its own, so the board's (machine, vboard_io, ...) are
-#     found as /lib/NAME.py (.mpy) when the flash has no such file: stat and open for reading of
-#     exactly those names reach the runtime directory, for import. Nothing lists them.
-#
+
 # One fix besides: the unix port's VfsPosix builds both host paths of a rename in one shared
 # buffer, so with a root the old path is replaced by the new one and os.rename('/a', '/b') fails
 # (ENOENT) or renames the wrong file. rename() resolves both paths itself and renames through a
@@ -86,16 +82,11 @@ def dir_blocks(is_root, entries):
 
 
 class Flash:
-    def __init__(self, root, runtime=None):
+    def __init__(self, root):
         import os
         self._root = root.rstrip("/")
         self._v = os.VfsPosix(root)
         self._host = os.VfsPosix()
-        self._runtime = runtime.rstrip("/") if runtime else None
-        self._board_modules = ()
-        if runtime:
-            self._board_modules = tuple(e[0] for e in self._host.ilistdir(self._runtime)
-                                        if e[0].endswith(".py") or e[0].endswith(".mpy"))
 
     # ---- paths ----
 
@@ -117,18 +108,6 @@ class Flash:
         if parts and parts[0].startswith(HIDDEN_PREFIX):
             raise OSError(_ENOENT)
         return self._root + "/" + "/".join(parts)
-
-    def _readable(self, p):
-        # The host path to read for p: the flash's file, else one of the board's own modules
-        # when p is /lib/NAME.py (as an import searching sys.path asks for it).
-        hp = self._host_path(p)
-        parts = self._parts(p)
-        if len(parts) == 2 and parts[0] == "lib" and parts[1] in self._board_modules:
-            try:
-                self._host.stat(hp)
-            except OSError:
-                return self._runtime + "/" + parts[1]
-        return hp
 
     # ---- the block model over the host directory ----
 
@@ -174,7 +153,8 @@ class Flash:
 
     def open(self, p, mode):
         if not any(c in mode for c in "wax+"):
-            return self._host.open(self._readable(p), mode)
+            self._host_path(p)
+            return self._v.open(p, mode)
         hp = self._host_path(p)
         try:
             size = 0 if "w" in mode else self._host.stat(hp)[6]
@@ -196,7 +176,7 @@ class Flash:
                 yield (name, _S_IFREG, 0, st[6])
 
     def stat(self, p):
-        st = self._host.stat(self._readable(p))
+        st = self._host.stat(self._host_path(p))
         if st[0] & _S_IFDIR:
             return (_S_IFDIR, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         t = st[8]

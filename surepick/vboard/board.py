@@ -36,7 +36,7 @@ SOFT_REBOOT_MSG = b"MPY: soft reboot\r\n"  # rp2 main.c prints "MPY: soft reboot
 # files take 141,760 B, 64-bit objects being ~1.4x larger: 39.0 % of this heap of 388,608 B
 # beside the board's own preloaded modules (tests/vboard/test_vboard_heap.py). A heap of a
 # Pico's bytes is not a Pico: the firmware's boot then fails (MemoryError on a 6 KB buffer with
-# ~100 KB free, in fragments); at 358K it failed once in a deploy, so the size keeps a margin.
+# ~100 KB free, in fragments). Deploy-then-boot worked down to 344K; this keeps a margin.
 HEAP = "384K"
 _HIGH_WATER = 256 * 1024  # stop reading a side whose bytes the other side is not taking
 _MARKER_WAIT_S = 0.02     # how long a possible marker start may be held back

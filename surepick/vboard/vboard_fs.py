@@ -109,6 +109,15 @@ class Flash:
             raise OSError(_ENOENT)
         return self._root + "/" + "/".join(parts)
 
+    def _target(self, p):
+        # -> (vfs, path) to operate on. Imports stat and open many paths: those without ".." or
+        # the hidden prefix go straight to the rooted VfsPosix, making no garbage here (on a
+        # heap the firmware nearly fills, the strings of the slow path fragmented it enough to
+        # fail its boot); the rest are resolved, and checked, to a host path.
+        if ".." in p or HIDDEN_PREFIX in p:
+            return self._host, self._host_path(p)
+        return self._v, p
+
     # ---- the block model over the host directory ----
 
     def _walk(self, host_dir, is_root):
@@ -153,8 +162,8 @@ class Flash:
 
     def open(self, p, mode):
         if not any(c in mode for c in "wax+"):
-            self._host_path(p)
-            return self._v.open(p, mode)
+            vfs, path = self._target(p)
+            return vfs.open(path, mode)
         hp = self._host_path(p)
         try:
             size = 0 if "w" in mode else self._host.stat(hp)[6]
@@ -176,7 +185,8 @@ class Flash:
                 yield (name, _S_IFREG, 0, st[6])
 
     def stat(self, p):
-        st = self._host.stat(self._host_path(p))
+        vfs, path = self._target(p)
+        st = vfs.stat(path)
         if st[0] & _S_IFDIR:
             return (_S_IFDIR, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         t = st[8]
@@ -187,24 +197,24 @@ class Flash:
         return (BLOCK_SIZE, BLOCK_SIZE, BLOCK_COUNT, free, free, 0, 0, 0, 0, NAME_MAX)
 
     def chdir(self, p):
-        self._host_path(p)
+        self._host_path(p)                # never above the root, never into a hidden name
         return self._v.chdir(p)
 
     def getcwd(self):
         return self._v.getcwd()
 
     def mkdir(self, p):
-        self._host_path(p)
+        vfs, path = self._target(p)
         self._reserve(DIR_BLOCKS)
-        return self._v.mkdir(p)
+        return vfs.mkdir(path)
 
     def remove(self, p):
-        self._host_path(p)
-        return self._v.remove(p)
+        vfs, path = self._target(p)
+        return vfs.remove(path)
 
     def rmdir(self, p):
-        self._host_path(p)
-        return self._v.rmdir(p)
+        vfs, path = self._target(p)
+        return vfs.rmdir(path)
 
     def rename(self, old, new):
         self._host.rename(self._host_path(old), self._host_path(new))

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
+from surepick.engines.plant_service import PlantService
 from surepick.host.deploy import install_source
-from surepick.vboard import control
+from surepick.vboard import VirtualBoard, control
 
 from tests.support.needs import NEEDS_MICROPYTHON
 
@@ -107,19 +108,18 @@ def test_two_nominal_jobs_in_a_row_on_one_board(flash):
 
 
 def test_the_world_is_not_reset_under_a_moving_arm(flash):
-    b = Board("--flash", str(flash), "--scenario", "nominal", "--seed", "6")
-    try:
-        r = cli("job", "start", "--port", b.port)
+    # A board in this process, so virtual time can be frozen mid-job (a hold nobody answers):
+    # the refusal does not depend on how fast the job runs.
+    ps = PlantService("nominal", seed=6)
+    with VirtualBoard(flash, plant_service=ps, scenario="nominal", seed=6) as b:
+        r = cli("job", "start", "--port", b.address)
         assert r.returncode == 0, (r.stdout, r.stderr)
-        end = time.monotonic() + 60
-        while "state IDLE" in cli("job", "status", "--port", b.port).stdout:
-            assert time.monotonic() < end, "the job never left IDLE"
-        r = cli("board", "--reset-world", "--port", b.port)
+        ps.hold_for_line_at(ps.now_ms + 1000)
+        assert ps.wait_holding(60), "virtual time never reached the hold"
+        r = cli("board", "--reset-world", "--port", b.address)
         assert r.returncode == 1, (r.stdout, r.stderr)
         assert "the world was not reset: the arm is busy (state " in r.stderr, r.stderr
-        assert b.status()["world"] == 0
-    finally:
-        b.stop()
+        assert ps.cycle == 0 and b.status()["world"] == 0
 
 
 def test_reset_world_needs_a_running_board_with_a_plant(tmp_path):

@@ -15,6 +15,7 @@ from surepick.engines.plant_service import PlantService
 from surepick.host.deploy import install_source
 from surepick.vboard import VirtualBoard, control
 
+from tests.support.bench import bench_env
 from tests.support.needs import NEEDS_MICROPYTHON
 
 SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
@@ -57,8 +58,8 @@ class Board:
                 self.proc.wait()
 
 
-def cli(*args, timeout=300):
-    return subprocess.run(SUREPICK + list(args), capture_output=True, text=True, timeout=timeout)
+def cli(*args, timeout=300, env=None):
+    return subprocess.run(SUREPICK + list(args), capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def judged(board, world, timeout=120):
@@ -125,8 +126,11 @@ def test_the_world_is_not_reset_under_a_moving_arm(flash):
 def test_reset_world_needs_a_running_board_with_a_plant(tmp_path):
     r = cli("board", "--reset-world", "--port", "socket://127.0.0.1:9")
     assert r.returncode == 2 and "no virtual board is serving socket://127.0.0.1:9" in r.stderr, r.stderr
-    r = cli("board", "--reset-world")
-    assert r.returncode == 2 and "needs --port" in r.stderr, r.stderr
+    # No --port: the default, as for every verb (auto: the one board running; none here)
+    r = cli("board", "--reset-world", env=bench_env(tmp_path))
+    assert r.returncode == 1 and "no virtual board running" in r.stderr, r.stderr
+    r = cli("board", "--port", "socket://127.0.0.1:9")
+    assert r.returncode == 2 and "--port is for --reset-world" in r.stderr, r.stderr
     flash = tmp_path / "bare"
     flash.mkdir()
     b = Board("--flash", str(flash))

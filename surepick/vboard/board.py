@@ -32,12 +32,11 @@ POWER_ON, HARD, WATCHDOG, SOFT, CRASH = "power_on", "hard", "watchdog", "soft", 
 SOFT_REBOOT_MSG = b"MPY: soft reboot\r\n"  # rp2 main.c prints "MPY: soft reboot\n", cooked
 # The interpreter's heap (-X heapsize). "Like a Pico" means: the firmware, imported and its App
 # built, takes the share of the heap it takes on a Pico. MicroPython 1.28 RPI_PICO (rp2040js):
-# heap 245,888 B, the firmware 98,752 B of it, 41.0 % of what code can use. Here the same .mpy
-# files take 141,760 B, 64-bit objects being ~1.4x larger: 39.0 % of this heap of 388,608 B
-# beside the board's own preloaded modules (tests/vboard/test_vboard_heap.py). A heap of a
-# Pico's bytes is not a Pico: the firmware's boot then fails (MemoryError on a 6 KB buffer with
-# ~100 KB free, in fragments). Deploy-then-boot worked down to 344K; this keeps a margin.
-HEAP = "384K"
+# heap 245,888 B, the firmware 139,968 B of it, 58.0 % of what code can use (101,520 B left).
+# Here the same .mpy files take 191,680 B (64-bit objects are ~1.37x larger): 58.0 % of this heap
+# of 357,248 B beside the board's own preloaded modules (26,496 B; tests/vboard/test_vboard_heap.py).
+# A heap of a Pico's bytes is not a Pico: with 64-bit objects the firmware would not fit at all.
+HEAP = "353K"
 _HIGH_WATER = 256 * 1024  # stop reading a side whose bytes the other side is not taking
 _MARKER_WAIT_S = 0.02     # how long a possible marker start may be held back
 _BOOT_LOOP_LIMIT = 5      # consecutive boots dying before boot.py ends -> skip boot/main

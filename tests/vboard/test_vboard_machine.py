@@ -223,8 +223,10 @@ def test_the_firmware_and_the_repl_share_one_plant_connection(flash):
         # the board never read the reply), and the next one starts on a fresh connection
         # rather than read half a reply.
         assert ps.connections <= 2
-        assert int(out[1]) > before
-        assert 0 <= ps.exchanges - int(out[1]) <= ps.connections - 1
+        # The count the REPL reads is the firmware's: it holds every exchange before the Ctrl-C.
+        # After it the HAL's e-stop guard (a thread) moves the plant on in real time through the
+        # same module, so the plant has served at least as many by the time we ask it.
+        assert before < int(out[1]) <= ps.exchanges
 
 
 def test_one_flash_is_one_board_id_across_seeds_scenarios_and_restarts(tmp_path):

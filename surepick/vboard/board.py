@@ -139,7 +139,7 @@ class VirtualBoard:
             if self._control_wanted:
                 self.control = ControlServer({"status": self.status, "reset-world": self.reset_world})
                 self._registration = Registration({
-                    "console": self.addresses, "control": self.control.address,
+                    "console": self.addresses, "control": self.control.address, "kind": "virtual board",
                     "flash": str(self.flash_dir), "scenario": self.scenario, "seed": self.seed})
         except BaseException:
             self._teardown()

@@ -1,17 +1,20 @@
 # `surepick board`: run the firmware on a virtual Pico (the real unix `micropython` binary)
 # and serve its REPL where mpremote can reach it:
-#   surepick board --flash build/flash            -> socket://127.0.0.1:PORT
-#   surepick board --pty                          -> /dev/pts/N
+#   surepick board --flash build/flash            -> socket://127.0.0.1:PORT and /dev/pts/N
+#   surepick board --pty                          -> /dev/pts/N only
 #   mpremote connect socket://127.0.0.1:PORT fs cp main.py :main.py + soft-reset
 #   surepick board --flash F --scenario nominal --seed 3      -> the arm is the MuJoCo plant,
 #                                                               in lockstep virtual time
 #   ... --scenario brownout_mid_lift                          -> the rail browns out in LIFT and
 #                                                               the controller restarts
 #   ... --power-cut-at-ms 5000 | --power-cut-random SEED      -> a power cut in virtual time
+#   surepick board --reset-world --port socket://127.0.0.1:PORT -> the running board's world back
+#                                                               to its start (the part respawned)
 import sys
 
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
+from surepick.cli.options import add_port_argument, board_port
 
 READY_PREFIX = "surepick-board: serving on "
 
@@ -19,10 +22,12 @@ READY_PREFIX = "surepick-board: serving on "
 def add_arguments(parser):
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--pty", action="store_true",
-                       help="serve on a new pseudo-terminal (prints its /dev/pts/N path)")
+                       help="serve on a new pseudo-terminal only (by default the board serves "
+                            "a pty as well as TCP; it prints both)")
     where.add_argument("--listen", metavar="HOST:PORT", nargs="?", const="127.0.0.1:0",
-                       help="serve on TCP (the default, at 127.0.0.1:0: a free loopback port); "
-                            "connect with socket://HOST:PORT")
+                       help="the TCP address (default 127.0.0.1:0: a free loopback port); "
+                            "connect with socket://HOST:PORT. `mpremote repl` needs the pty: "
+                            "mpremote 1.29's REPL cannot wait on a socket:// port")
     parser.add_argument("--allow-remote", action="store_true",
                         help="allow a non-loopback --listen address (the REPL has no password)")
     parser.add_argument("--flash", metavar="DIR",
@@ -49,6 +54,11 @@ def add_arguments(parser):
                         "(default: $SUREPICK_RP2040_UF2, then ../shared/rp2040/firmware.uf2)")
     parser.add_argument("--bare", action="store_true",
                         help="--engine rp2040: MicroPython only, no firmware installed (try `surepick deploy`)")
+    parser.add_argument("--reset-world", action="store_true",
+                        help="do not start a board: put the world of the virtual board running at "
+                             "--port back to its start (the part respawned on its pad, the arm "
+                             "at home) for its next job; the board keeps running")
+    add_port_argument(parser)  # only with --reset-world: the running board, as for every verb
 
 
 def _list(address, kind, flash, plant_service, scenario=None, seed=None):
@@ -65,6 +75,10 @@ def _note(msg):
 
 
 def run(args):
+    if args.reset_world:
+        return _reset_world(args)
+    if args.port is not None:
+        raise CommandError("--port is for --reset-world (a board to start serves on --listen or --pty)")
     import signal
     import threading
 
@@ -89,7 +103,7 @@ def run(args):
         plant_service = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms,
                                            args.power_cut_random)
         vboard = VirtualBoard(
-            args.flash, pty=args.pty, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
+            args.flash, pty=True, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote,
             plant_service=plant_service, scenario=args.scenario, seed=args.seed,
             micropython=args.micropython, log=None if args.quiet else _note,
@@ -110,13 +124,12 @@ def run(args):
                   % (plant_service.scenario_name, plant_service.seed))
             if args.power_cut_random is not None:
                 _note("power cut at %d ms of plant time" % random_cut_ms(args.power_cut_random))
-        print(READY_PREFIX + vboard.address, flush=True)
-        listed = _list(vboard.address, "virtual board", vboard.flash_dir, plant_service)
-        try:
-            while not stop.wait(3600):
-                pass
-        finally:
-            listed.remove()
+        for address in vboard.addresses:
+            print(READY_PREFIX + address, flush=True)
+        # The board lists itself in the registry (vboard/control.py, the format and directory
+        # host/link/registry.py reads), with its control address for --reset-world: no second entry.
+        while not stop.wait(3600):
+            pass
     except OSError as e:
         raise CommandError(str(e), exitcodes.FAILED) from None
     finally:
@@ -179,4 +192,24 @@ def _run_rp2040(args):
     if board.error is not None:
         raise CommandError(str(board.error), exitcodes.FAILED)
     note("stopped")
+    return exitcodes.OK
+
+
+def _reset_world(args):
+    from surepick.vboard.control import ControlError, find_board, request
+    port = board_port(args)    # --port, else the default (auto: the one running board)
+    try:
+        entry = find_board(port)
+    except ControlError as e:
+        raise CommandError(str(e)) from None
+    if not entry.get("control"):
+        raise CommandError("%s is an %s: it has no world to reset (only `surepick board` "
+                           "--engine vboard does)" % (port, entry.get("kind") or "other board"))
+    try:
+        r = request(entry["control"], "reset-world")
+    except ControlError as e:
+        raise CommandError("the world was not reset: %s" % e, exitcodes.FAILED) from None
+    outcome, reason = r["previous"]
+    print("world reset: world %d of scenario %s is ready (the previous world, as judged: %s%s)"
+          % (r["world"], entry.get("scenario"), outcome, ": " + reason if reason else ""))
     return exitcodes.OK

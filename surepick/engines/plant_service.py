@@ -186,6 +186,21 @@ class PlantService:
         with self.lock:
             self._limp_ms = int(BOOT_MS if down_ms is None else down_ms)
 
+    def reset_world(self):
+        """The scenario's next cycle while the board runs on (sim/world.py World.continue_from:
+        the part respawned, the arm at home, faults armed again, a fresh judge, the same clock),
+        its servos given the pulses the board drives now. RuntimeError while the board's
+        machine is busy. Returns the new cycle index."""
+        with self.lock:
+            new = World(self.scenario_name, self.overrides, self.seed, self.world.cycle + 1,
+                        self.plant_params)
+            new.continue_from(self.world)
+            self.world = new
+            self.cycle = new.cycle
+            self._queued = []
+            new.plant.set_pulses(self._merged_pulses())
+            return new.cycle
+
     def truth(self):
         with self.lock:
             return self.world.plant.truth()

@@ -15,6 +15,8 @@ drives the world through the same exchange, once per control period, in this ord
 The world reads the board only through what crosses a real board's pins and link: pulse widths
 and the state the firmware reports. Ground truth (plant.truth()) goes to the judge only.
 """
+import mujoco
+
 from surepick.shared_fsm import servo_cal, states
 from surepick.shared_fsm.config import Config
 
@@ -51,6 +53,18 @@ class ControllerReset:
 
     def __repr__(self):
         return "ControllerReset(%r at %d ms, down %d ms)" % (self.why, self.t_ms, self.down_ms)
+
+
+_ARM_JOINTS = ("base_yaw", "shoulder", "elbow", "wrist", "finger_l", "finger_r")
+
+
+def _carry_arm(old, new):
+    # The arm's joints (positions, speeds) of plant `old` into plant `new`; the part stays new's.
+    for name in _ARM_JOINTS:
+        jo, jn = old.m.joint(name).id, new.m.joint(name).id
+        new.d.qpos[new.m.jnt_qposadr[jn]] = old.d.qpos[old.m.jnt_qposadr[jo]]
+        new.d.qvel[new.m.jnt_dofadr[jn]] = old.d.qvel[old.m.jnt_dofadr[jo]]
+    mujoco.mj_forward(new.m, new.d)
 
 
 class World:
@@ -98,6 +112,31 @@ class World:
         pick = s["pick_mm"] or scenarios.pick_pose_mm(s["part"], width)
         place = scenarios.place_pose_mm(s["part"])
         return _um(pick), _um(place), int(round(width * 1000))
+
+    def continue_from(self, old):
+        """Make this fresh world (the scenario's next cycle: the part respawned on its pad, the arm
+        at home, a fresh judge) take over from `old` while the same board runs on, as when a
+        person puts the part back: on old's clock (it is the board's clock), the scenario's
+        timed faults armed again relative to now, the board's state, pulses and history of
+        resets carried over, and the arm where it stands (nobody moved it: a jump home would draw a
+        current the board's rail watch sees). Refused (RuntimeError) while the board's machine is busy in old."""
+        if old._state not in (None, "IDLE"):
+            raise RuntimeError("the arm is busy (state %s): reset the world when the job has "
+                               "ended, or abort it first" % old._state)
+        t = old.now_ms
+        plant = self.plant
+        _carry_arm(old.plant, plant)
+        plant.now_ms = t
+        plant._next_frame_ms = t       # its next PWM frame and event are now
+        plant._next_event_ms = t
+        self._pending = [((trig[0], trig[1] + t),) + item[1:] if trig[0] == "at" else item
+                         for item in self._pending for trig in (item[0],)]
+        self._next_sample = t
+        self._state, self._state_since = old._state, old._state_since
+        self._last_grip_pulse = old._last_grip_pulse
+        self._pulses = old._pulses
+        self.resets = old.resets
+        self.on_sample = old.on_sample
 
     # ---- the exchange ----
 

@@ -10,7 +10,9 @@ import threading
 import time
 from pathlib import Path
 
-from surepick.vboard.console import PtyConsole, TcpConsole, parse_listen
+from surepick.vboard import chip
+from surepick.vboard.console import Consoles, PtyConsole, TcpConsole, parse_listen
+from surepick.vboard.control import ControlError, ControlServer, Registration
 from surepick.vboard.interp import Interpreter, find_micropython
 from surepick.vboard.runtime import Runtime
 from surepick.vboard.session import Session
@@ -28,6 +30,13 @@ WDT_RESET = 3
 POWER_ON, HARD, WATCHDOG, SOFT, CRASH = "power_on", "hard", "watchdog", "soft", "crash"
 
 SOFT_REBOOT_MSG = b"MPY: soft reboot\r\n"  # rp2 main.c prints "MPY: soft reboot\n", cooked
+# The interpreter's heap (-X heapsize). "Like a Pico" means: the firmware, imported and its App
+# built, takes the share of the heap it takes on a Pico. MicroPython 1.28 RPI_PICO (rp2040js):
+# heap 245,888 B, the firmware 139,968 B of it, 58.0 % of what code can use (101,520 B left).
+# Here the same .mpy files take 191,680 B (64-bit objects are ~1.37x larger): 58.0 % of this heap
+# of 357,248 B beside the board's own preloaded modules (26,496 B; tests/vboard/test_vboard_heap.py).
+# A heap of a Pico's bytes is not a Pico: with 64-bit objects the firmware would not fit at all.
+HEAP = "353K"
 _HIGH_WATER = 256 * 1024  # stop reading a side whose bytes the other side is not taking
 _MARKER_WAIT_S = 0.02     # how long a possible marker start may be held back
 _BOOT_LOOP_LIMIT = 5      # consecutive boots dying before boot.py ends -> skip boot/main
@@ -38,15 +47,19 @@ class VirtualBoard:
     """A Pico stand-in: `with VirtualBoard(flash_dir) as b: print(b.address)`.
 
     flash_dir      host directory that is the board's root filesystem (survives resets);
-                   None -> a new temporary directory (kept; see .flash_dir)
-    pty            serve on a new pty (address = /dev/pts/N) instead of TCP
-    listen         "HOST:PORT" for TCP (default 127.0.0.1:0 = a free loopback port)
+                   None -> a new temporary directory (kept; see .flash_dir). It also keeps
+                   the board's unique id (chip.py), so one flash directory is one board.
+    pty            serve on a new pty (address = /dev/pts/N); with `listen` too, on both
+    listen         "HOST:PORT" for TCP (default without pty: 127.0.0.1:0, a free loopback port)
     allow_remote   permit a non-loopback listen address
     plant_service  object with start() -> (host, port) and stop(); its address is
-                   vboard_settings.PLANT inside the board
+                   vboard_settings.PLANT inside the board. reset_world() on it (if it has one)
+                   is what the control channel's "reset-world" calls.
     scenario, seed passed into vboard_settings (SCENARIO, SEED) for the plant
     micropython    path of the binary (default: the venv's, then PATH)
-    heap           -X heapsize for the interpreter ("192wK": RP2040-sized in words)
+    heap           -X heapsize for the interpreter (default HEAP: the firmware takes the share
+                   of it that it takes of a Pico's)
+    control        serve the control channel (control.py) and list the board in the registry
     log            callable(str) for supervisor notes (resets, crashes); None = quiet
     on_fail        callable(exception), called from the supervisor thread if it stops
                    unexpectedly (e.g. the interpreter cannot boot at all); see .error
@@ -54,7 +67,7 @@ class VirtualBoard:
 
     def __init__(self, flash_dir=None, *, pty=False, listen=None, allow_remote=False,
                  plant_service=None, scenario=None, seed=None,
-                 micropython=None, heap="192wK", log=None, on_fail=None):
+                 micropython=None, heap=None, log=None, on_fail=None, control=True):
         self.micropython = find_micropython(micropython)
         self.flash_is_temporary = flash_dir is None
         if flash_dir is None:
@@ -62,16 +75,19 @@ class VirtualBoard:
         self.flash_dir = Path(flash_dir).resolve()
         if not self.flash_dir.is_dir():
             raise FileNotFoundError("flash directory %s does not exist" % self.flash_dir)
-        if pty and listen is not None:
-            raise ValueError("serve on a pty or on TCP, not both")
         self._pty = pty
-        self._listen = parse_listen(listen or "127.0.0.1:0", allow_remote)
+        self._listen = None if pty and listen is None else parse_listen(listen or "127.0.0.1:0",
+                                                                          allow_remote)
         self._allow_remote = allow_remote
         self.plant_service = plant_service
         self.plant_address = None
         self.scenario = scenario
         self.seed = seed
-        self.heap = heap
+        self.heap = HEAP if heap is None else heap
+        self.unique_id = chip.unique_id(self.flash_dir)
+        self._control_wanted = control
+        self.control = None
+        self._registration = None
         self._log = log or (lambda msg: None)
         self._on_fail = on_fail
         self.error = None
@@ -103,13 +119,28 @@ class VirtualBoard:
         if self._thread is not None:
             return self
         try:
-            self.console = PtyConsole() if self._pty else TcpConsole(*self._listen, self._allow_remote)
-            self.runtime = Runtime()
+            consoles = []
+            if self._listen is not None:
+                consoles.append(TcpConsole(*self._listen, self._allow_remote))
+            if self._pty:
+                try:
+                    consoles.append(PtyConsole())
+                except OSError as e:
+                    if not consoles:
+                        raise
+                    self._log("no pty beside TCP (%s); serving TCP only" % e)
+            self.console = consoles[0] if len(consoles) == 1 else Consoles(consoles)
+            self.runtime = Runtime(self.micropython)
             if self.plant_service is not None:
                 self.plant_address = tuple(self.plant_service.start())
             self._wake_r, self._wake_w = os.pipe()
             os.set_blocking(self._wake_r, False)
             self._boot(POWER_ON)
+            if self._control_wanted:
+                self.control = ControlServer({"status": self.status, "reset-world": self.reset_world})
+                self._registration = Registration({
+                    "console": self.addresses, "control": self.control.address, "kind": "virtual board",
+                    "flash": str(self.flash_dir), "scenario": self.scenario, "seed": self.seed})
         except BaseException:
             self._teardown()
             raise
@@ -135,6 +166,12 @@ class VirtualBoard:
     def address(self):
         # What to hand to `mpremote connect`: /dev/pts/N or socket://127.0.0.1:PORT.
         return self.console.address
+
+    @property
+    def addresses(self):
+        # Every address a client can connect to (TCP first when serving both).
+        c = self.console
+        return list(c.addresses) if isinstance(c, Consoles) else [c.address]
 
     @property
     def repl_mode(self):
@@ -167,6 +204,35 @@ class VirtualBoard:
     def soft_reset(self):
         """As machine.soft_reset(): "MPY: soft reboot", same REPL mode, reset cause kept."""
         self._request(SOFT)
+
+    # -- the world around the board (the control channel's commands; any thread) ----------------
+
+    def status(self):
+        ps = self.plant_service
+        out = {"console": self.addresses, "flash": str(self.flash_dir), "unique_id": self.unique_id,
+               "boot_count": self.boot_count, "repl_mode": self.repl_mode,
+               "scenario": self.scenario, "seed": self.seed}
+        if ps is not None and hasattr(ps, "verdict"):
+            out.update(world=getattr(ps, "cycle", 0), plant_ms=ps.now_ms,
+                       verdict=list(ps.verdict()[:2]))
+        return out
+
+    def reset_world(self):
+        """Put the world back as at the start of the scenario (the part respawned on its pad, the
+        arm at home, the scenario's faults armed again) for its next cycle; the board runs on,
+        as a bench where someone put the part back. -> {"world": N, "previous": [outcome, reason]}
+        of the world before."""
+        ps = self.plant_service
+        if ps is None or not hasattr(ps, "reset_world"):
+            raise ControlError("this virtual board has no plant (start it with --scenario NAME)")
+        previous = list(ps.verdict()[:2])
+        try:
+            world = ps.reset_world()
+        except RuntimeError as e:
+            raise ControlError(str(e)) from None
+        self._log("world reset: world %d of %s (the previous one: %s)"
+                  % (world, self.scenario, previous[0]))
+        return {"world": world, "previous": previous}
 
     def _request(self, reason):
         done = threading.Event()
@@ -212,6 +278,7 @@ class VirtualBoard:
             "PLANT": self.plant_address,
             "SCENARIO": self.scenario,
             "SEED": self.seed,
+            "UNIQUE_ID": self.unique_id,
         }
 
     def _boot(self, kind, mode=FRIENDLY):
@@ -395,6 +462,12 @@ class VirtualBoard:
                 self._cond.notify_all()
 
     def _teardown(self):
+        if self._registration is not None:
+            self._registration.remove()
+            self._registration = None
+        if self.control is not None:
+            self.control.close()
+            self.control = None
         if self._session is not None:
             self._session.interp.close()
             self._session = None

@@ -1,7 +1,9 @@
 # Runs INSIDE the unix `micropython` binary (`micropython -i boot_shim.py`), never under
 # CPython. It does what rp2's main.c does between reset and the REPL: make the flash the
-# root filesystem, run boot.py, then main.py (only when a Pico would), and fall through to
-# the REPL that -i starts. Settings arrive in environment variables from tools/vboard.
+# root filesystem (vboard_fs.Flash), run boot.py, then main.py (only when a Pico would), and
+# fall through to the REPL that -i starts. Settings arrive in environment variables from the
+# supervisor (board.py); the board-side modules (vboard_settings, vboard_ctl, vboard_io,
+# machine, vboard_fs) come from its runtime directory.
 # Progress goes to the supervisor as ESC _ vboard:<name> ESC \ markers, which it strips.
 import os as _vb_os
 import sys as _vb_sys
@@ -21,75 +23,25 @@ def _vb_hang():
             pass
 
 
-class _VbFlash:
-    # The flash as the root filesystem: os.VfsPosix(DIR) with one fix. VfsPosix builds both
-    # host paths of a rename in one shared buffer, so with a root the old path is replaced by
-    # the new one and os.rename('/a', '/b') fails (ENOENT) or renames the wrong file. Here
-    # rename resolves both paths to host paths itself and renames through a rootless VfsPosix;
-    # everything else goes straight to the rooted one.
-    def __init__(self, root):
-        self._root = root.rstrip("/")
-        self._v = _vb_os.VfsPosix(root)
-        self._host = _vb_os.VfsPosix()
-
-    def _host_path(self, p):
-        if not p.startswith("/"):
-            p = self._v.getcwd().rstrip("/") + "/" + p
-        parts = []
-        for part in p.split("/"):
-            if part == "..":
-                if parts:
-                    parts.pop()
-            elif part and part != ".":
-                parts.append(part)
-        return self._root + "/" + "/".join(parts)   # never above the flash root
-
-    def mount(self, readonly, mkfs):
-        self._v.mount(readonly, mkfs)
-
-    def umount(self):
-        self._v.umount()
-
-    def rename(self, old, new):
-        self._host.rename(self._host_path(old), self._host_path(new))
-
-    def open(self, p, mode):
-        return self._v.open(p, mode)
-
-    def ilistdir(self, p):
-        return self._v.ilistdir(p)
-
-    def stat(self, p):
-        return self._v.stat(p)
-
-    def statvfs(self, p):
-        return self._v.statvfs(p)
-
-    def chdir(self, p):
-        return self._v.chdir(p)
-
-    def getcwd(self):
-        return self._v.getcwd()
-
-    def mkdir(self, p):
-        return self._v.mkdir(p)
-
-    def remove(self, p):
-        return self._v.remove(p)
-
-    def rmdir(self, p):
-        return self._v.rmdir(p)
-
-
 def _vb_mount():
-    _vb_os.umount("/")
-    _vb_os.mount(_VbFlash(_vb_os.getenv("VBOARD_FLASH")), "/")
-    # Board-side runtime: generated settings and vboard_ctl.
-    _vb_os.mount(_vb_os.VfsPosix(_vb_os.getenv("VBOARD_RUNTIME")), "/.vboard", readonly=True)
-    _vb_os.chdir("/")
-    path = ["", ".frozen", "/lib", "/.vboard"]
+    # The board's own modules first, from the runtime directory (.mpy), while the host
+    # filesystem is still the root: they stay in sys.modules, as built-in and frozen modules
+    # are there on a Pico, loaded before anything can fragment the heap (a firmware stopped at
+    # the REPL leaves too little room in one piece to load `machine` then). Nothing of the
+    # virtual board is in the board's filesystem or on its sys.path.
     del _vb_sys.path[:]
-    _vb_sys.path.extend(path)
+    _vb_sys.path.append(_vb_os.getenv("VBOARD_RUNTIME"))
+    import vboard_settings  # noqa: F401
+    import vboard_ctl  # noqa: F401
+    import vboard_io  # noqa: F401
+    import machine  # noqa: F401  (vboard_machine, over the unix port's machine)
+    import vboard_fs
+    flash = vboard_fs.Flash(_vb_os.getenv("VBOARD_FLASH"))
+    _vb_os.umount("/")
+    _vb_os.mount(flash, "/")
+    _vb_os.chdir("/")
+    del _vb_sys.path[:]
+    _vb_sys.path.extend(["", ".frozen", "/lib"])
     del _vb_sys.argv[:]  # a Pico has no command line
 
 
@@ -134,4 +86,4 @@ except KeyboardInterrupt as _vb_e:
 _vb_mark("repl")
 for _vb_k in ("VBOARD_RUN_MAIN", "VBOARD_SAFE"):
     _vb_os.unsetenv(_vb_k)
-del _vb_k, _VbFlash, _vb_mark, _vb_hang, _vb_mount, _vb_run, _vb_boot, _vb_os, _vb_sys
+del _vb_k, _vb_mark, _vb_hang, _vb_mount, _vb_run, _vb_boot, _vb_os, _vb_sys

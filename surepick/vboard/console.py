@@ -1,10 +1,11 @@
 # The client side of the virtual board's serial line: a pty that `mpremote connect /dev/pts/N`
-# opens, or a loopback TCP port for `mpremote connect socket://127.0.0.1:PORT`. One client at a
-# time. Like a USB-UART adapter left plugged into the host: a client coming or going never
-# resets the board, and output sent while nobody listens is lost.
-# Both classes only move bytes; the board's poll loop drives them through the same interface:
+# opens, a loopback TCP port for `mpremote connect socket://127.0.0.1:PORT`, or both at once
+# (Consoles). One client at a time, on whichever it came. Like a USB-UART adapter left plugged
+# into the host: a client coming or going never resets the board, and output sent while nobody
+# listens is lost.
+# Every class only moves bytes; the board's poll loop drives them through the same interface:
 #   poll_items(want_input) -> [(fd, events)], handle(fd, events) -> bytes from the client,
-#   write(data), timeout() -> seconds or None, close(), address, connected.
+#   write(data), timeout() -> seconds or None, tick(), close(), address, connected, backlog.
 import errno
 import ipaddress
 import os
@@ -20,6 +21,7 @@ _GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
 _CHUNK = 65536
 _PTY_RECHECK_S = 0.1  # how often to look for a client on the pty while none is there
 _QUICKACK = getattr(socket, "TCP_QUICKACK", None)
+BUSY = b"surepick-board: busy, another client is connected\r\n"
 
 
 class PtyConsole:
@@ -136,6 +138,7 @@ class TcpConsole:
         self.address = "socket://%s:%d" % (shown, bound[1])
         self._client = None
         self._out = bytearray()
+        self.taken_elsewhere = lambda: False   # Consoles: a client holds another console
 
     @property
     def connected(self):
@@ -196,10 +199,10 @@ class TcpConsole:
             sock, _ = self._listen.accept()
         except BlockingIOError:
             return
-        if self._client is not None:
+        if self._client is not None or self.taken_elsewhere():
             # One client at a time, as with a real serial port.
             try:
-                sock.sendall(b"surepick-board: busy, another client is connected\r\n")
+                sock.sendall(BUSY)
             except OSError:
                 pass
             sock.close()
@@ -226,3 +229,76 @@ class TcpConsole:
     def close(self):
         self._drop()
         self._listen.close()
+
+
+class Consoles:
+    # A pty and a TCP port for one board (mpremote's `repl` needs a device path; its socket://
+    # support lacks the file descriptor repl waits on). The first client to connect owns the
+    # line until it leaves: a TCP client arriving meanwhile is turned away, a pty opened
+    # meanwhile is told so once and neither heard nor written to.
+    def __init__(self, consoles):
+        self.consoles = list(consoles)
+        self._owner = None
+        self._told = set()
+        for c in self.consoles:
+            if isinstance(c, TcpConsole):
+                c.taken_elsewhere = (lambda me: lambda: self._owner not in (None, me))(c)
+
+    @property
+    def address(self):
+        return self.consoles[0].address
+
+    @property
+    def addresses(self):
+        return [c.address for c in self.consoles]
+
+    @property
+    def connected(self):
+        return self._owner is not None
+
+    def _claim(self):
+        if self._owner is not None and not self._owner.connected:
+            self._owner = None
+        for c in self.consoles:
+            if not c.connected:
+                self._told.discard(id(c))
+            elif self._owner is None:
+                self._owner = c
+            elif c is not self._owner and id(c) not in self._told:
+                self._told.add(id(c))
+                c.write(BUSY)
+
+    def poll_items(self, want_input):
+        items = []
+        for c in self.consoles:
+            items += c.poll_items(want_input or c is not self._owner)
+        return items
+
+    def handle(self, fd, events):
+        for c in self.consoles:
+            if any(fd == f for f, _ in c.poll_items(True)):
+                data = c.handle(fd, events)
+                self._claim()
+                return data if c is self._owner else b""
+        return b""
+
+    def write(self, data):
+        if self._owner is not None:
+            self._owner.write(data)
+
+    @property
+    def backlog(self):
+        return self._owner.backlog if self._owner is not None else 0
+
+    def timeout(self):
+        ts = [t for t in (c.timeout() for c in self.consoles) if t is not None]
+        return min(ts) if ts else None
+
+    def tick(self):
+        for c in self.consoles:
+            c.tick()
+        self._claim()
+
+    def close(self):
+        for c in self.consoles:
+            c.close()

@@ -1,9 +1,11 @@
 # One run of the interpreter, from spawn to exit: follows the boot step's markers, turns a
-# client's Ctrl-C into what a Pico would do at that moment, and (after a soft reset from the
-# raw REPL) quietly walks the fresh interpreter's friendly REPL into the raw one.
+# client's Ctrl-C into what a Pico would do at that moment, sends line endings as a Pico does
+# (stream.LineEndings), and (after a soft reset from the raw REPL) quietly walks the fresh
+# interpreter's friendly REPL into the raw one.
 import time
 
-from surepick.vboard.stream import FRIENDLY, RAW, RAW_BANNER, MarkerFilter, UntilBanner
+from surepick.vboard.stream import (FRIENDLY, RAW, RAW_BANNER, LineEndings, MarkerFilter,
+                                    UntilBanner)
 
 CTRL_A = b"\x01"
 CTRL_C = b"\x03"
@@ -30,6 +32,7 @@ class Session:
         self.prompted = False       # the REPL this boot ends in has shown its prompt
         self._since_repl = b""
         self._markers = MarkerFilter()
+        self._eol = LineEndings()
         self._pending_ctrl_c = False
         self._last_sigint = -1e9
         # Raw target: client bytes wait until CTRL-A has been queued ahead of them.
@@ -58,22 +61,29 @@ class Session:
 
     def _ctrl_c(self):
         if self.phase == STARTING:
+            # Input sent before the Ctrl-C goes now, as a Pico empties its buffer; what comes
+            # after it (mpremote's Ctrl-A) must reach the REPL the signal ends up in.
+            self._flush()
             self._pending_ctrl_c = True
         elif self.phase == BOOT or self.interp.interrupt_enabled():
             self._sigint()
         else:
             self._queue(CTRL_C)  # at a prompt the REPL reads it, as on a Pico
 
-    def _sigint(self):
+    def _sigint(self, flush=True):
         now = time.monotonic()
         if now - self._last_sigint < _COALESCE_S:
             return
         self._last_sigint = now
+        if flush:
+            self._flush()
+        self.interp.interrupt()
+        self.sigints += 1
+
+    def _flush(self):
         self.interp.flush_input()
         if self._held is not None:
             self._held.clear()
-        self.interp.interrupt()
-        self.sigints += 1
 
     # -- interpreter -> client --------------------------------------------------------------
 
@@ -96,6 +106,7 @@ class Session:
         return self._data(self._markers.flush())
 
     def _data(self, data):
+        data = self._eol.feed(data)
         self.tracker.feed(data)
         if self._to_raw is not None and self.booted:
             data = self._to_raw.feed(data)
@@ -110,7 +121,7 @@ class Session:
             self.phase = BOOT
             if self._pending_ctrl_c:
                 self._pending_ctrl_c = False
-                self._sigint()
+                self._sigint(flush=False)        # flushed when the Ctrl-C came
         elif name == "booted":
             self.booted = True
             if self._held is not None:
@@ -119,5 +130,7 @@ class Session:
                 self._held = None
         elif name == "repl":
             self.phase = REPL
+        elif name == "rawline":
+            self._eol.raw_line()
         elif name.startswith("reset:"):
             self.reset_request = name[len("reset:"):]

@@ -107,3 +107,54 @@ class UntilBanner:
         self.done = True
         self._buf = b""
         return s[i:]
+
+
+class LineEndings:
+    # The interpreter's output as a Pico sends it. The rp2 port cooks what print(), the REPL and
+    # tracebacks write (each LF goes out as CR LF) and sends sys.stdout.buffer writes as they
+    # are; the unix port writes everything raw, with bare LFs. So: a bare LF becomes CR LF,
+    # except
+    #   - the line after a "rawline" marker (the firmware's HAL marks each link frame it writes
+    #     through sys.stdout.buffer), passed through to its LF as written;
+    #   - everything from a CAN byte (0x18) to the end of the boot: mpremote's `mount` protocol
+    #     has begun, a binary exchange over sys.stdout.buffer that must not be touched.
+    def __init__(self):
+        self._cr = False           # the last byte sent was CR: a LF right after it stays
+        self._raw_line = False
+        self.binary = False
+
+    def raw_line(self):
+        self._raw_line = True
+
+    def feed(self, data):
+        if self.binary or not data:
+            return data
+        can = data.find(b"\x18")
+        if can >= 0:
+            head = self.feed(data[:can])
+            self.binary = True
+            return head + data[can:]
+        out = []
+        while self._raw_line and data:
+            lf = data.find(b"\n")
+            if lf < 0:
+                out.append(data)
+                self._cr = data.endswith(b"\r")
+                return b"".join(out)
+            out.append(data[:lf + 1])
+            data = data[lf + 1:]
+            self._raw_line = False
+            self._cr = False
+        if data:
+            out.append(self._cook(data))
+        return b"".join(out)
+
+    def _cook(self, data):
+        lead = b""
+        if self._cr and data.startswith(b"\n"):
+            lead, data = b"\n", data[1:]
+        if b"\n" in data:
+            data = data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+        out = lead + data
+        self._cr = out.endswith(b"\r")
+        return out

@@ -25,6 +25,7 @@ IMPLEMENTATIONS = (
     ("rp2040", "BOARD", (MPY,),
      "from surepick.firmware.hal import rp2040 as impl"),
     ("virtual", "BOARD", (MPY,),
+     "import sys\nsys.path.append('surepick/vboard')   # its vboard_io, as the virtual board has it\n"
      "from surepick.firmware.hal import virtual as impl"),
     ("scripted", "BOARD", (MPY, CPY),
      "from surepick.firmware.hal.scripted import StandInHal\n"

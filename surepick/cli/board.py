@@ -63,7 +63,7 @@ def add_arguments(parser):
 
 def _list(address, kind, flash, plant_service, scenario=None, seed=None):
     # In the per-user board registry while it serves: a verb without --port (auto) finds it.
-    from surepick.host.link.registry import Registration
+    from surepick.vboard.registry import Registration
     if plant_service is not None:
         scenario, seed = plant_service.scenario_name, plant_service.seed
     return Registration({"console": [address], "kind": kind, "flash": str(flash) if flash else None,
@@ -127,7 +127,7 @@ def run(args):
         for address in vboard.addresses:
             print(READY_PREFIX + address, flush=True)
         # The board lists itself in the registry (vboard/control.py, the format and directory
-        # host/link/registry.py reads), with its control address for --reset-world: no second entry.
+        # vboard/registry.py), with its control address for --reset-world: no second entry.
         while not stop.wait(3600):
             pass
     except OSError as e:

@@ -6,16 +6,15 @@
 #   "status"       -> {"ok": true, "console": [...], "scenario": ..., "world": N, "verdict": [...]}
 #   "reset-world"  -> {"ok": true, "world": N, "previous": [outcome, reason]} or
 #                     {"ok": false, "error": "..."}
-# Each running board lists itself in a per-user directory (registry_dir()), one JSON file per board
+# Each running board lists itself in the per-user registry (registry.py), one JSON file per board
 # naming its console addresses and control address, so a tool given the console port the user
 # already knows (socket://127.0.0.1:PORT or /dev/pts/N) finds the control address; a file whose
 # process is gone is ignored and removed.
 import json
-import os
 import socket
-import tempfile
 import threading
-from pathlib import Path
+
+from surepick.vboard.registry import Registration, registry_dir, running_boards  # noqa: F401 (board.py, tests)
 
 _MAX_LINE = 256
 
@@ -24,42 +23,7 @@ class ControlError(Exception):
     pass
 
 
-# ---- the registry ----
-
-def registry_dir():
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    return Path(base) / ("surepick-boards-%d" % os.getuid())
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def running_boards():
-    """-> [dict] for every virtual board running on this machine (stale entries removed)."""
-    d = registry_dir()
-    out = []
-    for p in sorted(d.glob("*.json")) if d.is_dir() else ():
-        try:
-            entry = json.loads(p.read_text())
-            pid = int(entry["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if not _alive(pid):
-            try:
-                p.unlink()
-            except OSError:
-                pass
-            continue
-        out.append(entry)
-    return out
-
+# ---- the registry (registry.py) ----
 
 def _same_console(a, b):
     # socket://localhost:5000 and socket://127.0.0.1:5000 are one port.
@@ -81,22 +45,6 @@ def find_board(port):
             return entry
     raise ControlError("no virtual board is serving %s on this machine (`surepick board` prints "
                        "its address when it starts)" % port)
-
-
-class Registration:
-    def __init__(self, info):
-        d = registry_dir()
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.path = d / ("%d-%d.json" % (os.getpid(), id(self)))
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(dict(info, pid=os.getpid())) + "\n")
-        os.replace(tmp, self.path)
-
-    def remove(self):
-        try:
-            self.path.unlink()
-        except OSError:
-            pass
 
 
 # ---- the server (inside the board's supervisor) ----

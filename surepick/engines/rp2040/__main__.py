@@ -53,9 +53,9 @@ def main(argv=None):
 
 
 def _list_in_registry(chip, args):
-    # The per-user board registry `surepick board` lists itself in (host/link/registry.py),
+    # The per-user board registry `surepick board` lists itself in (vboard/registry.py),
     # entry kind "emulated RP2040".
-    from surepick.host.link.registry import Registration
+    from surepick.vboard.registry import Registration
     return Registration({"console": [chip.address], "kind": "emulated RP2040", "flash": args.flash})
 
 

@@ -37,7 +37,7 @@ def find_pico_ports():
 def find_virtual_boards():
     # -> [(address, description)] of the virtual boards and emulated chips running on this
     # machine for this user (their registry entries; a dead process's entry is ignored).
-    from surepick.host.link.registry import running_boards
+    from surepick.vboard.registry import running_boards
     out = []
     for entry in running_boards():
         consoles = entry.get("console") or []

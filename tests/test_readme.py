@@ -2,19 +2,29 @@
 # (later blocks use what earlier ones made: the virtual board's flash, runs/), and every line must
 # exit with the code it documents. Markers in a line's comment (`# test: ...`), documented in the
 # README:
-#   test: background      start it, wait for "serving on", stop it (by its pid) when the block ends
-#   test: skip (why)      not run (scripts/test.sh is this test suite)
+#   test: background      start it, wait until it prints its ready text ("serving on" unless
+#                         `ready "TEXT"` says otherwise), stop it (by its pid) when the block ends;
+#                         with `exit N` it is not stopped but waited for, and must exit N
+#   test: background keep the same, but it lives on through the following blocks of its section
+#                         (the terminal it stands for stays open) and is stopped when the section ends
+#   test: skip (why)      not run: it needs a device or a person (or is this test suite itself)
 #   test: exit N          the exit code the line documents (default 0)
-#   test: --opt V ...     run with these options instead (smaller counts)
+#   test: --opt V ...     run with these options instead (smaller counts); an option the line
+#                         repeats is replaced in order (the second `--param` replaces the second)
 # A line ending in a backslash continues on the next, as in a shell.
 # Paths a user would share are moved into a temporary directory: /tmp/pico, runs/ (the working
-# directory), and the fixed port 7713 becomes a free one, so parallel runs cannot collide.
+# directory), and the fixed port 7713 becomes a free one, so parallel runs cannot collide. The run
+# has its own runtime, config and data directories (XDG_*): `auto` sees only the boards this test
+# starts, and the monitor's default database is not the user's.
 import os
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -24,13 +34,15 @@ REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 VENV_BIN = Path(sys.executable).parent
 README_PORT = "7713"
+KEYWORDS = ("background", "keep", "ready", "skip", "exit")
 
 
 class Line:
-    def __init__(self, block, lineno, command, comment):
-        self.block, self.lineno, self.command = block, lineno, command
-        self.background = self.skip = False
+    def __init__(self, block, lineno, command, comment, section=""):
+        self.block, self.lineno, self.command, self.section = block, lineno, command, section
+        self.background = self.keep = self.skip = self.exit_given = False
         self.exit = 0
+        self.ready = "serving on"
         self.options = []
         m = re.search(r"test:\s*(.*)$", comment)
         if m:
@@ -40,25 +52,36 @@ class Line:
                 w = words[i]
                 if w == "background":
                     self.background = True
+                elif w == "keep":
+                    assert self.background, "README line %d: `keep` is for a background line" % lineno
+                    self.keep = True
+                elif w == "ready":
+                    self.ready = words[i + 1]
+                    i += 1
                 elif w == "skip":
                     self.skip = True
                     break
                 elif w == "exit":
-                    self.exit = int(words[i + 1])
+                    self.exit, self.exit_given = int(words[i + 1]), True
                     i += 1
                 elif w.startswith("--"):
-                    self.options.append((w, words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--")
-                                         else None))
+                    has_value = i + 1 < len(words) and not words[i + 1].startswith("--") and words[i + 1] not in KEYWORDS
+                    self.options.append((w, words[i + 1] if has_value else None))
                     i += 1 if self.options[-1][1] is not None else 0
+                else:
+                    raise AssertionError("README line %d: unknown test marker %r" % (lineno, w))
                 i += 1
 
     def argv(self, subst):
         args = shlex.split(subst(self.command))
+        used = {}
         for opt, val in self.options:
-            if opt in args:
-                k = args.index(opt)
+            # the k-th time the marker names an option replaces the k-th time the line has it
+            k = used[opt] = used.get(opt, -1) + 1
+            at = [j for j, a in enumerate(args) if a == opt]
+            if k < len(at):
                 if val is not None:
-                    args[k + 1] = val
+                    args[at[k] + 1] = val
             else:
                 args += [opt] + ([val] if val is not None else [])
         return args
@@ -68,9 +91,11 @@ def blocks(text=None):
     # -> [[Line]] for every ```sh block of the README.
     # A line ending in a backslash goes on on the next one, as in the shell a user pastes it into.
     text = README.read_text() if text is None else text
-    out, cur, held = [], None, None
+    out, cur, held, section = [], None, None, ""
     for n, raw in enumerate(text.splitlines(), 1):
         if cur is None:
+            if raw.startswith("## "):
+                section = raw[3:].strip()
             if raw.strip() == "```sh":
                 cur = []
             continue
@@ -89,7 +114,7 @@ def blocks(text=None):
             held = (n, line[:-1].rstrip())
             continue
         command, _, comment = line.partition("  #")
-        cur.append(Line(len(out), n, command.strip(), comment))
+        cur.append(Line(len(out), n, command.strip(), comment, section))
     return out
 
 
@@ -126,57 +151,101 @@ def _substitutions(work, port):
     return subst
 
 
-def _start_background(argv, env, cwd, where):
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd)
-    seen = []
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        line = p.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        if "serving on" in line:
-            return p
-    p.kill()
-    pytest.fail("%s: the background command never said it was serving:\n%s" % (where, "".join(seen)))
+class Background:
+    # A line a user leaves running in a terminal of its own: started, waited for until it prints
+    # its ready text, its output read all along (a full pipe would stall it) for the messages below.
+    def __init__(self, line, argv, env, cwd):
+        self.line, self.where = line, "README line %d" % line.lineno
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                     cwd=cwd)
+        self.seen = []
+        ready = threading.Event()
 
+        def read():
+            for text in self.proc.stdout:
+                self.seen.append(text)
+                if line.ready in text:
+                    ready.set()
+            ready.set()
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(90) or self.proc.poll() is not None and not any(line.ready in t for t in self.seen):
+            self.proc.kill()
+            pytest.fail("%s: the background command never printed %r:\n%s" % (self.where, line.ready,
+                                                                               "".join(self.seen)))
 
-def _stop(procs):
-    for p in procs:
+    def end(self):
+        # -> a failure message, or None. A line with a documented exit code is waited for; the
+        # others are stopped the way Ctrl-C stops them in a terminal.
+        p = self.proc
+        if self.line.exit_given:
+            try:
+                rc = p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=30)
+                return "%s: did not end within 120 s\n%s" % (self.where, "".join(self.seen)[-3000:])
+            if rc != self.line.exit:
+                return "%s: exited %d, the README says %d\n%s" % (self.where, rc, self.line.exit,
+                                                                 "".join(self.seen)[-3000:])
+            if "Traceback" in "".join(self.seen):
+                return "%s: %s" % (self.where, "".join(self.seen)[-3000:])
+            return None
         p.terminate()
-    for p in procs:
         try:
             p.wait(timeout=30)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait(timeout=30)
+        return None
+
+
+def _end(procs):
+    # last started first: the monitor before the board it watches
+    failures = [f for f in (b.end() for b in reversed(procs)) if f]
+    procs.clear()
+    return failures
 
 
 @pytest.mark.slow
 def test_every_readme_block_runs_and_exits_as_documented(tmp_path):
-    env = dict(os.environ, PATH="%s%s%s" % (VENV_BIN, os.pathsep, os.environ.get("PATH", "")))
-    env.pop("SUREPICK_PROGRESS", None)
-    work = tmp_path
+    runtime = tempfile.mkdtemp(prefix="sp-readme-")    # short: Unix socket paths have a length limit
+    env = dict(os.environ, PATH="%s%s%s" % (VENV_BIN, os.pathsep, os.environ.get("PATH", "")),
+               XDG_RUNTIME_DIR=runtime, XDG_CONFIG_HOME=str(tmp_path / "config"),
+               XDG_DATA_HOME=str(tmp_path / "data"))
+    for name in ("SUREPICK_PROGRESS", "SUREPICK_PORT", "SUREPICK_HUB"):
+        env.pop(name, None)
+    work = tmp_path / "work"
+    work.mkdir()
     port = _free_port()
     subst = _substitutions(work, port)
     ran = 0
-    for block in blocks():
-        background = []
-        try:
-            for line in block:
-                if line.skip:
-                    continue
-                where = "README line %d" % line.lineno
-                argv = line.argv(subst)
-                if line.background:
-                    background.append(_start_background(argv, env, work, where))
-                    continue
-                r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=work, timeout=1500)
-                assert r.returncode == line.exit, "%s: `%s` exited %d, the README says %d\n%s\n%s" % (
-                    where, " ".join(argv), r.returncode, line.exit, r.stdout[-3000:], r.stderr[-3000:])
-                assert "Traceback" not in r.stderr, (where, r.stderr)
-                ran += 1
-        finally:
-            _stop(background)
+    kept, failures = [], []
+    try:
+        for block in blocks():
+            background = []
+            if kept and block and block[0].section != kept[0].line.section:
+                failures += _end(kept)
+                assert not failures, failures
+            try:
+                for line in block:
+                    if line.skip:
+                        continue
+                    where = "README line %d" % line.lineno
+                    argv = line.argv(subst)
+                    if line.background:
+                        (kept if line.keep else background).append(Background(line, argv, env, work))
+                        continue
+                    r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=work, timeout=1500)
+                    assert r.returncode == line.exit, "%s: `%s` exited %d, the README says %d\n%s\n%s" % (
+                        where, " ".join(argv), r.returncode, line.exit, r.stdout[-3000:], r.stderr[-3000:])
+                    assert "Traceback" not in r.stderr, (where, r.stderr)
+                    ran += 1
+            finally:
+                failures += _end(background)
+            assert not failures, failures
+    finally:
+        failures += _end(kept)
+        shutil.rmtree(runtime, ignore_errors=True)
+    assert not failures, failures
     assert ran >= 20
     assert (work / "runs" / "fitted" / "report.json").exists()

@@ -38,11 +38,13 @@ FIELDS = (
     ("current_hold_limit_ma", 400, 1, 5000),
     ("hold_overcurrent_ms", 1500, 10, 60000),
     # gripper commands. Openings: part + open_margin on the first attempt, retry_open_extra more
-    # on each retry (25 mm part: 35, 40, 45 mm), so a retry really opens wider under 45 mm.
+    # on each retry (25 mm part: 43, 44, 45 mm), so a retry really opens wider under 45 mm. The
+    # first opening stays wide: it is what straddles an offset part (35 mm placed 15 of 20
+    # part_offset cycles at 8 mm, 43 mm 20 of 20; README, Sweeps).
     ("squeeze_um", 6000, 0, 45000),
     ("hold_squeeze_um", 2000, 0, 45000),
-    ("open_margin_um", 10000, 0, 45000),
-    ("retry_open_extra_um", 5000, 0, 45000),
+    ("open_margin_um", 18000, 0, 45000),
+    ("retry_open_extra_um", 1000, 0, 45000),
     ("jaw_max_um", 45000, 1000, 45000),
     # retries
     ("max_attempts", 3, 1, MAX_ATTEMPTS),

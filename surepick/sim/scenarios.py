@@ -31,7 +31,7 @@ STATE_WINDOW_MS = {"IDLE": (0, 1000), "APPROACH": (0, 1300), "DESCEND": (0, 800)
                    "VERIFY": (0, 4), "LIFT": (0, 1500), "TRANSFER": (0, 1800), "PLACE": (0, 1900),
                    "RECOVER": (0, 1100)}
 PLACE_RELEASE_WINDOW_MS = (1980, 3000)   # PLACE from the jaw's opening to just before PLACED
-STALL_PRESS_WINDOW_MS = (180, 450)       # stall_on_fixture: GRASP with the gripper at stall
+STALL_PRESS_WINDOW_MS = (280, 450)       # stall_on_fixture: GRASP with the gripper at stall (43 mm closing)
 _STATE_PARAM = ("LIFT", STATE_NAMES, None, "the state the fault lands in, at a random time from the seed")
 
 

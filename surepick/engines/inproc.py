@@ -62,8 +62,9 @@ def event_dict(e):
             "present_mask": e[11]}
 
 
-def _us_diff(a, b):
-    return a - b
+# The host's clocks never wrap: the period between ticks is a plain difference (C-level).
+_us_diff = operator.sub
+_perf_ns = time.perf_counter_ns
 
 
 def board_settings(cfg_overrides=None):
@@ -107,13 +108,13 @@ class SimulatedBoard:
         # One loop period: the controller's tick, the link's requests (after_tick(now)), then
         # the world moves on one period. -> a ControllerReset when the controller lost power.
         ctl = self.ctl
-        now = self.pins.ticks_ms()
-        t0 = time.perf_counter_ns()
+        pins = self.pins
+        now = pins.ticks_ms()
+        t0 = _perf_ns()
         ctl.tick(now)
-        self.stats.record(now * 1000, (time.perf_counter_ns() - t0) // 1000, ctl.flash_tick, _us_diff)
+        self.stats.record(now * 1000, (_perf_ns() - t0) // 1000, ctl.flash_tick, _us_diff)
         if after_tick is not None:
             after_tick(now)
-        pins = self.pins
         pins.state = ctl.m.state
         pins.advance(self.period)
         r = pins.reset
@@ -190,6 +191,7 @@ class CycleRun:
         if not record_trajectory:
             self.ticks = []
             world.sample_ms = BATCH_SAMPLE_MS
+            self._watch_steps(board.ctl)     # no tick trace: the machine's own step again
         board.stats.begin_cycle()        # the job's loop figures, as the firmware begins them
         err = board.ctl.start_job(job)
         if err:
@@ -203,11 +205,14 @@ class CycleRun:
             import mujoco.viewer
             view = mujoco.viewer.launch_passive(plant.m, plant.d)
         try:
+            events = board.ctl.m.events
             while t < CYCLE_LIMIT_MS:
                 reset = board.step()
-                self._drain()
+                if self._seen < events.last_seq():
+                    self._drain()
                 if reset is not None:
                     self._reboot(reset)
+                    events = board.ctl.m.events
                 t = plant.now_ms
                 if view is not None and t % 20 == 0:
                     view.sync()
@@ -219,12 +224,14 @@ class CycleRun:
                 m = board.ctl.m
                 if done_at is None and not board.ctl.busy():
                     done_at = t
+                if done_at is None:
+                    continue
                 # a fault still to come, one just applied, or a restart's window: the judge watches
                 watching = (world.pending() or (self.restarts and t - self.restarts[-1]["t_ms"] < RESTART_WINDOW_MS)
                             or (world.last_injection_ms is not None and t - world.last_injection_ms < JUDGE_TAIL_MS))
-                if done_at is not None and t - done_at >= JUDGE_TAIL_MS and not watching:
+                if t - done_at >= JUDGE_TAIL_MS and not watching:
                     break
-                if (done_at is not None and not record_trajectory and not watching
+                if (not record_trajectory and not watching
                         and self.judge.rest_ok_ms >= PLACE_HOLD_MS and m.fault == 0):
                     # Batches: the placement is already measured (the part has rested in the bin
                     # since the jaws opened, before the retreat); the tail could only repeat it.
@@ -271,18 +278,25 @@ class CycleRun:
         # Wrap this controller's Machine.step: the inputs are captured at the moment step() reads
         # them and the commands as it leaves them, whatever the tick does around it. The servo
         # pulses a tick writes are known at the next step (or at the end). Runs every tick: the
-        # fields are fetched by C-level attrgetters and the row is built in one go.
+        # fields are fetched by C-level attrgetters and the row is built in one go. Without a
+        # tick trace (batches) the machine keeps its own step.
         m = ctl.m
+        if not self._record_ticks:
+            m.__dict__.pop("step", None)
+            return
         step = type(m).step
         pulses = self.board.pins.pulses   # the HAL's live list, changed in place
+        ticks = self.ticks
 
         def watched(now):
-            if not self._record_ticks:
-                return step(m, now)
-            self._fill_pulses(pulses)
+            # _fill_pulses, inlined
+            if ticks:
+                last = ticks[-1]
+                if last[-2] == 0 and last[-6] == 0:
+                    last[-6:-1] = pulses[:5]
             row_in = _get_inputs(m.inp)
             step(m, now)
-            self.ticks.append([self.lives - 1, now, *row_in, *_get_outputs(m.out), m.state, 0, 0, 0, 0, 0, -1])
+            ticks.append([self.lives - 1, now, *row_in, *_get_outputs(m.out), m.state, 0, 0, 0, 0, 0, -1])
         m.step = watched
 
     def _fill_pulses(self, pulses):

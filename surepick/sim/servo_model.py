@@ -225,12 +225,9 @@ class ServoBank:
     def at_stall(self, data):
         # Per servo: powered, its torque at (90% of) the rail's stall limit, and its shaft
         # nearly still (< 10 deg/s: a servo accelerating at full torque is not stalled).
-        f = self._force
-        v = data.actuator_velocity
-        fr = self._forcerange
-        out = []
-        for a in range(N_SERVOS):
-            lim = fr[a, 1]
-            out.append(bool(self.powered[a] and lim > 0.0 and abs(f[a]) >= 0.9 * lim
-                            and abs(v[a]) < _STALL_STILL_RAD_S))
-        return out
+        f = self._force.tolist()
+        v = data.actuator_velocity.tolist()
+        lims = self._forcerange[:N_SERVOS, 1].tolist()
+        powered = self.powered
+        return [bool(powered[a] and lims[a] > 0.0 and abs(f[a]) >= 0.9 * lims[a]
+                     and abs(v[a]) < _STALL_STILL_RAD_S) for a in range(N_SERVOS)]

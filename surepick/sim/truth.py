@@ -35,6 +35,12 @@ class Truth:
         self.jaw_tendon = model.tendon("jaw_opening").id
         self.jaw_site = model.site("jaw_centre").id
         self._force = np.zeros(6)
+        # Views into MjData, fetched once: read() runs every few ms of every simulated cycle.
+        self._qpos = data.qpos
+        self._qvel = data.qvel
+        self._ten_length = data.ten_length
+        self._site_xpos = data.site_xpos
+        self._xmat = data.xmat
 
     def jaw_opening_mm(self):
         return float(self.d.ten_length[self.jaw_tendon]) * 1000.0
@@ -56,9 +62,8 @@ class Truth:
             return fingers, grip_n, support, in_bin_touch
         d = self.d
         pg = self.part_geom
-        for i in range(d.ncon):
-            c = d.contact[i]
-            g1, g2 = int(c.geom1), int(c.geom2)
+        # The contacts' geom pairs in one array read (a contact struct per contact costs more).
+        for i, (g1, g2) in enumerate(d.contact.geom.tolist()):
             if g1 == pg:
                 other = g2
             elif g2 == pg:
@@ -78,37 +83,44 @@ class Truth:
 
     def read(self):
         d = self.d
+        qpos = self._qpos.tolist()
+        qvel = self._qvel.tolist()
+        degrees = math.degrees
+        jaw = self._ten_length.item(self.jaw_tendon) * 1000.0
+        pad = qpos[self.pad_adr] * 1000.0
         out = {
             "time_s": float(d.time),
-            "joint_angles_deg": self.joint_angles_deg(),
-            "joint_speeds_dps": self.joint_speeds_dps(),
-            "jaw_opening_mm": self.jaw_opening_mm(),
-            "pad_travel_mm": self.pad_travel_mm(),
+            "joint_angles_deg": [degrees(qpos[a]) for a in self.q_adr],
+            "joint_speeds_dps": [degrees(qvel[a]) for a in self.v_adr],
+            "jaw_opening_mm": jaw,
+            "pad_travel_mm": pad,
             # Real gap between the pad face (pushed back into its finger) and the right face.
-            "jaw_gap_mm": self.jaw_opening_mm() + self.pad_travel_mm(),
-            "jaw_centre_mm": (d.site_xpos[self.jaw_site] * 1000.0).tolist(),
+            "jaw_gap_mm": jaw + pad,
+            "jaw_centre_mm": (self._site_xpos[self.jaw_site] * 1000.0).tolist(),
         }
         if not self.has_part:
             out.update(part_pos_mm=None, part_quat=None, part_speed_mps=0.0, finger_contact=False,
                        grip_force_n=0.0, support_contact=False, bin_contact=False, in_bin=False,
                        part_tilt_deg=0.0)
             return out
-        pos = d.qpos[self.part_qpos:self.part_qpos + 3]
-        quat = d.qpos[self.part_qpos + 3:self.part_qpos + 7]
-        vel = d.qvel[self.part_qvel:self.part_qvel + 3]
-        zaxis_z = d.xmat[self.part_body][8]
+        a = self.part_qpos
+        pos = self._qpos[a:a + 3]
+        x, y, z = qpos[a:a + 3]
+        vel = self._qvel[self.part_qvel:self.part_qvel + 3]
+        zaxis_z = self._xmat.item(self.part_body, 8)
         fingers, grip_n, support, bin_touch = self.part_contacts()
-        inside = (abs(pos[0] - self.bin_xy[0]) < self.bin_half and abs(pos[1] - self.bin_xy[1]) < self.bin_half
-                  and pos[2] < self.bin_top)
+        inside = (abs(x - self.bin_xy[0]) < self.bin_half and abs(y - self.bin_xy[1]) < self.bin_half
+                  and z < self.bin_top)
         out.update(
             part_pos_mm=(pos * 1000.0).tolist(),
-            part_quat=quat.tolist(),  # w, x, y, z
-            part_speed_mps=float(np.linalg.norm(vel)),
+            part_quat=qpos[a + 3:a + 7],  # w, x, y, z
+            # the vector norm as numpy.linalg.norm computes it (sqrt of the dot product)
+            part_speed_mps=math.sqrt(vel.dot(vel)),
             finger_contact=fingers,
             grip_force_n=grip_n,
             support_contact=support,
             bin_contact=bin_touch,
-            in_bin=bool(inside),
-            part_tilt_deg=math.degrees(math.acos(max(-1.0, min(1.0, zaxis_z)))),
+            in_bin=inside,
+            part_tilt_deg=degrees(math.acos(max(-1.0, min(1.0, zaxis_z)))),
         )
         return out

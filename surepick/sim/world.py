@@ -89,6 +89,7 @@ class World:
         self._next_sample = 0
         self._pending = list(s["injections"])      # (trigger, fault, kwargs) from the scenario
         self._state = None                         # the board's state name, as last reported
+        self._noted = None                         # ...as it was given (a number or the name)
         self._state_since = 0
         self._visits = {}                          # state name -> how often the board entered it
         self.last_injection_ms = None              # when the last scheduled fault was applied
@@ -100,6 +101,9 @@ class World:
         self.truth = None                          # the last truth sampled, and when
         self.truth_ms = -1
         self.on_sample = None                      # callable(t_ms, truth) after each sample
+        # Every sensor reading a board's pins see, in one call: the plant's own read_inputs,
+        # bound here so the engines' per-tick read costs no extra frame (a bench may wrap it).
+        self.read_inputs = self.plant.read_inputs
 
     @property
     def now_ms(self):
@@ -133,6 +137,7 @@ class World:
                          for item in self._pending for trig in (item[0],)]
         self._next_sample = t
         self._state, self._state_since = old._state, old._state_since
+        self._noted = None
         self._last_grip_pulse = old._last_grip_pulse
         self._pulses = old._pulses
         self.resets = old.resets
@@ -143,14 +148,25 @@ class World:
     def exchange(self, pulses, state, advance_ms):
         """pulses: the five pulse widths the board drives (0 = PWM off), or None when the board
         drives none (not booted); state: its machine state (name or number) or None when not
-        known. -> a ControllerReset when a brownout took the controller down, else None."""
+        known. -> a ControllerReset when a brownout took the controller down, else None.
+        Runs once per control period: advance()'s steps are inlined, the calls that usually
+        have nothing to do (a state change, injections, a truth sample) made only when they do."""
+        plant = self.plant
         if pulses is not None:
-            self.plant.set_pulses(pulses)
+            plant.set_pulses(pulses)
             self._watch_release(pulses[GRIPPER])
             self._pulses = list(pulses)
             if self._estop is not None:
                 self._watch_estop(pulses)
-        return self.advance(advance_ms, state)
+        if advance_ms:
+            plant.advance(advance_ms)
+        if state is not None and state != self._noted:
+            self.note_state(state)
+        reset = (self._apply_injections() if self._pending or self._reset_due is not None
+                 else None)
+        if plant.now_ms >= self._next_sample:
+            self.sample()
+        return reset
 
     def advance(self, advance_ms, state=None):
         """Steps 2-5 of the exchange (no pulse change)."""
@@ -163,6 +179,7 @@ class World:
         return reset
 
     def note_state(self, state):
+        self._noted = state
         if isinstance(state, int):
             state = states.name(state)
         if state != self._state:
@@ -174,7 +191,7 @@ class World:
     def limp(self, down_ms, period_ms):
         """The controller is in reset: no PWM for down_ms, time moving on one period at a time
         (the judge keeps sampling; time-triggered injections still fire)."""
-        self._state = None
+        self._state = self._noted = None
         self.plant.set_pulses([0] * N_SERVOS)
         self._pulses = [0] * N_SERVOS
         self._last_grip_pulse = 0
@@ -209,7 +226,7 @@ class World:
     def _controller_reset(self, why, down_ms):
         r = ControllerReset(why, self.plant.now_ms, down_ms)
         self.resets.append(r)
-        self._state = None
+        self._state = self._noted = None
         return r
 
     def pending(self):
@@ -253,10 +270,6 @@ class World:
         self._next_sample = t - t % self.sample_ms + self.sample_ms
         if self.on_sample is not None:
             self.on_sample(t, self.truth)
-
-    def read_inputs(self):
-        """Every sensor reading a board's pins see, in one call (plant.read_inputs)."""
-        return self.plant.read_inputs()
 
     def _watch_estop(self, pulses):
         # After an e-stop press: how far the board's commands moved from what it drove at the

@@ -68,11 +68,19 @@ class PlantPins:
         levels[beam_g] = 1 if beam else 0
 
     def advance(self, ms):
-        # One exchange: this period's pulses out, the world moves on ms, the readings in.
-        r = self.world.exchange(self.pulses if self.pwm_on else None, self.state, ms)
+        # One exchange: this period's pulses out, the world moves on ms, the readings in
+        # (sample(), inlined: this runs every period of every simulated cycle).
+        world = self.world
+        r = world.exchange(self.pulses if self.pwm_on else None, self.state, ms)
         if r is not None and self.reset is None:
             self.reset = r
-        self.sample()
+        pot_s, cur_s, rail_s, estop_g, switch_g, beam_g = self._slots
+        adc = self.adc
+        levels = self.levels
+        adc[pot_s], adc[cur_s], adc[rail_s], estop, switch, beam = world.read_inputs()
+        levels[estop_g] = 1 if estop else 0
+        levels[switch_g] = 1 if switch else 0
+        levels[beam_g] = 1 if beam else 0
 
     def ticks_ms(self):
         return self.world.now_ms & _TICKS_MASK

@@ -287,6 +287,7 @@ class CycleRun:
         step = type(m).step
         pulses = self.board.pins.pulses   # the HAL's live list, changed in place
         ticks = self.ticks
+        life = self.lives - 1              # a restart installs a new wrapper (keep_numbering)
 
         def watched(now):
             # _fill_pulses, inlined
@@ -296,7 +297,7 @@ class CycleRun:
                     last[-6:-1] = pulses[:5]
             row_in = _get_inputs(m.inp)
             step(m, now)
-            ticks.append([self.lives - 1, now, *row_in, *_get_outputs(m.out), m.state, 0, 0, 0, 0, 0, -1])
+            ticks.append([life, now, *row_in, *_get_outputs(m.out), m.state, 0, 0, 0, 0, 0, -1])
         m.step = watched
 
     def _fill_pulses(self, pulses):

@@ -67,8 +67,16 @@ def test_dls_agrees_with_analytic_from_a_nearby_seed(pose, noise):
     seed = np.clip(q_an + np.array(noise), [-90, 0, -180, -180], [90, 180, 0, 0])
     q, iters, resid_mm, resid_deg = ik.solve(pose[:3], pose[3], seed)
     assert resid_mm < 0.02 and resid_deg < 0.02
-    assert np.max(np.abs(q - q_an)) < 0.05
     assert np.allclose(_ARM.fk(q)[:3], pose[:3], atol=0.02)
+    # The same solution as the analytic IK, not another branch: DLS stops within its residual
+    # (0.02 mm, 0.02 deg), which allows the joints up to ~0.05 deg from the target's analytic
+    # solution (the wrist takes the pitch error plus the shoulder's and elbow's), so compare
+    # with the analytic solution of the pose DLS actually reached, to numerical precision.
+    reached = _ARM.fk(q)
+    pitch = pose[3] + (reached[3] - pose[3] + 180.0) % 360.0 - 180.0    # the same turn as the target's
+    q_reached = np.array(analytic(reached[:3], pitch))
+    assert np.max(np.abs(q - q_reached)) < 1e-3, (q, q_reached)
+    assert np.max(np.abs(q - q_an)) < 0.1, (q, q_an)
 
 
 def test_dls_is_kinematics_only(arm):

@@ -91,7 +91,7 @@ def bench_board(args, samples):
             if booted is None:
                 raise SystemExit("the virtual board's firmware sent no telemetry within 60 s")
             with LinkClient(b.address) as c:
-                target = BoardTarget(c)
+                target = BoardTarget(c, timeout=10.0)    # a loaded machine slows the first answer
                 session = Session(Settings(control_hz=args.control_hz), target, SessionLog(None))
                 v0, t0 = ps.now_ms, time.perf_counter()
                 try:

@@ -37,7 +37,9 @@ def test_virtual_board_cycles_show_their_virtual_time(tmp_path):
     assert len(seen) >= 3, text
     times = [float(t) for t, _ in seen]
     assert times == sorted(times) and times[-1] > 3.0
-    assert {"APPROACH", "GRASP"} & {s for _, s in seen}
+    # the firmware's state as it goes (which ones a refresh catches depends on the machine's speed)
+    cycle_states = {"APPROACH", "DESCEND", "GRASP", "VERIFY", "LIFT", "TRANSFER", "PLACE", "RECOVER"}
+    assert len({s for _, s in seen} & cycle_states) >= 2, text
 
 
 @pytest.mark.slow

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 import serial
 
-from surepick.engines.rp2040 import Chip, EngineError, FirmwareMissing, find_uf2
-from surepick.engines.rp2040.chip import (ENGINE, NODE_DIR, check_node_modules, find_bootrom,
-                                          find_node)
+from surepick.engines.rp2040 import Chip, EngineError, FirmwareMissing
+from surepick.engines.rp2040.chip import ENGINE, NODE_DIR, find_bootrom, find_node
+
+from tests.support.rp2040 import chip_image
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -25,15 +26,7 @@ MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
 
 @pytest.fixture(scope="module")
 def uf2():
-    try:
-        path = find_uf2()
-        find_node()
-        check_node_modules()
-    except EngineError as e:  # FirmwareMissing is one
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI must run the rp2040 engine: %s" % e, pytrace=False)
-        pytest.skip(str(e))
-    return path
+    return chip_image()
 
 
 def start(uf2, **kw):

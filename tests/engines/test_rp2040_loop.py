@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from surepick.engines.rp2040 import EngineError, find_uf2
-from surepick.engines.rp2040.chip import check_node_modules, find_node
-from surepick.shared_fsm import codes, states
+from surepick.shared_fsm import codes
+
+from tests.support.rp2040 import chip_image
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -27,15 +27,7 @@ CFG = {"loop_period_ms": PERIOD_MS}
 
 @pytest.fixture(scope="module")
 def uf2():
-    try:
-        path = find_uf2()
-        find_node()
-        check_node_modules()
-    except EngineError as e:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI must run the rp2040 engine: %s" % e, pytrace=False)
-        pytest.skip(str(e))
-    return path
+    return chip_image()
 
 
 def _transitions(events):

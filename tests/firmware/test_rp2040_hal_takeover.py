@@ -7,15 +7,15 @@
 #     servo's PWM at the pulse it had, refuses the HAL's writes and undoes REPL code writing the
 #     PWM directly within a servo frame.
 # Slow: the chip runs about 6-7 host CPU seconds per emulated second.
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from surepick.engines.rp2040 import Chip, EngineError, find_uf2
-from surepick.engines.rp2040.chip import check_node_modules, find_node
+from surepick.engines.rp2040 import Chip
+
+from tests.support.rp2040 import chip_image
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -42,15 +42,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def uf2():
-    try:
-        path = find_uf2()
-        find_node()
-        check_node_modules()
-    except EngineError as e:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI must run the rp2040 engine: %s" % e, pytrace=False)
-        pytest.skip(str(e))
-    return path
+    return chip_image()
 
 
 def mpremote(address, *args, timeout=300):

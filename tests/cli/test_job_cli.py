@@ -1,49 +1,20 @@
 # `surepick job` against the firmware on the virtual board wired to the MuJoCo plant: a job
 # started from the command line runs to PLACED; status, abort and clear behave.
-import re
 import subprocess
 import time
 
 import pytest
 
 from tests.support.cli import SUREPICK_BIN
-from tests.support.vboard import deploy_source
+from tests.support.board_cli import running_board
 
 SUREPICK = [SUREPICK_BIN]
 
 
 @pytest.fixture
 def board(tmp_path, request):
-    scenario = getattr(request, "param", "nominal")
-    flash = tmp_path / "flash"
-    deploy_source(flash)
-    p = subprocess.Popen(SUREPICK + ["board", "--listen", "127.0.0.1:0", "--flash", str(flash),
-                                     "--scenario", scenario, "--seed", "2"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        port = None
-        deadline = time.time() + 30
-        while time.time() < deadline and port is None:
-            line = p.stdout.readline()
-            m = re.search(r"serving on (socket://\S+)", line)
-            if m:
-                port = m.group(1)
-        assert port, "the virtual board did not say where it serves"
-        # wait for the firmware to answer (it boots main.py from the flash dir)
-        for _ in range(60):
-            r = _job(["status", "--port", port])
-            if r.returncode == 0:
-                break
-            time.sleep(0.25)
+    with running_board(tmp_path / "flash", getattr(request, "param", "nominal"), 2) as port:
         yield port
-    finally:
-        # never leave a board running behind a failed test
-        p.terminate()
-        try:
-            p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=10)
 
 
 def _job(args, timeout=120):

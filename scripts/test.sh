@@ -13,4 +13,4 @@ if [ "${1:-}" = "--quick" ]; then
     args+=(-m "not slow")
     export SUREPICK_QUICK=1
 fi
-exec .venv/bin/python -m pytest -n 2 --timeout 900 "${args[@]}" "$@"
+exec .venv/bin/python -m pytest -n 2 --timeout 900 --durations=40 "${args[@]}" "$@"

@@ -37,6 +37,11 @@ def add_arguments(parser):
                         help="attach the MuJoCo arm of this sim scenario (see `surepick sim "
                              "scenarios`); without it the board has no plant (REPL only)")
     parser.add_argument("--seed", metavar="N", type=int, help="plant random seed (default 0)")
+    parser.add_argument("--realtime", action="store_true",
+                        help="with --scenario: the arm moves no faster than the wall clock, as a real one "
+                             "does (for a person at the keyboard: a job then lasts seconds you can act in). "
+                             "By default virtual time runs as fast as the firmware ticks; the run is the "
+                             "same either way")
     cut = parser.add_mutually_exclusive_group()
     cut.add_argument("--power-cut-at-ms", metavar="T", type=int,
                      help="cut the controller's power at plant time T ms (virtual time); it "
@@ -100,8 +105,10 @@ def run(args):
         except OSError as e:
             raise CommandError("cannot use --flash %s: %s" % (args.flash, e.strerror or e)) from None
     try:
+        if args.realtime and args.scenario is None:
+            raise ValueError("--realtime paces the plant: give --scenario too")
         plant_service = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms,
-                                           args.power_cut_random)
+                                           args.power_cut_random, realtime=args.realtime)
         vboard = VirtualBoard(
             args.flash, pty=True, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote,
@@ -120,8 +127,9 @@ def run(args):
         else:
             _note("flash is %s" % vboard.flash_dir)
         if plant_service is not None:
-            _note("plant: scenario %s, seed %d, lockstep virtual time"
-                  % (plant_service.scenario_name, plant_service.seed))
+            _note("plant: scenario %s, seed %d, lockstep virtual time%s"
+                  % (plant_service.scenario_name, plant_service.seed,
+                     ", paced by the wall clock" if args.realtime else ""))
             if args.power_cut_random is not None:
                 _note("power cut at %d ms of plant time" % random_cut_ms(args.power_cut_random))
         for address in vboard.addresses:
@@ -152,6 +160,8 @@ def _run_rp2040(args):
     from surepick.sim import scenarios
     if args.power_cut_at_ms is not None or args.power_cut_random is not None or args.micropython:
         raise CommandError("--power-cut-* and --micropython are for --engine vboard")
+    if args.realtime:
+        raise CommandError("--realtime is for --engine vboard (the emulated chip runs slower than real time)")
     if args.listen and not args.allow_remote:
         host = args.listen.rsplit(":", 1)[0].strip("[]")
         if host not in ("127.0.0.1", "localhost", "::1"):

@@ -199,6 +199,8 @@ class TcpConsole:
             sock, _ = self._listen.accept()
         except BlockingIOError:
             return
+        if self._client is not None and self._hung_up():
+            self._drop()                 # the last client left just now; its EOF was not read yet
         if self._client is not None or self.taken_elsewhere():
             # One client at a time, as with a real serial port.
             try:
@@ -211,6 +213,15 @@ class TcpConsole:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._client = sock
         self._quickack()
+
+    def _hung_up(self):
+        # True when the connected client has closed and sent everything it meant to.
+        try:
+            return self._client.recv(1, socket.MSG_PEEK) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
 
     def _drop(self):
         if self._client is not None:

@@ -4,6 +4,7 @@
 # scenario state triggers fire from the state the firmware reports; `surepick board` wires it.
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.support.vboard import Console, deploy_source, run_scenario
@@ -100,3 +101,34 @@ def test_surepick_board_serves_the_plant_and_rejects_unknown_scenarios(tmp_path)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "plant: scenario nominal, seed 3" in err and "power cut at " in err
+
+
+def test_surepick_board_realtime_keeps_virtual_time_behind_the_wall_clock(tmp_path):
+    bad = subprocess.run([SUREPICK, "board", "--realtime"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--realtime paces the plant: give --scenario too" in bad.stderr
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    deploy_source(flash)
+    proc = subprocess.Popen([SUREPICK, "board", "--flash", str(flash), "--scenario", "nominal", "--realtime"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("surepick-board: serving on socket://"), line
+        con = Console(line.split()[-1])
+        try:
+            first = con.wait(lambda f: f.ftype == link.T_TELEMETRY, 30)
+            assert first is not None
+            wall0 = time.monotonic()
+            last = con.wait(lambda f: f.ftype == link.T_TELEMETRY and f.fields[0] >= first.fields[0] + 2000, 30)
+            wall = time.monotonic() - wall0
+            assert last is not None
+            virtual = (last.fields[0] - first.fields[0]) / 1000.0
+            # paced: 2 s of plant time take at least about 2 s of wall time (one frame's slack)
+            assert wall >= virtual - 0.25, (virtual, wall)
+        finally:
+            con.close()
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "paced by the wall clock" in err

@@ -345,6 +345,24 @@ def test_second_tcp_client_is_turned_away(tcp_board):
         first.close()
 
 
+def test_a_client_that_just_hung_up_does_not_turn_the_next_away(tcp_board):
+    # A tool that closes the port and another that opens it at once (a bench's console, then its
+    # link client): the board sees the hang-up and the new connection in the same poll, and must
+    # not take the first for a client still there.
+    host, port = tcp_board.address[len("socket://"):].rsplit(":", 1)
+    for i in range(50):
+        first = socket.create_connection((host, int(port)), timeout=5)
+        time.sleep(0.02)                  # accepted
+        first.close()
+        with socket.create_connection((host, int(port)), timeout=5) as second:
+            second.settimeout(0.05)
+            try:
+                said = second.recv(200)
+            except socket.timeout:
+                said = b"(nothing)"
+            assert b"busy" not in said, "connection %d was turned away: %r" % (i, said)
+
+
 # -- the `surepick board` verb -----------------------------------------------------------------
 
 def test_cli_serves_and_stops_on_sigterm(flash):

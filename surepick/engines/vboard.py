@@ -33,7 +33,7 @@ from surepick.firmware import settings as fw_settings
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states
-from surepick.shared_fsm.config import Config
+from surepick.shared_fsm.config import Config, reads_in
 from surepick.shared_fsm.machine import Job
 from surepick.firmware import calibrate
 from surepick.engines import loopfigures
@@ -42,8 +42,8 @@ from surepick.engines.plant_service import EXCHANGE_FIELDS
 from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS
 
 # The current calibration (firmware/calibrate.py) started in the tick at CAL_AT_MS waits
-# STILL_MS still, then averages SAMPLES samples, one per tick: it ends, and the JOB is read, in
-# the tick at 100 + 300 + 32 * 2 = 464 ms. The in-process engine starts its job after that tick.
+# STILL_MS still, then averages one sample a tick for SAMPLE_MS: it ends, and the JOB is read, in
+# the tick at 100 + 300 + 64 = 464 ms. The in-process engine starts its job after that tick.
 SOURCE_COMMAND = "surepick sim run --engine vboard"
 
 
@@ -172,15 +172,15 @@ class BoardCycle:
         self.ps = ps
         self.log = ps.record()
         period = Config().loop_period_ms
-        job_at = CAL_AT_MS + calibrate.STILL_MS + calibrate.SAMPLES * period
+        job_at = CAL_AT_MS + calibrate.STILL_MS + reads_in(calibrate.SAMPLE_MS, period) * period
         pick, place, width = ps.job_um()
         self.job = (pick, place, width)
         cal_line = link.request(link.T_CALIBRATE, 1, (link.CAL_CURRENT,))
         job_line = link.job(2, pick, place, width)
-        # The firmware reads at most link_rx_bytes of a request per tick: a line held at t is
-        # whole, and handled, ceil(len / link_rx_bytes) - 1 ticks later. Held so that each is
-        # handled in the tick the in-process engine handles it in.
-        rx = fw_settings.Settings().board["link_rx_bytes"]
+        # The firmware reads a tick's share of link_rx_bytes_s of a request per tick: a line
+        # held at t is whole, and handled, ceil(len / share) - 1 ticks later. Held so that each
+        # is handled in the tick the in-process engine handles it in.
+        rx = fw_settings.Settings().per_tick("link_rx_bytes_s")
         cal_hold = CAL_AT_MS - ((len(cal_line) + rx - 1) // rx - 1) * period
         job_hold = job_at - ((len(job_line) + rx - 1) // rx - 1) * period
         ps.hold_for_line_at(cal_hold)

@@ -5,12 +5,13 @@
 # The result goes through the same validation as CONFIG_SET, is persisted, then replied.
 from ..shared_fsm import link                 # host: surepick.firmware (the simulator)
 from ..shared_fsm.ticks import ticks_diff
+from ..shared_fsm.config import reads_in
 
 from ..shared_fsm.compat import const
 
 _SETTLE_MS = const(400)      # after the jaw arrives: servo ringing and pad settle
 STILL_MS = const(300)       # gripper held still before sampling the current offset
-SAMPLES = const(32)
+SAMPLE_MS = const(64)       # averaged over this long, one sample a loop tick (32 at 2 ms)
 _TIMEOUT_MS = const(4000)
 
 _P_MOVE = const(0)
@@ -28,10 +29,12 @@ class Calibration:
         self.sum = 0
         self.n = 0
         self.prev_jaw = 0
+        self.samples = 1
 
     def start(self, app, now):
         # -> None when started, or (code, payload) to reply at once
         inp = app.m.inp
+        self.samples = reads_in(SAMPLE_MS, app.m.cfg.loop_period_ms)
         self.t0 = now
         self.t = now
         if self.target == link.CAL_POT:
@@ -73,7 +76,7 @@ class Calibration:
             else:
                 self.sum += app.current.raw
             self.n += 1
-            if self.n >= SAMPLES:
+            if self.n >= self.samples:
                 self._finish(app)
 
     def _finish(self, app):

@@ -63,7 +63,7 @@ class Sensors:
         self.rail = Rail(hal, pins.adc_rail, b["rail_divider_milli"])
         self.switch = Switch(hal, pins.switch)
         self.beam = Switch(hal, pins.beam)
-        self.estop = EStop(hal, pins.estop, b["estop_reset_reads"])
+        self.estop = EStop(hal, pins.estop, settings.reads("estop_reset_ms"))
 
     @micropython.native
     def read(self, inp):
@@ -77,8 +77,9 @@ class Sensors:
     def drivers(self):
         return (self.pot, self.current, self.rail, self.switch, self.beam, self.estop)
 
-    def apply(self, b):
-        # Settings that change without a reboot (b: the board section).
+    def apply(self, settings):
+        # Settings that change without a reboot.
+        b = settings.board
         self.pot.shift = b["pot_filter_shift"]
         c = self.current
         c.offset = b["current_offset_counts"]
@@ -87,7 +88,7 @@ class Sensors:
         c.holding_ma = b["current_holding_ma"]
         c.stall_ma = b["current_stall_ma"]
         self.rail.scale = 3300 * b["rail_divider_milli"] // 1000
-        self.estop.reset_reads = b["estop_reset_reads"]
+        self.estop.reset_reads = settings.reads("estop_reset_ms")
 
 
 def _pose_of(joints_mdeg):
@@ -439,7 +440,7 @@ class Controller:
 
     def release_estop(self):
         # The e-stop's latch lets go only when asked (a clear, a rescue) and only once its
-        # contact has read closed for estop_reset_reads.
+        # contact has read closed for estop_reset_ms.
         self.estop.reset()
         self.m.inp.estop = self.estop.latched
 
@@ -588,7 +589,7 @@ class Controller:
         # Everything that can change without a reboot (pins, loop rate and watchdog need one).
         s = self.settings
         self.m.reconfigure()
-        self.sensors.apply(s.board)
+        self.sensors.apply(s)
         self._cache_limits()
         for i in range(5):
             sv = self.servos[i]

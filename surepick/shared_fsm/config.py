@@ -21,7 +21,7 @@ FIELDS = (
     ("move_timeout_ms", 8000, 100, 60000),
     ("arrive_settle_ms", 150, 0, 5000),
     # grasp verification
-    ("debounce_reads", 3, 1, 50),
+    ("debounce_ms", 6, 1, 100),      # a level is a fact after this long of equal reads
     ("verify_enabled_mask", CHECK_ALL, 1, CHECK_ALL),
     ("verify_required_mask", 3, 0, CHECK_ALL),
     ("verify_min_agree", 3, 1, 4),
@@ -66,12 +66,24 @@ class ConfigError(ValueError):
         self.field = field
 
 
+def reads_in(ms, period_ms):
+    # Loop ticks that span `ms` (at least one): times are configured in ms, so the behaviour
+    # stays the same whatever loop_period_ms a board runs at.
+    n = (ms + period_ms - 1) // period_ms
+    return n if n > 0 else 1
+
+
 class Config:
     def __init__(self, overrides=None):
         for f in FIELDS:
             setattr(self, f[0], f[1])
+        self._derive()
         if overrides:
             self.update(overrides)
+
+    def _derive(self):
+        # Counts the hot loop compares against, from their times (never set directly).
+        self.debounce_reads = reads_in(self.debounce_ms, self.loop_period_ms)
 
     def update(self, overrides):
         # Validate everything first so a bad dict changes nothing.
@@ -94,6 +106,7 @@ class Config:
         _check_relations(merged)
         for key in checked:
             setattr(self, key, checked[key])
+        self._derive()
         return self
 
     def to_dict(self):
@@ -116,6 +129,8 @@ def _check_relations(d):
         raise ConfigError("verify_min_agree", "%d but only %d checks are enabled" % (d["verify_min_agree"], enabled))
     if d["pot_valid_min_counts"] >= d["pot_valid_max_counts"]:
         raise ConfigError("pot_valid_min_counts", "must be below pot_valid_max_counts")
+    if d["debounce_ms"] > d["verify_window_ms"]:
+        raise ConfigError("debounce_ms", "must be within verify_window_ms (the reads are taken inside it)")
     if d["current_crush_ma"] <= d["current_grip_min_ma"]:
         raise ConfigError("current_crush_ma", "must be above current_grip_min_ma")
 

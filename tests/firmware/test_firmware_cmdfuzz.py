@@ -1,13 +1,13 @@
 # Random and mutated lines into the RUNNING firmware's command parser under the real
 # `micropython`: firmware/app.py's own main loop (App.run) on the scripted stand-in HAL
 # (firmware/hal/scripted.py, virtual time), the lines fed through its console input one after the
-# other, at most link_rx_bytes per tick as on the board.
+# other, at most a tick's share of link_rx_bytes_s as on the board.
 #
 # What each line must get comes from an independent oracle (tests/support/link_oracle.py, written
 # from docs/protocol.md's rules, never from firmware/cmdparse.py or shared_fsm/link.py), and the
 # board's replies are decoded by that oracle too. Only deterministic things are checked: every
 # bad line gets exactly the error REPLY the document prescribes (or silence), nothing starts, no
-# handler fails, each line costs exactly the ticks its bytes need at link_rx_bytes per tick, and
+# handler fails, each line costs exactly the ticks its bytes need at 32 bytes a tick, and
 # the loop keeps ticking and talking (telemetry on time, a STATUS at the end answered). How long
 # a tick that takes a line lasts is a speed figure: bench/cmdfuzz_timing.py measures it.
 import math
@@ -22,7 +22,7 @@ from tests.support import mpy as host_helpers
 
 pytestmark = pytest.mark.skipif(host_helpers.micropython() is None, reason="no micropython")
 
-RX_BYTES = 32             # link_rx_bytes, the firmware's default: request bytes read per tick
+RX_BYTES = 32             # link_rx_bytes_s 16000 at the default 2 ms period: request bytes read per tick
 TELEMETRY_MS = 100        # telemetry_hz 10
 STATUS_ID = 9999
 CATS = ("mutated", "bad_fields", "echo", "text", "random", "overlong", "version", "cut_short")
@@ -234,7 +234,7 @@ def check(lines, res, got, status_out):
         want = [] if code in oracle.SILENT else [(rid, code)]
         if replies != want:
             wrong.append((i, line[:60], replies, want))
-        # bounded work: the loop reads link_rx_bytes a tick and stops at the LF, no more, no less
+        # bounded work: the loop reads its 32 bytes a tick and stops at the LF, no more, no less
         if ticks != math.ceil((len(line) + 1) / RX_BYTES):
             slow.append((i, len(line), ticks))
     assert not wrong, wrong[:10]

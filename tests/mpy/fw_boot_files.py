@@ -61,10 +61,10 @@ config(b'{"board": {"current_stall_ma": 100}, "machine": {"current_crush_ma": 15
        {"current_stall_ma": 600, "current_crush_ma": 600, "current_grip_min_ma": 150})
 # types and ranges, each key on its own
 config(b'{"board": {"wdt_ms": 199, "telemetry_hz": true, "pin_led": 25.0, "servo4_trim_us": 301,'
-       b' "estop_reset_reads": 50}}',
+       b' "estop_reset_ms": 50}}',
        [("config", "pin_led", "type"), ("config", "servo4_trim_us", "range"),
         ("config", "telemetry_hz", "type"), ("config", "wdt_ms", "range")],
-       {"wdt_ms": 500, "telemetry_hz": 10, "pin_led": 25, "servo4_trim_us": 0, "estop_reset_reads": 50})
+       {"wdt_ms": 500, "telemetry_hz": 10, "pin_led": 25, "servo4_trim_us": 0, "estop_reset_ms": 50})
 # the watchdog cannot be switched off, nor set beyond 500 ms
 config(b'{"board": {"wdt_ms": 0}}', [("config", "wdt_ms", "range")], {"wdt_ms": 500})
 config(b'{"board": {"wdt_ms": 501}}', [("config", "wdt_ms", "range")], {"wdt_ms": 500})

@@ -1,5 +1,6 @@
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -13,6 +14,13 @@ VENV_BIN = Path(sys.executable).parent
 if "SUREPICK_MPY_CACHE" not in os.environ:
     import tempfile
     os.environ["SUREPICK_MPY_CACHE"] = tempfile.mkdtemp(prefix="surepick-mpy-cache-")
+
+# A suite started in the background (`nohup ... &`, a non-interactive shell's `&`) ignores SIGINT,
+# and an ignored signal stays ignored in every child: the Ctrl-C tests' commands would not hear it.
+# A handler (unlike SIG_IGN) is reset to the default in each child, which then takes Ctrl-C as
+# a user's terminal would deliver it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Hypothesis: the CI profile runs the full example counts; SUREPICK_QUICK=1 trims them for the
 # edit-test loop (scripts/test.sh --quick sets it).

@@ -145,7 +145,7 @@ def _free_port():
 
 def _substitutions(work, port):
     def subst(text):
-        text = text.replace("/tmp/pico", str(work / "pico"))
+        text = re.sub(r"/tmp/(\w+)", lambda m: str(work / m.group(1)), text)   # every scratch dir: fresh
         text = text.replace("127.0.0.1:%s" % README_PORT, "127.0.0.1:%s" % port)
         return re.sub(r"(^|\s)scripts/", r"\1%s/scripts/" % REPO, text)
     return subst
@@ -236,8 +236,10 @@ def test_every_readme_block_runs_and_exits_as_documented(tmp_path):
                         (kept if line.keep else background).append(Background(line, argv, env, work))
                         continue
                     r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=work, timeout=1500)
-                    assert r.returncode == line.exit, "%s: `%s` exited %d, the README says %d\n%s\n%s" % (
-                        where, " ".join(argv), r.returncode, line.exit, r.stdout[-3000:], r.stderr[-3000:])
+                    assert r.returncode == line.exit, "%s: `%s` exited %d, the README says %d\n%s\n%s%s" % (
+                        where, " ".join(argv), r.returncode, line.exit, r.stdout[-3000:], r.stderr[-3000:],
+                        "".join("\n-- meanwhile %s printed:\n%s" % (b.where, "".join(b.seen)[-1500:])
+                                for b in kept + background))
                     assert "Traceback" not in r.stderr, (where, r.stderr)
                     ran += 1
             finally:

@@ -33,7 +33,8 @@ from surepick.shared_fsm import kinematics as kin
 MODES = {0: "off", 1: "following", 2: "held (deadman)"}
 WHYS = {0: "", 1: "deadman: no setpoint for more than 200 ms", 2: "a fault or the e-stop",
         3: "left on request", 4: "ABORT"}
-ECHO_LOST_S = 1.0             # a setpoint not answered within this long is counted lost
+ECHO_LOST_S = 1.0             # a setpoint not answered within this long stops holding up the next ones
+ECHO_GIVE_UP_S = 5.0          # ... and not answered within this long is counted lost
 IN_FLIGHT = 3                 # setpoints sent and not answered yet, at most
 _JMIN = [int(round(v * 1000)) for v in kin.JOINT_MIN_DEG]
 _JMAX = [int(round(v * 1000)) for v in kin.JOINT_MAX_DEG]
@@ -80,6 +81,8 @@ class BoardTarget:
         self.seq = 0
         self.sent = collections.OrderedDict()   # seq -> perf_counter when written, until answered
         self.echoes = {}                        # seq -> (perf_counter answered, state dict or None)
+        self.overdue = collections.OrderedDict()  # seq -> perf_counter when written, past ECHO_LOST_S
+        self.late = 0                           # setpoints answered after ECHO_LOST_S
         self.state = None                       # the latest TELEOP_STATE as a dict
         self.held = False
         self.rearms = 0
@@ -122,12 +125,14 @@ class BoardTarget:
             with self.lock:
                 self.state = d
                 s = d["seq"]
-                while self.sent:
-                    seq = next(iter(self.sent))
-                    if seq > s:
-                        break
-                    self.sent.pop(seq)
-                    self.echoes[seq] = (t, d)
+                for waiting in (self.overdue, self.sent):
+                    while waiting:
+                        seq = next(iter(waiting))
+                        if seq > s:
+                            break
+                        waiting.pop(seq)
+                        self.echoes[seq] = (t, d)
+                        self.late += waiting is self.overdue
                 if d["mode"] == 2 and not self.held:
                     self.held = True
                     self.say("the board held (deadman: no setpoint for more than 200 ms); re-arming")
@@ -147,7 +152,8 @@ class BoardTarget:
                     return
                 if code != link.OK and len(payload) >= 2 and isinstance(payload[1], int):
                     self.refused[str(payload[0])] += 1
-                    if self.sent.pop(payload[1], None) is not None:
+                    if (self.sent.pop(payload[1], None) is not None
+                            or self.overdue.pop(payload[1], None) is not None):
                         self.echoes[payload[1]] = (t, None)
         elif f.ftype == link.T_EVENT and f.fields[2] == codes.K_FAULT:
             with self.lock:
@@ -193,12 +199,17 @@ class BoardTarget:
         # the one that replaced it.
         with self.lock:
             e = self.echoes.pop(seq, None)
-            if e is None and seq in self.sent and time.perf_counter() - self.sent[seq] > ECHO_LOST_S:
-                # the board never answered: count it, and stop waiting for it
-                self.sent.pop(seq)
+            if e is not None:
+                return e
+            now = time.perf_counter()
+            if seq in self.sent and now - self.sent[seq] > ECHO_LOST_S:
+                # a slow answer (a loaded host, a busy board): the next setpoints go meanwhile
+                self.overdue[seq] = self.sent.pop(seq)
+            elif seq in self.overdue and now - self.overdue[seq] > ECHO_GIVE_UP_S:
+                self.overdue.pop(seq)        # the board never answered: count it
                 self.lost += 1
                 return (None, None)
-            return e
+            return None
 
     def advance(self, ms):
         if self.error is not None:
@@ -224,7 +235,7 @@ class BoardTarget:
     def summary(self):
         s = self.state or {}
         return {"board_mode": MODES.get(s.get("mode"), None), "board_deadmans": s.get("deadmans"),
-                "board_refused": dict(self.refused), "board_rearms": self.rearms, "echo_lost": self.lost,
+                "board_refused": dict(self.refused), "board_rearms": self.rearms, "echo_lost": self.lost, "echo_late": self.late,
                 "ticks_not_sent": self.skipped, "setpoints_sent": self.seq,
                 "board_faults": [codes.name(c) for c in self.faults],
                 "board_left_because": WHYS.get(self.ended) if self.ended is not None else None}

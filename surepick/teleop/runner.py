@@ -232,8 +232,8 @@ def run_live(session, source, tail_s=0.3, stop=None, on_tick=None, max_s=None):
         source.close()
         th.join(timeout=2.0)
         if answers is not None:
-            from surepick.teleop.board_target import ECHO_LOST_S
-            answers.drain(ECHO_LOST_S + 0.2)
+            from surepick.teleop.board_target import ECHO_GIVE_UP_S
+            answers.drain(ECHO_GIVE_UP_S + 0.2)
     if reader_error and not isinstance(reader_error[0], KeyboardInterrupt):
         raise reader_error[0]
     wall = time.perf_counter() - start

@@ -2,7 +2,7 @@
 #   micropython bench/cmdfuzz_timing.py [--lines N] [--seed S] [--tiny]
 # (--tiny: 200 lines, for the tests; its figures mean nothing)
 # firmware/app.py's App on the scripted stand-in HAL (firmware/hal/scripted.py) in virtual time,
-# fed random and mutated lines one after the other (at most 32 bytes a tick at 2 ms, as on the
+# fed random and mutated lines one after the other (at most link_rx_bytes a tick, as on the
 # board). For every line, the loop's own measurement of the ticks that read it (LoopStats'
 # last_step_us: CPU time of App.tick) is taken ONCE, as it came: no GC forced before it, no line
 # fed twice. The figures: ticks that took a line vs ticks that did not (median, p99, worst), and

@@ -177,10 +177,10 @@ class BoardCycle:
         self.job = (pick, place, width)
         cal_line = link.request(link.T_CALIBRATE, 1, (link.CAL_CURRENT,))
         job_line = link.job(2, pick, place, width)
-        # The firmware reads a tick's share of link_rx_bytes_s of a request per tick: a line
-        # held at t is whole, and handled, ceil(len / share) - 1 ticks later. Held so that each
-        # is handled in the tick the in-process engine handles it in.
-        rx = fw_settings.Settings().per_tick("link_rx_bytes_s")
+        # The firmware reads at most link_rx_bytes of a request per tick: a line held at t is
+        # whole, and handled, ceil(len / link_rx_bytes) - 1 ticks later. Held so that each is
+        # handled in the tick the in-process engine handles it in.
+        rx = fw_settings.Settings().board["link_rx_bytes"]
         cal_hold = CAL_AT_MS - ((len(cal_line) + rx - 1) // rx - 1) * period
         job_hold = job_at - ((len(job_line) + rx - 1) // rx - 1) * period
         ps.hold_for_line_at(cal_hold)

@@ -6,8 +6,8 @@
 # pass a stand-in), so nothing here imports `machine` or `time`.
 #
 # Per tick, in order: the controller's tick (inputs -> machine.step -> watches -> rescue /
-# calibration -> motion.tick -> servos) -> link (a tick's share of link_rx_bytes_s request
-# bytes and of link_events_s EVENT frames, one TELEMETRY frame when due) -> at-rest housekeeping (at
+# calibration -> motion.tick -> servos) -> link (at most link_rx_bytes request bytes,
+# link_events_per_tick EVENT frames, one TELEMETRY frame when due) -> at-rest housekeeping (at
 # most one flash write or garbage collection, and only once the arm has settled) -> LED; then the
 # loop feeds the watchdog. Steady-state ticks allocate nothing; frames are built only when
 # something is sent.
@@ -49,7 +49,7 @@ from .status_led import StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as 
 
 FW_VERSION = "0.1.0"
 LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again for more
-_HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes_s
+_HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
 _HIL_LINES = 4                     # HIL: lines handled per tick at most
 _US_MASK = 0x3FFFFFFF
 GC_REST_MS = 5000        # at rest, collect garbage at least this often (and before every job)
@@ -102,8 +102,8 @@ class App(Controller):
 
     def _cache_settings(self):
         # what the loop reads every tick, out of the settings dict
-        self.rx_per_tick = self.settings.per_tick("link_rx_bytes_s")
-        self.events_per_tick = self.settings.per_tick("link_events_s")
+        self.rx_per_tick = self.settings.board["link_rx_bytes"]
+        self.events_per_tick = self.settings.board["link_events_per_tick"]
         self.telemetry_hz = self.settings.board["telemetry_hz"]
 
     def apply_settings(self):

@@ -25,9 +25,10 @@ BOARD_FIELDS = (
     # did its work, and before each flash write at rest: a 4 KB sector erase takes 45 ms typical,
     # 400 ms at most on the W25Q16JV). Always on: a servo arm is never left without one.
     ("wdt_ms", 500, 200, 500, 1),
-    # link work per second, a tick's share at most (bounded work whatever loop_period_ms is):
-    ("link_rx_bytes_s", 16000, 4000, 128000, 0),   # request bytes read (32 a 2 ms tick)
-    ("link_events_s", 1000, 50, 8000, 0),          # EVENT frames sent (2 a 2 ms tick; 1 at least)
+    # Work bounds per loop tick, not times: they cap what one tick spends on the link (on the
+    # chip a 32-byte read and two EVENT frames cost ~0.7 ms), so they stay per tick at any period.
+    ("link_rx_bytes", 32, 8, 256, 0),        # request bytes read per loop tick
+    ("link_events_per_tick", 2, 1, 16, 0),   # EVENT frames sent per tick at most
     ("log_commit_ms", 1000, 100, 60000, 0),  # at rest, commit the fault log at most this often
     ("recover_safe_z_um", 80000, 20000, 250000, 0),   # a rescue rises at least this high first
     ("boot_sense_ms", 60, 10, 1000, 0),      # inputs read at boot before anything moves
@@ -188,11 +189,6 @@ class Settings:
 
     def pins(self):
         return Pins(self.board)
-
-    def per_tick(self, key):
-        # A board rate per second (link_rx_bytes_s, link_events_s) -> its share of one loop tick.
-        n = self.board[key] * self.cfg.loop_period_ms // 1000
-        return n if n > 0 else 1
 
     def reads(self, key):
         # A board time in ms (estop_reset_ms) -> the loop ticks it spans.

@@ -28,12 +28,12 @@ class Setting:
 
 # Units from name endings (docs/conventions.md: the unit is in the name). Longest ending first.
 _UNITS = (
-    ("_bytes_s", "bytes/s"), ("_events_s", "frames/s"), ("_mdeg_s2", "mdeg/s²"), ("_mdeg_s", "mdeg/s"), ("_um_s", "µm/s"), ("_dps2", "deg/s²"), ("_dps", "deg/s"),
+    ("_mdeg_s2", "mdeg/s²"), ("_mdeg_s", "mdeg/s"), ("_um_s", "µm/s"), ("_dps2", "deg/s²"), ("_dps", "deg/s"),
     ("_counts_per_mm", "counts/mm"), ("_counts_per_a", "counts/A"), ("counts_per_mm", "counts/mm"),
     ("counts_per_a", "counts/A"), ("_ms", "ms"), ("_us", "µs"), ("_um", "µm"), ("_mdeg", "mdeg"),
     ("_ma", "mA"), ("_mv", "mV"), ("_hz", "Hz"), ("_counts", "ADC counts"), ("_milli", "/1000"),
     ("_mask", "bit mask: 1 jaw, 2 switch, 4 current, 8 beam"), ("_shift", "bits"),
-    ("_inverted", "0 or 1"), ("_agree", "checks"),
+    ("_bytes", "bytes"), ("_per_tick", "frames per tick"), ("_inverted", "0 or 1"), ("_agree", "checks"),
     ("_attempts", "attempts"),
 )
 

@@ -109,3 +109,12 @@ def test_a_refused_job_names_the_latched_fault_and_how_to_clear_it(port):
     assert r.returncode == 1 and "there is no latched fault to clear" in r.stderr
     r = surepick("job", "start", "--width", "60", "--port", port)
     assert r.returncode == 1 and "wider than the jaw opens" in r.stderr and "bad_job" not in r.stderr
+
+
+def test_a_suggested_command_carries_the_port_only_when_one_was_given():
+    from surepick.host.link.answers import refusal
+    from surepick.shared_fsm import link as lk
+    assert refusal(lk.E_BUSY, (), "/dev/ttyACM0").endswith("`surepick job abort --port /dev/ttyACM0`")
+    # found by auto, $SUREPICK_PORT or the config file: the bare command finds it the same way
+    assert refusal(lk.E_BUSY, (), None).endswith("`surepick job abort`")
+    assert "None" not in refusal(lk.E_FAULTED, (40, 3, 1), None)

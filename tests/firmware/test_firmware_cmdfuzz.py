@@ -1,7 +1,7 @@
 # Random and mutated lines into the RUNNING firmware's command parser under the real
 # `micropython`: firmware/app.py's own main loop (App.run) on the scripted stand-in HAL
 # (firmware/hal/scripted.py, virtual time), the lines fed through its console input one after the
-# other, at most a tick's share of link_rx_bytes_s as on the board.
+# other, at most link_rx_bytes per tick as on the board.
 #
 # What each line must get comes from an independent oracle (tests/support/link_oracle.py, written
 # from docs/protocol.md's rules, never from firmware/cmdparse.py or shared_fsm/link.py), and the
@@ -22,7 +22,7 @@ from tests.support import mpy as host_helpers
 
 pytestmark = pytest.mark.skipif(host_helpers.micropython() is None, reason="no micropython")
 
-RX_BYTES = 32             # link_rx_bytes_s 16000 at the default 2 ms period: request bytes read per tick
+RX_BYTES = 32             # link_rx_bytes, the firmware's default: request bytes read per tick
 TELEMETRY_MS = 100        # telemetry_hz 10
 STATUS_ID = 9999
 CATS = ("mutated", "bad_fields", "echo", "text", "random", "overlong", "version", "cut_short")

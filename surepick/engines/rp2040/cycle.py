@@ -182,8 +182,8 @@ class ChipCycle:
 
     def _handled_after(self, sent_us, nbytes, settings):
         # The tick that read the last byte of a line delivered at sent_us: the firmware reads
-        # a tick's share of link_rx_bytes_s of a request.
-        per = settings.per_tick("link_rx_bytes_s")
+        # link_rx_bytes of a request per tick.
+        per = settings.board["link_rx_bytes"]
         ticks = [e for e in self.log if e[8] * 1000 >= sent_us - 999]
         k = (nbytes + per - 1) // per - 1
         return ticks[k][8] if len(ticks) > k else None

@@ -58,22 +58,23 @@ def _ints(payload, n):
 
 def refusal(code, payload=(), port="PORT"):
     # -> one sentence for a REPLY that is not OK. port: as the user gave it, for the commands
-    # the sentence suggests.
+    # the sentence suggests (None: they gave none, and the suggested command finds it the same way).
     payload = tuple(payload)
+    port = "" if port is None else " --port %s" % port
     if code == link.E_FAULTED:
         fault, state, attempt = _ints(payload, 3)
         what = fault_text(fault, state, attempt) if fault else "a fault"
-        return ("the board has a latched fault: %s — clear it with `surepick job clear --port %s`"
+        return ("the board has a latched fault: %s — clear it with `surepick job clear%s`"
                 % (what, port))
     if code == link.E_BUSY:
         return ("the arm is busy (a job, a calibration or a recovery is moving it): wait until it is at rest, "
-                "or stop it with `surepick job abort --port %s`" % port)
+                "or stop it with `surepick job abort%s`" % port)
     if code == link.E_STATE:
         reason = payload[0] if payload and isinstance(payload[0], str) else None
         return "not possible now: %s" % _STATE_REASONS.get(reason, reason or "not allowed in the board's current state")
     if code == link.E_UNKNOWN_KEY:
         key = payload[0] if payload else "?"
-        return "the board has no setting %r (`surepick config list --port %s` shows them all)" % (key, port)
+        return "the board has no setting %r (`surepick config list%s` shows them all)" % (key, port)
     if code == link.E_BAD_VALUE:
         detail = payload[0] if payload and isinstance(payload[0], str) else None
         if detail == "unreachable":
@@ -82,7 +83,7 @@ def refusal(code, payload=(), port="PORT"):
             return "the job was rejected: the part is wider than the jaw opens, or the attempts are out of range"
         return "the board rejected the value%s" % (" of %s" % detail if detail else "")
     if code == link.E_UNSUPPORTED:
-        return "the firmware on the board does not support this (deploy this version with `surepick deploy --port %s`)" % port
+        return "the firmware on the board does not support this (deploy this version with `surepick deploy%s`)" % port
     if code == link.E_INTERNAL:
         name = payload[0] if payload else "an error"
         return ("the firmware failed while handling the request (%s): a bug; please report it with the board's log "

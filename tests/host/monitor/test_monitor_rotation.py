@@ -38,6 +38,20 @@ def board_log(port):
             after = r.payload[1]
 
 
+def quiet_board_log(port, quiet_s=1.5, timeout=30):
+    # The board's log once it has stopped growing: the last abort's records reach flash only when
+    # the arm has settled, after log_records returned, and may rotate a segment away meanwhile.
+    deadline = time.monotonic() + timeout
+    held = board_log(port)
+    while True:
+        time.sleep(quiet_s)
+        now = board_log(port)
+        if (now[0][0], now[-1][0]) == (held[0][0], held[-1][0]):
+            return now
+        assert time.monotonic() < deadline, "the board's log kept growing"
+        held = now
+
+
 def log_records(port, n):
     # Make the board log about n records quickly: start a job, abort it, clear the fault (about
     # four records each: the start transition, the fault, counters; the arm barely moves).
@@ -85,7 +99,7 @@ def test_a_rotated_log_is_one_epoch_with_its_lost_records_counted(tmp_path, monk
 
         # Away: the board logs more than its whole log holds; the record stored last is gone.
         log_records(p, LOG_CAPACITY + 40)
-        held = board_log(p)
+        held = quiet_board_log(p)
         first = held[0][0]
         assert first > stored_last + 1, (first, stored_last)
 
@@ -104,7 +118,7 @@ def test_a_rotated_log_is_one_epoch_with_its_lost_records_counted(tmp_path, monk
             log_records(p, 10)
             mon = b.start("monitor", "--port", p, "--db", db, "--plain", "--poll", "0.3")
             wait_for_text(mon.err, "connected to", 30, mon)
-        held = board_log(p)
+        held = quiet_board_log(p)
         wait_for_text(mon.out, re.compile(r" record board=\S+ seq=%d " % held[-1][0]), 40, mon)
         mon.terminate()
         mon.wait(15)

@@ -82,7 +82,7 @@ def bench_board(args, samples):
     from tests.support.vboard import Console, deploy_source
     with tempfile.TemporaryDirectory(prefix="surepick-bench-teleop-") as d:
         deploy_source(d)
-        b = plant_board(d, "nominal", 0)
+        b = plant_board(d, "nominal", 0, realtime=True)     # a live stream: the board at a Pico's pace
         ps = b.plant_service
         with b:
             con = Console(b.address)

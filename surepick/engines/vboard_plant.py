@@ -62,9 +62,10 @@ def wire(board, service):
 
 
 def plant_board(flash_dir=None, scenario="nominal", seed=0, power_cut_at_ms=None,
-                power_cut_random=None, **board_kw):
+                power_cut_random=None, realtime=False, **board_kw):
     """A VirtualBoard (not started) with the scenario's plant attached and wired; the plant is
-    board.plant_service. What `VirtualBoard(scenario=..., seed=...)` alone does not do."""
-    service = make_plant_service(scenario, seed, power_cut_at_ms, power_cut_random)
+    board.plant_service. What `VirtualBoard(scenario=..., seed=...)` alone does not do.
+    realtime: the plant no faster than the wall clock (a person, or a live stream, drives it)."""
+    service = make_plant_service(scenario, seed, power_cut_at_ms, power_cut_random, realtime=realtime)
     board = VirtualBoard(flash_dir, plant_service=service, scenario=scenario, seed=seed, **board_kw)
     return wire(board, service)

@@ -43,11 +43,14 @@ def find(name):
     raise ValueError("unknown fake scenario '%s' (known: %s)" % (name, ", ".join(names())))
 
 
-def run(name, start_ms=0, period_ms=2, limit_ms=60000, cfg=None):
-    # Runs one job until the machine is idle again; returns (events, machine, hal).
+def run(name, start_ms=0, period_ms=None, limit_ms=60000, cfg=None):
+    # Runs one job until the machine is idle again, a step every period_ms (the config's loop
+    # period by default); returns (events, machine, hal).
     spec = find(name)
     if cfg is None:
         cfg = Config(spec[2])
+    if period_ms is None:
+        period_ms = cfg.loop_period_ms
     m = Machine(cfg)
     hal = FakeHal(cfg, spec[1])
     err = m.start_job(Job(PICK, PLACE, 25000))

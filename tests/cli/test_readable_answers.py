@@ -13,6 +13,7 @@ from surepick.shared_fsm.config import FIELDS as MACHINE_FIELDS
 from tests.support.board_cli import running_board
 from tests.support.cli import surepick
 from tests.support.needs import NEEDS_MICROPYTHON
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -50,7 +51,7 @@ def test_list_shows_every_setting_with_default_range_unit_and_reboot(port):
     assert set(rows) == BOARD_KEYS | MACHINE_KEYS
     assert re.match(r"grasp_dwell_ms\s+350\s+350\s+0\.\.5000\s+ms$", rows["grasp_dwell_ms"]), rows["grasp_dwell_ms"]
     assert re.match(r"pin_servo0\s+2\s+2\s+0\.\.29\s+yes\s+GPIO$", rows["pin_servo0"]), rows["pin_servo0"]
-    assert re.match(r"loop_period_ms\s+2\s+2\s+1\.\.50\s+yes\s+ms$", rows["loop_period_ms"])
+    assert re.match(r"loop_period_ms\s+%d\s+%d\s+1\.\.50\s+yes\s+ms$" % (PERIOD_MS, PERIOD_MS), rows["loop_period_ms"])
     assert "current_holding_ma" in rows and rows["current_holding_ma"].rstrip().endswith("mA")
 
 

@@ -10,12 +10,13 @@ from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job
 from surepick.sim import scenarios
 from surepick.sim.plant import BIN_XY_MM, BIN_INNER_HALF_MM
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 GENTLE_DPS = Config().gentle_speed_mdeg_s / 1000.0
 
 
 class Watch:
-    # Ground truth every 2 ms tick, for the test's own measures (the board never sees it).
+    # Ground truth every loop tick, for the test's own measures (the board never sees it).
     def __init__(self, run):
         self.run = run
         self.q = None
@@ -26,7 +27,7 @@ class Watch:
         plant = self.run.plant
         q = plant.joint_angles_mdeg()[:4]
         if self.q is not None:
-            v = max(abs(a - b) for a, b in zip(q, self.q)) / 2.0      # mdeg per 2 ms -> deg/s
+            v = max(abs(a - b) for a, b in zip(q, self.q)) / PERIOD_MS   # mdeg per tick -> deg/s
             self.fastest_dps = max(self.fastest_dps, v)
         self.q = q
         t = plant.truth()

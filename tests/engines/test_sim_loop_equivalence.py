@@ -15,6 +15,7 @@ from surepick.sim import scenarios
 from surepick.sim.plant import Plant
 from surepick.sim.sensor_models import NoiseStream
 from surepick.engines.inproc import SimulatedBoard, board_settings
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 _SQRT1000_X1000 = 31623
 
@@ -208,7 +209,7 @@ def test_plant_read_inputs_matches_one_read_per_channel_through_a_grasp_and_faul
         if fault is not None:
             twin.inject(fault[0], **fault[1])
         board.step()
-    assert twin.ticks > 2500
+    assert twin.ticks > 5000 // PERIOD_MS
     # The run went through a pressed switch and a broken beam, not only the open-jaw readings.
     assert (0, 0) in twin.seen and (1, 1) in twin.seen
 

@@ -13,8 +13,15 @@ from surepick.shared_fsm import link
 from surepick.shared_fsm import states
 
 from tests.support.needs import NEEDS_MICROPYTHON
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 pytestmark = NEEDS_MICROPYTHON
+
+BOOT_SENSE_MS = (60 // PERIOD_MS + 1) * PERIOD_MS     # 62 at 2 ms, 64 at 4 ms
+
+
+def _on_grid(ms):
+    return -(-ms // PERIOD_MS) * PERIOD_MS
 
 SUREPICK = str(Path(sys.executable).parent / "surepick")
 
@@ -42,10 +49,11 @@ def test_brownout_mid_lift_sags_the_rail_then_resets_the_controller_which_boots_
     assert trigger[:2] == ("state", "LIFT") and fault == "brownout"
     # The state trigger ("N ms into LIFT", N from the seed) fires from the state the firmware
     # reported: the plant notes LIFT at the exchange after the transition tick, as the
-    # in-process engine notes it. The rail sags from there; the reset comes at its bottom.
-    t_sag = lift[0][1] + 2 + trigger[2]
+    # in-process engine notes it. The rail sags from there; the reset comes at its bottom. Both
+    # land on the first exchange at or after their time (exchanges are one loop period apart).
+    t_sag = lift[0][1] + PERIOD_MS + _on_grid(trigger[2])
     t_cut, why = ps.resets[0]
-    assert why == "brownout" and t_cut == t_sag + kw["sag_ms"], (ps.resets, trigger, kw)
+    assert why == "brownout" and t_cut == t_sag + _on_grid(kw["sag_ms"]), (ps.resets, trigger, kw)
     # RAIL_LOW latched during the sag, before the reset (the controller ran and saw the rail)
     low = [e for e in events if e[2] == codes.K_FAULT and e[5] == codes.F_RAIL_LOW]
     assert len(low) == 1 and t_sag < low[0][1] < t_cut, (_transitions(events), t_sag, t_cut)
@@ -55,8 +63,8 @@ def test_brownout_mid_lift_sags_the_rail_then_resets_the_controller_which_boots_
     last = events[-1]
     assert last[2] == codes.K_FAULT and last[5] == codes.F_INTERRUPTED, _transitions(events)
     # Down for the brownout (300 ms) + the controller's restart (sim.world.BOOT_MS), then the
-    # firmware's boot senses its inputs for 62 ms before it decides.
-    assert last[1] == t_cut + 300 + 250 + 62
+    # firmware's boot senses its inputs (boot_sense_ms 60, a read each period and one more).
+    assert last[1] == t_cut + 300 + 250 + BOOT_SENSE_MS
     assert (flash / "job.json").exists()   # the interrupted cycle's marker survived the cut
     # after the restart: the arm servos unpowered (PWM 0 on all four), nothing moved
     assert ps.plant.servos.pulses[:4] == [0, 0, 0, 0]
@@ -70,7 +78,7 @@ def test_power_cut_at_a_virtual_time(tmp_path):
     before = [e for e in events if e[1] < 3000]
     assert [s for _, _, s, _, _ in _transitions(before)] == ["APPROACH", "DESCEND", "GRASP"]
     last = events[-1]
-    assert last[2] == codes.K_FAULT and last[5] == codes.F_INTERRUPTED and last[1] == 3000 + 250 + 62
+    assert last[2] == codes.K_FAULT and last[5] == codes.F_INTERRUPTED and last[1] == 3000 + 250 + BOOT_SENSE_MS
 
 
 def test_surepick_board_serves_the_plant_and_rejects_unknown_scenarios(tmp_path):
@@ -93,7 +101,7 @@ def test_surepick_board_serves_the_plant_and_rejects_unknown_scenarios(tmp_path)
             assert hello is not None and hello.fields[3] == 1
             # lockstep with the plant: telemetry time runs on (virtual ms)
             tel = con.wait(lambda f: f.ftype == link.T_TELEMETRY and f.fields[0] > 1000, 30)
-            assert tel is not None and tel.fields[14] == 2000
+            assert tel is not None and tel.fields[14] == PERIOD_US
         finally:
             con.close()
     finally:

@@ -18,6 +18,7 @@ from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
 
 from tests.support.needs import NEEDS_MICROPYTHON
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -55,7 +56,7 @@ def test_the_record_loads_and_says_what_it_is(vb):
     assert c["reconstruction"]["pulse_mismatches"] == 0 and c["reconstruction"]["state_byte_mismatches"] == 0
     assert c["board_cal"]["current_offset_counts"] > 0 and c["job"]["t_ms"] > 0
     ticks = rec.cycle_ticks(0)
-    assert len(ticks) > 5000
+    assert len(ticks) > 10000 // PERIOD_MS          # over 10 s of loop ticks
     # every tick's pulses are the firmware's (no -1 left from the reconstruction)
     assert (ticks[:, runrecord.TICK_INDEX["pulse4_us"]] > 0).all()
     assert [runrecord.event_text(e) for e in rec.events[0]][-1] == "transition PLACE>IDLE PLACED"

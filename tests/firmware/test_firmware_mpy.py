@@ -6,6 +6,7 @@
 import pytest
 
 from tests.support import mpy as host_helpers  # noqa: E402
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 pytestmark = pytest.mark.skipif(host_helpers.micropython() is None, reason="no micropython")
 
@@ -34,7 +35,7 @@ def test_main_loop_runs_a_job_to_placed(scenario, tmp_path):
     assert res["cycles_ok"] == 1 and res["tel_cycles_ok"] == 1
     assert res["marker"] == 0 and res["rest"] == 1 and res["log_pending"] == 0
     # loop timing reported in telemetry: the virtual period, a measured worst step, overruns
-    assert res["tel_period_us"] == 2000
+    assert res["tel_period_us"] == PERIOD_US
     # (real CPU time on a shared host: a preempted tick can exceed 2 ms; a few per thousand is noise)
     assert res["tel_worst_us"] > 0 and res["overruns"] <= res["ticks"] // 100
     # the watchdog: fed once a tick (twice or more when the tick wrote flash: before each write)

@@ -9,6 +9,7 @@ from surepick.engines.plant_service import PlantService
 from surepick.shared_fsm import codes, link, states
 
 from tests.support.vboard import Console, deploy_source
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 
 def _is(ftype):
@@ -48,7 +49,7 @@ def test_job_over_the_link_places_the_part_in_the_bin(tmp_path):
             tel = [f.fields for f in con.frames if f.ftype == link.T_TELEMETRY]
             last = tel[-1]
             assert last[4] >= 1                     # cycles_ok, persisted counter
-            assert last[14] == 2000                 # loop period in virtual time: exactly 2 ms
+            assert last[14] == PERIOD_US            # loop period in virtual time: exactly one period
             assert last[15] > 0                     # worst step measured (real CPU time)
             # the rest pose and the marker: written once the arm has been still flash_settle_ms
             deadline = time.monotonic() + 30

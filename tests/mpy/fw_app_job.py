@@ -97,7 +97,7 @@ if telem:
     result("tel_overruns", t[16])
     result("tel_cycles_ok", t[4])
 result("tx_bytes", a.tx_bytes)
-result("virtual_ms", a.stats.ticks * 2)
+result("virtual_ms", a.stats.ticks * a.cfg.loop_period_ms)
 import os
 result("marker", 1 if "job.json" in os.listdir(flash) else 0)
 result("rest", 1 if "rest.json" in os.listdir(flash) else 0)

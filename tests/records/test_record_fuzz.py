@@ -5,6 +5,7 @@
 # one line naming the file and the field.
 import concurrent.futures
 import json
+import re
 import math
 import shutil
 import time
@@ -91,8 +92,9 @@ DAMAGE = {
                      "ticks.csv is not a text file"),
     "period_zero": (lambda d: _edit_json(d / "run.json", lambda m: m.update(loop_period_ms=0)),
                     "run.json: loop_period_ms must be a whole number 1..50"),
-    "period_nan": (lambda d: (d / "run.json").write_text((d / "run.json").read_text().replace(
-        '"loop_period_ms": 2', '"loop_period_ms": NaN')), "run.json is not valid JSON (NaN is not a JSON number)"),
+    "period_nan": (lambda d: (d / "run.json").write_text(re.sub(
+        r'"loop_period_ms": \d+', '"loop_period_ms": NaN', (d / "run.json").read_text())),
+        "run.json is not valid JSON (NaN is not a JSON number)"),
     "seed_huge": (lambda d: _edit_json(d / "run.json", lambda m: m.update(seed=2 ** 70)),
                   "run.json: seed must be a whole number"),
     "state_out_of_range": (lambda d: _set_cell(d / "ticks.csv", "state", "12"),

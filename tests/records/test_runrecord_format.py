@@ -6,6 +6,7 @@ import pytest
 
 from surepick.records import runrecord
 from tests.support.cli import SUREPICK_BIN
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 SUREPICK = [SUREPICK_BIN]
 
@@ -26,13 +27,13 @@ def test_sim_run_writes_a_complete_run_record(run_dir):
     rec = runrecord.load(str(run_dir))
     m = rec.meta
     assert m["kind"] == "host-sim" and m["scenario"] == "nominal" and m["seed"] == 2 and m["cycles"] == 2
-    assert m["config"]["grasp_dwell_ms"] == 350 and m["loop_period_ms"] == 2
+    assert m["config"]["grasp_dwell_ms"] == 350 and m["loop_period_ms"] == PERIOD_MS
     assert len(m["model_hash"]) == 64 and "mujoco" in m["versions"] and "pot" in m["plant_params"]
     for c in rec.cycles:
         assert c["outcome"] == "placed" and c["job"]["part_width_um"] == 25000
         rows = rec.cycle_ticks(c["cycle"])
         t = rec.col(rows, "t_ms")
-        assert len(rows) > 4000 and set((t[1:] - t[:-1]).tolist()) == {2}   # every 2 ms tick
+        assert len(rows) > 8000 // PERIOD_MS and set((t[1:] - t[:-1]).tolist()) == {PERIOD_MS}   # every tick
         assert rec.col(rows, "pulse4_us").min() > 0
         kinds = [e[2] for e in rec.events[c["cycle"]]]
         assert len(kinds) >= 8

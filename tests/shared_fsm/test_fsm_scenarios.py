@@ -36,15 +36,17 @@ def test_nominal_path_is_the_nine_state_cycle():
 def test_grasp_dwell_is_respected_before_verify():
     events, m, hal = fake_scenarios.run("nominal")
     t = {(e[3], e[4]): e[1] for e in events}
-    # the fake's jaw is done at once: the dwell starts on the first GRASP step
-    assert t[(GRASP, VERIFY)] - t[(DESCEND, GRASP)] == m.cfg.grasp_dwell_ms + 2
+    # the fake's jaw is done at once: the dwell starts on the first GRASP step (one period in)
+    # and ends at the first step at least grasp_dwell_ms later
+    p = m.cfg.loop_period_ms
+    assert t[(GRASP, VERIFY)] - t[(DESCEND, GRASP)] == -(-m.cfg.grasp_dwell_ms // p) * p + p
 
 
 def test_verify_needs_three_equal_reads_after_dwell():
     # With a clean switch the decision lands on the third read after entering VERIFY...
     events, m, hal = fake_scenarios.run("clean_switch")
     t = {(e[3], e[4]): e[1] for e in events}
-    assert t[(VERIFY, LIFT)] - t[(GRASP, VERIFY)] == 2 * m.cfg.debounce_reads
+    assert t[(VERIFY, LIFT)] - t[(GRASP, VERIFY)] == m.cfg.loop_period_ms * m.cfg.debounce_reads
     # ...and with a ringing pad it decides at the first run of three equal switch reads.
     from surepick.shared_fsm.config import Config
     from surepick.shared_fsm.machine import Machine
@@ -61,7 +63,7 @@ def test_verify_needs_three_equal_reads_after_dwell():
             reads.append(m.inp.switch_pressed)
         m.step(now)
         hal.actuate(now, m.out)
-        now += 2
+        now += cfg.loop_period_ms
     assert m.state == LIFT
     n = cfg.debounce_reads
     assert reads[-n:] == [1] * n

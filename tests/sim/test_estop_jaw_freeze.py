@@ -7,6 +7,7 @@ import pytest
 
 from surepick.engines.inproc import CycleRun
 from surepick.shared_fsm import servo_cal
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 GRIPPER = 4
 
@@ -39,15 +40,16 @@ def test_the_jaw_pulse_does_not_move_after_the_press(state, window, direction):
     assert faults and faults[0]["reason"] == "ESTOP" and faults[0]["from"] == state
     k = next(i for i, s in enumerate(seen) if s[2])          # the exchange the press landed in
     at_press = seen[k][1][GRIPPER]
-    # the jaw was on its way (not vacuous): in the last ticks before the press its command moved
-    # the stated way (> 0.1 mm in 5 ticks), its driver still speeding up: a driver that brakes
-    # from there runs on for up to 1.4 mm (the controller before the fix failed both cases)
+    # the jaw was on its way (not vacuous): in the last 8 ms before the press its command moved
+    # the stated way (> 0.1 mm), its driver still speeding up: a driver that brakes from there
+    # runs on for up to 1.4 mm (the controller before the fix failed both cases)
     before = [jaw_um(s[1][GRIPPER]) for s in seen[max(0, k - 10):k + 1] if s[1] is not None]
-    assert len(before) >= 5 and (before[-1] - before[-5]) * direction > 100, before
+    n = 8 // PERIOD_MS                                          # ticks in 8 ms
+    assert len(before) > n and (before[-1] - before[-1 - n]) * direction > 100, before
     after = [s[1] for s in seen[k + 1:] if s[1] is not None]
-    assert len(after) > 500                                    # a second and more after the press
+    assert len(after) > 1000 // PERIOD_MS                      # a second and more after the press
     assert {p[GRIPPER] for p in after} == {at_press}
-    # the arm's pulses are not stopped dead (they brake), but they do stop: the last 100 ticks
+    # the arm's pulses are not stopped dead (they brake), but they do stop: the last 200 ms
     # carry one pulse set
-    assert len({tuple(p[:GRIPPER]) for p in after[-100:]}) == 1
+    assert len({tuple(p[:GRIPPER]) for p in after[-(200 // PERIOD_MS):]}) == 1
 

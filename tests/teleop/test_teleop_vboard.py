@@ -20,20 +20,22 @@ from surepick.shared_fsm import codes, kinematics, link, servo_cal
 from surepick.vboard.board import VirtualBoard
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.vboard import Console, deploy_source
+from tests.support.period import PERIOD_MS
 
 pytestmark = NEEDS_MICROPYTHON
 
-PERIOD_MS = 2
 _I = {k: i for i, k in enumerate(EXCHANGE_FIELDS)}
 
 
 def _board(tmp_path, plant_params=None):
+    # A live stream drives the board: its plant keeps the wall clock's pace, as a real arm does
+    # (run ahead of it, the 200 ms deadman would pass between two 50 Hz setpoints).
     flash = tmp_path / "flash"
     deploy_source(flash)
     if plant_params is None:
-        b = plant_board(flash, "nominal", 1)
+        b = plant_board(flash, "nominal", 1, realtime=True)
     else:
-        service = PlantService("nominal", 1, plant_params=plant_params)
+        service = PlantService("nominal", 1, plant_params=plant_params, realtime=True)
         b = wire(VirtualBoard(flash, plant_service=service, scenario="nominal", seed=1), service)
     ps = b.plant_service
     log = ps.record()

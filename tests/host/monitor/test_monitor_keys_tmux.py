@@ -13,6 +13,7 @@ import pytest
 from tests.support.bench import Bench
 from tests.support.cli import SUREPICK_BIN
 from tests.support.needs import NEEDS_MICROPYTHON
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 pytestmark = [NEEDS_MICROPYTHON,
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
@@ -72,7 +73,7 @@ def test_live_view_keys_act_on_the_board_and_stale_is_shown(tmp_path):
         cmd = "cd %s && %s monitor --port %s --db %s --seconds 170" % (
             shlex.quote(str(tmp_path)), SUREPICK_BIN, p, tmp_path / "m.db")
         screen = Screen(tmp_path, cmd, b.env)
-        screen.wait_for("period 2000 us", 40)
+        screen.wait_for("period %d us" % PERIOD_US, 40)
         assert "STALE" not in screen.last and "NO LINK" not in screen.last
 
         # n cancels: nothing is sent

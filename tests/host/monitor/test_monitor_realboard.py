@@ -24,6 +24,7 @@ from tests.support.needs import NEEDS_MICROPYTHON
 
 from tests.support.cli import SUREPICK_BIN as SUREPICK
 from tests.support.monitor import Monitor, free_port, wait_until
+from tests.support.period import PERIOD_MS, PERIOD_US
 
 # The live view sizes itself from its terminal, not from the COLUMNS/LINES pytest-xdist sets.
 TERMINAL_ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
@@ -254,7 +255,7 @@ def test_live_view_shows_a_running_job_on_the_real_firmware(tmp_path):
         assert running, screen
         assert "board    %s" % bid in running, running
         assert re.search(r"cycles\s+ok 0\s+failed 0", running), running     # counters mid-job
-        assert re.search(r"loop\s+period 2000 us", running), running       # virtual 2 ms ticks
+        assert re.search(r"loop\s+period %d us" % PERIOD_US, running), running   # virtual ticks, one period each
         assert re.search(r"link\s+connected", running) and "corrupt 0" in running, running
         assert done, screen
         assert re.search(r"cycles\s+ok 1\s+failed 0\s+success 100\.0 %", done), done

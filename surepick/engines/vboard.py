@@ -33,7 +33,7 @@ from surepick.firmware import settings as fw_settings
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states
-from surepick.shared_fsm.config import Config, reads_in
+from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job
 from surepick.firmware import calibrate
 from surepick.engines import loopfigures
@@ -172,7 +172,7 @@ class BoardCycle:
         self.ps = ps
         self.log = ps.record()
         period = Config().loop_period_ms
-        job_at = CAL_AT_MS + calibrate.STILL_MS + reads_in(calibrate.SAMPLE_MS, period) * period
+        job_at = CAL_AT_MS + calibrate.STILL_MS + calibrate.sample_ticks(period) * period
         pick, place, width = ps.job_um()
         self.job = (pick, place, width)
         cal_line = link.request(link.T_CALIBRATE, 1, (link.CAL_CURRENT,))

@@ -14,6 +14,12 @@ STILL_MS = const(300)       # gripper held still before sampling the current off
 SAMPLE_MS = const(64)       # averaged over this long, one sample a loop tick (32 at 2 ms)
 _TIMEOUT_MS = const(4000)
 
+
+def sample_ticks(period_ms):
+    # Ticks the averaging takes at this loop period (one sample a tick, SAMPLE_MS in all).
+    return reads_in(SAMPLE_MS, period_ms)
+
+
 _P_MOVE = const(0)
 _P_SETTLE = const(1)
 _P_SAMPLE = const(2)
@@ -34,7 +40,7 @@ class Calibration:
     def start(self, app, now):
         # -> None when started, or (code, payload) to reply at once
         inp = app.m.inp
-        self.samples = reads_in(SAMPLE_MS, app.m.cfg.loop_period_ms)
+        self.samples = sample_ticks(app.m.cfg.loop_period_ms)
         self.t0 = now
         self.t = now
         if self.target == link.CAL_POT:

@@ -2,6 +2,7 @@
 # lockstep virtual time makes a run a function of scenario and seed only; a brownout in the plant
 # and a scheduled power cut reset the controller (flash kept, boot again) at an exact plant time;
 # scenario state triggers fire from the state the firmware reports; `surepick board` wires it.
+import contextlib
 import subprocess
 import sys
 import time
@@ -81,62 +82,58 @@ def test_power_cut_at_a_virtual_time(tmp_path):
     assert last[2] == codes.K_FAULT and last[5] == codes.F_INTERRUPTED and last[1] == 3000 + 250 + BOOT_SENSE_MS
 
 
+@contextlib.contextmanager
+def _served_board(tmp_path, *args):
+    # `surepick board` on a freshly deployed flash, with a console on its socket; after the
+    # block: stopped by SIGTERM, exit 0, its stderr in the yielded dict's "err".
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    deploy_source(flash)
+    proc = subprocess.Popen([SUREPICK, "board", "--flash", str(flash), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said = {}
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("surepick-board: serving on socket://"), line
+        con = Console(line.split()[-1])
+        try:
+            said["con"] = con
+            yield said
+        finally:
+            con.close()
+    finally:
+        proc.terminate()
+        _, said["err"] = proc.communicate(timeout=30)
+    assert proc.returncode == 0, said["err"]
+
+
 def test_surepick_board_serves_the_plant_and_rejects_unknown_scenarios(tmp_path):
     bad = subprocess.run([SUREPICK, "board", "--scenario", "no_such"], capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 2
     assert "unknown scenario 'no_such'" in bad.stderr and "nominal" in bad.stderr and "brownout_mid_lift" in bad.stderr
-    flash = tmp_path / "flash"
-    flash.mkdir()
-    deploy_source(flash)
-    proc = subprocess.Popen([SUREPICK, "board", "--flash", str(flash), "--scenario", "nominal", "--seed", "3",
-                             "--power-cut-random", "7"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("surepick-board: serving on socket://"), line
-        con = Console(line.split()[-1])
-        try:
-            hello = con.wait(lambda f: f.ftype == link.T_HELLO, 30)
-            assert hello is not None and hello.fields[3] == 1
-            # lockstep with the plant: telemetry time runs on (virtual ms)
-            tel = con.wait(lambda f: f.ftype == link.T_TELEMETRY and f.fields[0] > 1000, 30)
-            assert tel is not None and tel.fields[14] == PERIOD_US
-        finally:
-            con.close()
-    finally:
-        proc.terminate()
-        out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err
-    assert "plant: scenario nominal, seed 3" in err and "power cut at " in err
+    with _served_board(tmp_path, "--scenario", "nominal", "--seed", "3", "--power-cut-random", "7") as said:
+        con = said["con"]
+        hello = con.wait(lambda f: f.ftype == link.T_HELLO, 30)
+        assert hello is not None and hello.fields[3] == 1
+        # lockstep with the plant: telemetry time runs on (virtual ms)
+        tel = con.wait(lambda f: f.ftype == link.T_TELEMETRY and f.fields[0] > 1000, 30)
+        assert tel is not None and tel.fields[14] == PERIOD_US
+    assert "plant: scenario nominal, seed 3" in said["err"] and "power cut at " in said["err"]
 
 
 def test_surepick_board_realtime_keeps_virtual_time_behind_the_wall_clock(tmp_path):
     bad = subprocess.run([SUREPICK, "board", "--realtime"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--realtime paces the plant: give --scenario too" in bad.stderr
-    flash = tmp_path / "flash"
-    flash.mkdir()
-    deploy_source(flash)
-    proc = subprocess.Popen([SUREPICK, "board", "--flash", str(flash), "--scenario", "nominal", "--realtime"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("surepick-board: serving on socket://"), line
-        con = Console(line.split()[-1])
-        try:
-            first = con.wait(lambda f: f.ftype == link.T_TELEMETRY, 30)
-            assert first is not None
-            wall0 = time.monotonic()
-            last = con.wait(lambda f: f.ftype == link.T_TELEMETRY and f.fields[0] >= first.fields[0] + 2000, 30)
-            wall = time.monotonic() - wall0
-            assert last is not None
-            virtual = (last.fields[0] - first.fields[0]) / 1000.0
-            # paced: 2 s of plant time take at least about 2 s of wall time (one frame's slack)
-            assert wall >= virtual - 0.25, (virtual, wall)
-        finally:
-            con.close()
-    finally:
-        proc.terminate()
-        out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err
-    assert "paced by the wall clock" in err
+    with _served_board(tmp_path, "--scenario", "nominal", "--realtime") as said:
+        con = said["con"]
+        first = con.wait(lambda f: f.ftype == link.T_TELEMETRY, 30)
+        assert first is not None
+        wall0 = time.monotonic()
+        last = con.wait(lambda f: f.ftype == link.T_TELEMETRY and f.fields[0] >= first.fields[0] + 2000, 30)
+        wall = time.monotonic() - wall0
+        assert last is not None
+        virtual = (last.fields[0] - first.fields[0]) / 1000.0
+        # paced: 2 s of plant time take at least about 2 s of wall time (one frame's slack)
+        assert wall >= virtual - 0.25, (virtual, wall)
+    assert "paced by the wall clock" in said["err"]

@@ -85,7 +85,8 @@ class App(Controller):
         self.tel = telemetry.Spread(FrameWriter())   # the periodic TELEMETRY, one part per tick
         self.next_gc = self.now_ms
         self._cache_settings()
-        self.ev_sent = 0
+        self.ev_sent = 0          # events fully forwarded (log record and frames)
+        self.ev_piece = 0         # the next piece of event ev_sent + 1: 0 EVENT, 1 log, 2 FAULT
         self.ev_lost = 0
         self.tx_bytes = 0
         self.rx_lines = 0
@@ -269,10 +270,18 @@ class App(Controller):
                 if r == cmdparse.LINE_NONE:
                     break
                 self._on_line(r)
+        # One heavy piece of link work per tick at most (on the RP2040 a TELEMETRY part, a log
+        # record or a frame costs 0.2-0.5 ms, and a transition's tick is already the longest):
+        # a piece of event forwarding if one is due, else a part of the TELEMETRY frame.
         if self.ev_sent != self.m.events.next_seq - 1:
             self._forward_events()
+            busy_link = 1
+        else:
+            busy_link = 0
         if self.teleop.on or self.teleop.ended:
             teleop_mode.report(self, now)
+        if busy_link:
+            return
         tel = self.tel
         if tel.part:
             self._send(tel.step(self))       # the frame is built over three ticks
@@ -283,27 +292,46 @@ class App(Controller):
                 tel.step(self)
 
     def _forward_events(self):
-        # New machine events: EVENT frame (+ FAULT frame), RAM log ring, persisted counters.
+        # The oldest unforwarded event, `events_per_tick` pieces of it per tick: its EVENT frame
+        # (in the tick that made it, when nothing is queued: the host learns of a transition
+        # as soon as before), then its flash-log record and counters, then, for a fault, its
+        # FAULT frame.
         ev = self.m.events
-        last = ev.next_seq - 1
         if self.ev_sent < ev.oldest_seq() - 1:
             self.ev_lost += ev.oldest_seq() - 1 - self.ev_sent
             self.ev_sent = ev.oldest_seq() - 1
+            self.ev_piece = 0
         n = self.events_per_tick
+        last = ev.next_seq - 1
         while self.ev_sent < last and n > 0:
-            self.ev_sent += 1
             n -= 1
-            self._forward_event(ev, self.ev_sent)
+            self._forward_piece(ev)
 
-    def _forward_event(self, ev, seq):
+    def _forward_piece(self, ev):
+        seq = self.ev_sent + 1
+        piece = self.ev_piece
         e = self.rec
-        w = self.fw
-        w.begin(link.T_EVENT)
-        for i in range(12):
-            v = ev.field(seq, i)
-            e[i] = v
-            w.add(v)
-        self._send(w.finish())
+        if piece == 0:
+            ev.copy(seq, e)
+            w = self.fw
+            w.begin(link.T_EVENT)
+            w.add_ints(e, 12)
+            self._send(w.finish())
+            self.ev_piece = 1
+        elif piece == 1:
+            self._log_event(e, seq)
+            if e[2] == K_FAULT:
+                self.ev_piece = 2
+            else:
+                self.ev_piece = 0
+                self.ev_sent = seq
+        else:
+            self._send(self._fault_frame(e))
+            self.ev_piece = 0
+            self.ev_sent = seq
+
+    def _log_event(self, e, seq):
+        # The event's flash-log record (RAM ring; flash at rest) and counters.
         kind = e[2]
         log = self.log
         again = seq == self.boot_seen_seq      # an interruption an earlier boot logged already
@@ -317,21 +345,24 @@ class App(Controller):
                         # counted now: a reset before the fault is cleared must not count the
                         # cycle again at the next boot (the marker says so once at rest)
                         self.marker_counted = 0
-            # FAULT: t_ms, fault, state it happened in, attempt, reason, faults_total
-            w.begin(link.T_FAULT)
-            w.add(e[1])
-            w.add(e[5])
-            w.add(e[3])
-            w.add(e[6] & 255)
-            w.add(e[5])
-            w.add(log.counters[flashlog.C_FAULTS])
-            self._send(w.finish())
         elif kind == K_TRANSITION:
             log.append(flashlog.R_TRANSITION, e)
             if e[4] == IDLE and e[5] == R_PLACED:
                 log.count(flashlog.C_CYCLES_OK)
         else:
             log.append(flashlog.R_NOTE, e)     # a rescue's PLACED: the cycle was counted as failed
+
+    def _fault_frame(self, e):
+        # FAULT: t_ms, fault, state it happened in, attempt, reason, faults_total
+        w = self.fw
+        w.begin(link.T_FAULT)
+        w.add(e[1])
+        w.add(e[5])
+        w.add(e[3])
+        w.add(e[6] & 255)
+        w.add(e[5])
+        w.add(self.log.counters[flashlog.C_FAULTS])
+        return w.finish()
 
     def _on_line(self, r):
         if r == cmdparse.LINE_OVERLONG:
@@ -485,6 +516,8 @@ class App(Controller):
             self._reply(rid, link.OK)      # progress follows as EVENTs (RESCUE, PLACED/RESTED/fault)
 
     def _log_since(self, rid, after):
+        if self.ev_piece == 1:
+            self._forward_piece(self.m.events)   # an event already sent as a frame is in the log
         if not self.busy() and self.settled():
             self._flash_commit()         # include what is still in RAM, if at rest
         n = 0

@@ -28,7 +28,7 @@ BOARD_FIELDS = (
     # Work bounds per loop tick, not times: they cap what one tick spends on the link (on the
     # chip a 32-byte read and two EVENT frames cost ~0.7 ms), so they stay per tick at any period.
     ("link_rx_bytes", 32, 8, 256, 0),        # request bytes read per loop tick
-    ("link_events_per_tick", 2, 1, 16, 0),   # EVENT frames sent per tick at most
+    ("link_events_per_tick", 1, 1, 16, 0),   # pieces of event forwarding per tick (app._forward_events)
     ("log_commit_ms", 1000, 100, 60000, 0),  # at rest, commit the fault log at most this often
     ("recover_safe_z_um", 80000, 20000, 250000, 0),   # a rescue rises at least this high first
     ("boot_sense_ms", 60, 10, 1000, 0),      # inputs read at boot before anything moves

@@ -75,7 +75,7 @@ def test_link_requests_config_calibration_and_garbage(tmp_path):
 
 def test_frame_writer_and_ctrl_c(tmp_path):
     res, _ = run("fw_misc.py", tmp_path)
-    assert res["frames_identical"] == 600 and res["fails"] == 0
+    assert res["frames_identical"] == 600 and res["ints_identical"] == 600 and res["fails"] == 0
 
 
 def test_watchdog_setting_start_and_feeding(tmp_path):
@@ -95,3 +95,12 @@ def test_bench_loop_allocates_nothing_in_plain_ticks():
     assert res["alloc_bytes_worst_plain"] == 0 and res["heap_locked_ticks_failed"] == 0
     assert res["heap_locked_ticks_ok"] > 1000
     print(res)
+
+
+def test_one_heavy_piece_of_link_work_per_tick(tmp_path):
+    # On the RP2040 an event's log record, EVENT frame, FAULT frame and a TELEMETRY part cost
+    # 0.3-0.8 ms each; a transition's own tick is already the longest (bench/chip_tick.py).
+    res, text = run("fw_event_pieces.py", tmp_path)
+    assert res["fails"] == 0, text
+    assert res["events"] >= 10 and res["faults_sent"] == 1     # three attempts, then the fault
+    assert res["event_ticks"] >= 10 and res["piece_ticks"] > res["events"] * 2

@@ -44,11 +44,7 @@ def on_tick(h):
         raise StopRun()
 
 
-hal.on_tick = on_tick
-try:
-    a.run()
-except StopRun:
-    pass
+hal.run_app(a, on_tick)
 
 frames = hal.frames()
 names = {}

@@ -1,6 +1,7 @@
 # Two firmware details under the unix `micropython`:
 #  1. framewriter.FrameWriter writes exactly the bytes of shared_fsm.link.encode() (TELEMETRY,
-#     EVENT, FAULT frames with random in-range integers, negative and zero included).
+#     EVENT, FAULT frames with random in-range integers, negative and zero included), field by
+#     field with add() and all at once from an int array with add_ints().
 #  2. Ctrl-C (KeyboardInterrupt) in the middle of a job stops App.run with the servos holding
 #     their last pulses (none goes to 0, the gripper does not open), the pose and the log saved,
 #     the watchdog stopped, the e-stop guarded, and the exception passed on so mpremote gets the
@@ -8,6 +9,7 @@
 #   micropython tests/mpy/fw_misc.py FLASH_DIR
 import os
 import sys
+from array import array
 
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
@@ -29,6 +31,7 @@ def rnd(lo, hi):
 
 w = FrameWriter()
 same = 0
+same_ints = 0
 for n in range(600):
     ftype = (link.T_TELEMETRY, link.T_EVENT, link.T_FAULT)[n % 3]
     kinds = link.SCHEMA[ftype][2]
@@ -46,7 +49,16 @@ for n in range(600):
         same += 1
     else:
         check(False, "frame differs: %r vs %r" % (got, ref))
+    # the same fields from an int array in one add_ints() call (how an EVENT record goes out)
+    w.begin(ftype)
+    w.add_ints(array("i", vals), len(vals))
+    got = bytes(w.finish())
+    if got == ref:
+        same_ints += 1
+    else:
+        check(False, "add_ints frame differs: %r vs %r" % (got, ref))
 result("frames_identical", same)
+result("ints_identical", same_ints)
 
 # ---- Ctrl-C mid-job ----
 hal = StandInHal(Config(), {})

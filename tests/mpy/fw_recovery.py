@@ -111,11 +111,7 @@ def boot(name, held, marker=True, extra_files=None, ticks=200, model=None, d=Non
         if state["n"] >= ticks:
             raise StopRun()
 
-    hal.on_tick = on_tick
-    try:
-        a.run()
-    except StopRun:
-        pass
+    hal.run_app(a, on_tick)
     return a, hal, d
 
 

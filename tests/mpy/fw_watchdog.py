@@ -66,11 +66,7 @@ def on_tick(h):
         raise StopRun()
 
 
-hal.on_tick = on_tick
-try:
-    a.run()
-except StopRun:
-    pass
+hal.run_app(a, on_tick)
 plain = [f for f, fl in st["per_tick"] if not fl]
 flash = [f for f, fl in st["per_tick"] if fl]
 check(st["started_at_tick"] == 1, "started before the first tick: %d" % st["started_at_tick"])

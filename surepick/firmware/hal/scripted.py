@@ -200,11 +200,20 @@ class StandInHal:
             self.in_pos = 0
         self.console_in.extend(frame)
 
-    def frames(self):
-        # Decoded board -> host frames written so far: [(ftype, fields)]
+    def run_app(self, app, on_tick):
+        # App.run() with on_tick(hal) called between ticks, until on_tick raises StopRun.
+        self.on_tick = on_tick
+        try:
+            app.run()
+        except StopRun:
+            pass
+
+    def frames(self, start=0):
+        # Decoded board -> host frames written so far (from byte `start` of the output, a frame
+        # boundary): [(ftype, fields)]
         from ...shared_fsm import link
         out = []
-        for line in bytes(self.console_out).split(b"\n"):
+        for line in bytes(self.console_out[start:]).split(b"\n"):
             if line:
                 err, ftype, fields = link.decode(line + b"\n")
                 if err == 0:

@@ -317,6 +317,9 @@ class App(Controller):
             w.begin(link.T_EVENT)
             w.add_ints(e, 12)
             self._send(w.finish())
+            # a TELEMETRY frame half built took its state before this event: start it again, or
+            # it would arrive after the event and say the old state (a placed job "running")
+            self.tel.part = 0
             self.ev_piece = 1
         elif piece == 1:
             self._log_event(e, seq)

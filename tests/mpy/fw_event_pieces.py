@@ -6,6 +6,8 @@
 #   - an event's EVENT frame goes out in the tick whose step made it (nothing was queued), its
 #     log record in a later tick, a fault's FAULT frame right after that
 #   - every event is forwarded in the end, in order
+#   - no TELEMETRY frame is older than an EVENT frame sent before it (a host would take its state
+#     for the newer one: the monitor showed a placed job as running again)
 #   micropython tests/mpy/fw_event_pieces.py FLASH_DIR
 import sys
 
@@ -18,10 +20,14 @@ from checks import check, result, finish
 flash = sys.argv[1]
 spec = fake_scenarios.find("part_missing")
 hal = StandInHal(Config(spec[2]), spec[1])
+# TELEMETRY as often as it goes (a frame takes six ticks): events land while frames are half built
+with open(flash + "/config.json", "w") as f:
+    f.write('{"version": 1, "board": {"telemetry_hz": 50}}')
 a = app_mod.App(hal, root=flash)
 hal.out = a.m.out
 st = {"out": 0, "made": a.m.events.next_seq, "pending": 0, "sent": 0, "done": -1, "ticks": 0,
-      "event_ticks": 0, "piece_ticks": 0, "prompt": 0, "order": []}
+      "event_ticks": 0, "piece_ticks": 0, "prompt": 0, "order": [],
+      "tel": 0, "stale": 0, "last_event_ms": None}
 
 
 def on_tick(h):
@@ -44,7 +50,12 @@ def on_tick(h):
         if link.T_EVENT in kinds:
             st["prompt"] += 1
     for f, fields in new:
+        if f == link.T_TELEMETRY:
+            st["tel"] += 1
+            if st["last_event_ms"] is not None and h.ticks_diff(fields[0], st["last_event_ms"]) < 0:
+                st["stale"] += 1
         if f == link.T_EVENT:
+            st["last_event_ms"] = fields[1]
             st["order"].append(("E", fields[0], fields[2]))
         elif f == link.T_FAULT:
             st["order"].append(("F", fields[0], 0))
@@ -62,6 +73,7 @@ def on_tick(h):
 hal.run_app(a, on_tick)
 
 check(a.events_per_tick == 1, "link_events_per_tick defaults to 1")
+check(a.telemetry_hz == 50, "the test's telemetry_hz was taken")
 check(a.m.fault == 32, "the job faulted GRASP_FAILED (got %d)" % a.m.fault)
 order = st["order"]
 # each event: L (its log record), then E, then F for a fault
@@ -80,6 +92,8 @@ for k, s, kind in order:
 check(bad == 0, "each EVENT frame, then its log record, then a fault's FAULT frame: %s" % order)
 check(st["prompt"] == st["event_ticks"], "EVENT frames sent in the tick that made them: %d of %d"
       % (st["prompt"], st["event_ticks"]))
+check(st["stale"] == 0, "%d of %d TELEMETRY frames older than an EVENT frame sent before them"
+      % (st["stale"], st["tel"]))
 result("events", len(seqs))
 result("faults_sent", len([1 for k, _, _ in order if k == "F"]))
 result("event_ticks", st["event_ticks"])

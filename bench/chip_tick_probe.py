@@ -232,7 +232,7 @@ class Probe:
         if self.label == "idle" and not self.printed and self.ticks >= IDLE_TICKS:
             self._flush("idle")
             self.printed = 1
-        elif self.label == "cycle" and ((not a.busy() and not a.cycle_end)
+        elif self.label == "cycle" and ((not a.busy() and not getattr(a, "cycle_end", 0))
                                         or (CYCLE_TICKS and self.ticks >= CYCLE_TICKS)):
             self._flush("cycle")
             self.label = "rest"

@@ -47,6 +47,7 @@ BENCHES = (
                                r"board latency_ms p50 %s p99 %s" % (NUM, NUM),
                                r"board host_ms p50 %s p99 %s" % (NUM, NUM)], False),
     ("chip_tick.py", PY, [r"unix: \d+ ticks, median tick \d+ us", r"chip: \d+ ticks, median tick \d+ us",
+                          r"^cycle \(per call, us: mean / p99 / max\)",
                           r"emulation: %s s emulated in %s s host CPU" % (NUM, NUM),
                           r"heap on the chip \(firmware \+ probe\): free after boot \d+ B, at the job's first tick \d+ B"], True),
     ("sim_bench.py", PY, [r"ratio \(target >= 0\.8\): +%s" % NUM, r"one nominal cycle: +%s x real time" % NUM,

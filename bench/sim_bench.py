@@ -2,7 +2,7 @@
 #   1. bare mj_step rate on a nominal job's trajectory (time spent inside mj_step), as simulated
 #      seconds per wall second
 #   2. the same run through the whole loop: shared machine, motion planner, sensor models, servo
-#      models at 500 Hz -> ratio to 1 (target >= 0.8); per loop tick, the time inside mj_step and
+#      models at the loop's rate (loop_period_ms) -> ratio to 1 (target >= 0.8); per loop tick, the time inside mj_step and
 #      the time outside it (everything else, including the timing wrapper's own cost, shown)
 #   3. real-time factor of one whole nominal cycle (including ground-truth sampling)
 #   4. wall time of a mixed batch (every scenario, round robin) with --jobs 2 (target: 1,000
@@ -21,6 +21,7 @@ import mujoco
 
 from surepick.engines import batch
 from surepick.engines import inproc as runner
+from surepick.shared_fsm.config import Config
 from surepick.sim import scenarios
 
 SIM_MS = 4000
@@ -40,7 +41,7 @@ def nominal_job_board():
 
 def loop_vs_bare():
     # One nominal job's first SIM_MS (approach, descend, grasp, verify, lift), run through the
-    # full 500 Hz loop. mj_step is timed inside the same run, so "bare" is the physics of the very
+    # full loop. mj_step is timed inside the same run, so "bare" is the physics of the very
     # same trajectory (contacts and all) and the ratio is free of scene differences.
     _, b = nominal_job_board()
     real_step = mujoco.mj_step
@@ -182,9 +183,9 @@ def main():
     print("machine+sensors in the loop:    %.1f x real time (median of %d: %s)"
           % (statistics.median(full), runs_n, ", ".join("%.1f" % v for v in full)))
     print("ratio (target >= 0.8):          %.2f (median of the %d per-run ratios)" % (statistics.median(ratios), runs_n))
-    print("per 2 ms loop tick:             %.1f us in mj_step, %.1f us outside it (medians; the latter"
+    print("per %d ms loop tick:             %.1f us in mj_step, %.1f us outside it (medians; the latter"
           " includes ~%.2f us per mj_step call for the timing wrapper itself)"
-          % (statistics.median(phys_us), statistics.median(rest_us), wrapper_cost() * 1e6))
+          % (Config().loop_period_ms, statistics.median(phys_us), statistics.median(rest_us), wrapper_cost() * 1e6))
     print("one nominal cycle:              %.1f x real time (median of %d)" % (statistics.median(rtf), runs_n))
     if a.breakdown:
         runs = [breakdown() for _ in range(runs_n)]

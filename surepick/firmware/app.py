@@ -317,9 +317,12 @@ class App(Controller):
             w.begin(link.T_EVENT)
             w.add_ints(e, 12)
             self._send(w.finish())
-            # a TELEMETRY frame half built took its state before this event: start it again, or
-            # it would arrive after the event and say the old state (a placed job "running")
-            self.tel.part = 0
+            # a TELEMETRY frame half built took its state before this event: start it again
+            # (as soon as the link is free, so no frame is lost), or it would arrive after the
+            # event and say the old state (a placed job "running")
+            if self.tel.part:
+                self.tel.part = 0
+                self.next_telemetry = self.now_ms
             self.ev_piece = 1
         elif piece == 1:
             self._log_event(e, seq)

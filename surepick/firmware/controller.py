@@ -12,7 +12,7 @@
 # Watches, in every state (board settings): the gripper current at or above current_stall_ma for
 # current_stall_ms latches STALL and backs the jaw off to the holding squeeze where the pot says it
 # is (PWM off if the pot is broken, or if the stall outlasts the back-off); the servo rail below
-# rail_low_mv for rail_low_ms latches RAIL_LOW, which holds all motion like any fault (a sagging
+# rail_low_mv on consecutive reads spanning rail_low_ms latches RAIL_LOW, which holds all motion like any fault (a sagging
 # rail is what comes before a brownout resets the servos and, on a shared rail, the board). The
 # arm servos have no current sense: the rail is theirs. Still below rail_low_mv current_stall_ms
 # later, or rail_stall_sag_mv below its unloaded level (read at boot) for current_stall_ms while
@@ -145,6 +145,7 @@ class Controller:
         self.stall_since = -1     # gripper current at stall since (-1: not at stall)
         self.stall_stage = 0      # 0 watching, 1 backed off, 2 gripper PWM off
         self.rail_since = -1      # rail below rail_low_mv since (-1: not low)
+        self.rail_reads = 0       # consecutive reads below rail_low_mv
         self.rail_fired = 0       # RAIL_LOW latched for this sag
         self.settings_unsaved = 0 # a calibration's result waits for the arm to settle
         self.still = 0            # every servo driver sat on its target at the last look
@@ -156,6 +157,7 @@ class Controller:
         self.stall_ms = b["current_stall_ms"]
         self.rail_low_mv = b["rail_low_mv"]
         self.rail_low_ms = b["rail_low_ms"]
+        self.rail_low_reads = self.settings.reads("rail_low_ms")
         self.rail_sag_mv = b["rail_stall_sag_mv"]
         self.settle_ms = b["flash_settle_ms"]
 
@@ -352,14 +354,15 @@ class Controller:
         low = self.rail_low_mv
         if mv >= low or low == 0:
             self.rail_since = -1
+            self.rail_reads = 0
             self.rail_fired = 0
             return
         if self.rail_since < 0:
             self.rail_since = now
-            return
+        self.rail_reads += 1
         d = ms_diff(now, self.rail_since)
         if not self.rail_fired:
-            if d >= self.rail_low_ms:
+            if self.rail_reads >= self.rail_low_reads:
                 self.rail_fired = 1
                 self.m.latch_fault(F_RAIL_LOW)
                 self._stop_gripper()

@@ -87,7 +87,9 @@ BOARD_FIELDS = (
     # servo rail below this: motion holds, RAIL_LOW (0 = no watch). Above the servos' own reset
     # (about 3.8 V), below the deepest sag of normal work (two arm servos at stall: about 4.3 V).
     ("rail_low_mv", 4200, 0, 20000, 0),
-    ("rail_low_ms", 2, 2, 1000, 0),           # ... for this long (a brownout follows within ms)
+    # ... on consecutive reads that span this long, one loop period each (at least one read; a
+    # brownout follows within ms): 2 reads at 2 ms, 1 at 4 ms
+    ("rail_low_ms", 4, 1, 1000, 0),
     # the rail this far below its unloaded level (read at boot, PWM off) while the arm is still:
     # an arm servo pushing at stall (they have no current sense of their own; 0 = no watch)
     ("rail_stall_sag_mv", 600, 0, 5000, 0),

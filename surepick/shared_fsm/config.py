@@ -11,7 +11,7 @@ MAX_ATTEMPTS = const(9)
 # (name, default, min, max). Integers only: the board keeps them as small ints.
 FIELDS = (
     # control loop and timing
-    ("loop_period_ms", 2, 1, 50),
+    ("loop_period_ms", 4, 1, 50),
     ("grasp_dwell_ms", 350, 0, 5000),
     ("settle_ms", 250, 0, 5000),
     ("release_wait_ms", 200, 0, 5000),

@@ -12,7 +12,7 @@ import os
 import sys
 
 from surepick.shared_fsm import link, servo_cal, fake_scenarios
-from surepick.shared_fsm.config import Config
+from surepick.shared_fsm.config import Config, reads_in
 from surepick.shared_fsm.codes import K_FAULT, K_NOTE, F_STALL, F_RAIL_LOW, F_ABORTED, R_UNPOWERED
 from surepick.shared_fsm.states import IDLE, APPROACH
 from surepick.firmware.hal.scripted import StandInHal
@@ -137,7 +137,10 @@ while a.m.fault == 0 and n < 20:
     n += 1
 ev = events(hal, K_FAULT, F_RAIL_LOW)
 check(len(ev) == 1 and a.m.fault == F_RAIL_LOW, "W3 RAIL_LOW latched: %s" % ev)
-check(hal.ticks_diff(ev[0][1], t0) <= RAIL_MS + 2 if ev else False, "W3 within rail_low_ms + one tick: %d ms"
+# rail_low_ms counts like debounce_ms: low reads spanning it, one loop period each (1 at 4 ms)
+check(n == reads_in(RAIL_MS, a.cfg.loop_period_ms), "W3 RAIL_LOW on read %d, want %d at %d ms"
+      % (n, reads_in(RAIL_MS, a.cfg.loop_period_ms), a.cfg.loop_period_ms))
+check(hal.ticks_diff(ev[0][1], t0) <= RAIL_MS + a.cfg.loop_period_ms if ev else False, "W3 within rail_low_ms + one tick: %d ms"
       % (hal.ticks_diff(ev[0][1], t0) if ev else -1))
 frozen = list(a.motion.joints)
 jaw = a.motion.jaw_um

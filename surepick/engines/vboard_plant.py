@@ -19,7 +19,7 @@ def scenario_names():
 
 
 def random_cut_ms(seed):
-    # Even: the loop ticks every 2 ms of plant time.
+    # Even ms (seeded runs kept from the 2 ms days); at a longer period the cut lands on the next tick.
     lo, hi = RANDOM_CUT_MS
     return random.Random(int(seed)).randrange(lo // 2, hi // 2) * 2
 

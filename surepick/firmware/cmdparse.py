@@ -1,7 +1,7 @@
 # Board side of the link: assemble request lines from stdin without blocking, and turn one
 # line into a validated request or the error reply to send. Bounded work per byte and per
 # line (lines are at most MAX_FRAME_LEN + 1 bytes; no regex, no loops over unbounded input),
-# never raises on bad input: it runs inside the 500 Hz loop.
+# never raises on bad input: it runs inside the main loop.
 #
 # What gets an answer:
 #   valid request                         -> (OK, type, req_id, args): the firmware replies

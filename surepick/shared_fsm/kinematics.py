@@ -1,7 +1,7 @@
 # Inverse and forward kinematics of the reference 4-DOF arm (docs/conventions.md).
 # Every pose in surepick goes through here: the state machine's moves, the motion planner,
 # the simulator's scripted tests and (later) teaching from a pose stream.
-# Floats are used: this runs when a move is planned, never in the 500 Hz hot path.
+# Floats are used: this runs when a move is planned, never in the loop's hot path.
 import math
 
 from .compat import const

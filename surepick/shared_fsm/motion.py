@@ -4,7 +4,7 @@
 # through IK waypoints, so the jaw really travels straight up and down.
 #
 # Planning a move (once per move) uses floats and may allocate; tick() uses integers only and
-# writes into preallocated arrays, so the board's 500 Hz loop does not allocate.
+# writes into preallocated arrays, so the board's loop does not allocate.
 #
 # Planning is the longest thing the loop does (one IK solution per waypoint: about 16 ms for a
 # straight move on an RP2040, four or more loop periods). prepare() plans every move a job may

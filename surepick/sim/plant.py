@@ -325,7 +325,7 @@ class Plant:
         return self._rail_now_mv
 
     def read_inputs(self):
-        # Every input at once, as a 500 Hz HAL samples them every tick: (pot, current, rail)
+        # Every input at once, as the board's HAL samples them every tick: (pot, current, rail)
         # read_u16 counts and the (e-stop, switch, beam) pin levels, the very readings that
         # read_u16(ADC_POT), read_u16(ADC_CURRENT), read_u16(ADC_RAIL), read_pin(PIN_ESTOP),
         # read_pin(PIN_SWITCH), read_pin(PIN_BEAM) give (each channel has its own noise stream,

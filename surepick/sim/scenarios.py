@@ -39,7 +39,7 @@ def state_trigger(name, rng, window=None):
     # ("state", NAME, ms into it[, visit]): a random moment inside the state, from the seed; in
     # IDLE, the idle time after the cycle (its second visit).
     lo, hi = window or STATE_WINDOW_MS[name]
-    after = int(rng.uniform(lo, hi)) // 2 * 2          # the loop ticks every 2 ms
+    after = int(rng.uniform(lo, hi)) // 2 * 2          # even ms: the next tick at or after it
     if name == "IDLE":
         return ("state", name, after, 2)
     return ("state", name, after)

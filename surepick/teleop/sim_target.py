@@ -1,5 +1,5 @@
 # The MuJoCo arm as a teleop target. It behaves like the board will in teleop mode: joint
-# setpoints arrive at the control rate, and a 500 Hz loop drives each servo towards the latest one
+# setpoints arrive at the control rate, and the board's loop drives each servo towards the latest one
 # through the firmware's own servo driver (firmware/servo.py: calibration, speed and acceleration
 # limits, the board's default limits from firmware/settings.py), whose pulse widths go to the
 # simulated servos (sim/plant.py). What it reports as "measured" is the tool point from the
@@ -76,7 +76,7 @@ class SimTarget:
         self.jaw_um = int(jaw_um)
 
     def advance(self, ms):
-        # ms of board time: the 500 Hz loop drives the servos, the plant moves on.
+        # ms of board time: the loop drives the servos, the plant moves on.
         if ms % BOARD_TICK_MS:
             raise ValueError("advance in whole board ticks of %d ms, got %r" % (BOARD_TICK_MS, ms))
         with self.lock:

@@ -55,10 +55,6 @@ class EventRing:
         first = self.next_seq - self.capacity
         return first if first > 1 else 1
 
-    def field(self, seq, index):
-        # One field of a record still in the ring (no allocation).
-        return self.buf[(seq % self.capacity) * N_FIELDS + index]
-
     def copy(self, seq, out):
         # The record's N_FIELDS ints into `out` (one call instead of one per field; no allocation).
         base = (seq % self.capacity) * N_FIELDS

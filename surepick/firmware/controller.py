@@ -359,14 +359,15 @@ class Controller:
             return
         if self.rail_since < 0:
             self.rail_since = now
-        self.rail_reads += 1
-        d = ms_diff(now, self.rail_since)
         if not self.rail_fired:
+            # counted only until it fires: a rail left low for weeks never grows a big int
+            self.rail_reads += 1
             if self.rail_reads >= self.rail_low_reads:
                 self.rail_fired = 1
                 self.m.latch_fault(F_RAIL_LOW)
                 self._stop_gripper()
-        elif self.rail_fired == 1 and d >= self.rail_low_ms + self.stall_ms and not self.arm_off:
+        elif (self.rail_fired == 1 and not self.arm_off
+              and ms_diff(now, self.rail_since) >= self.rail_low_ms + self.stall_ms):
             self.rail_fired = 2
             self._arm_stalled()
 

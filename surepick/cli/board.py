@@ -48,6 +48,12 @@ def add_arguments(parser):
                           "boots again with its flash kept")
     cut.add_argument("--power-cut-random", metavar="SEED", type=int,
                      help="cut the power once at a moment drawn from SEED (printed)")
+    parser.add_argument("--model", metavar="BOARD", choices=sorted(_models()),
+                        help="report a given Pico: %s. The board then gives that board's machine string "
+                             "and native-code architecture (sys.implementation) and has its chip's watchdog "
+                             "and other registers behind machine.mem32, for deploy and doctor to identify "
+                             "and use. Firmware compiled for that chip cannot run here: deploy --source runs "
+                             "(default: the unix port as it is)" % ", ".join(sorted(_models())))
     parser.add_argument("--micropython", metavar="PATH",
                         help="the unix micropython binary (default: the venv's, then PATH)")
     parser.add_argument("--quiet", action="store_true", help="no supervisor notes on stderr")
@@ -64,6 +70,11 @@ def add_arguments(parser):
                              "--port back to its start (the part respawned on its pad, the arm "
                              "at home) for its next job; the board keeps running")
     add_port_argument(parser)  # only with --reset-world: the running board, as for every verb
+
+
+def _models():
+    from surepick.firmware.hal import rp2_chips
+    return rp2_chips.MODELS
 
 
 def _list(address, kind, flash, plant_service, scenario=None, seed=None):
@@ -88,6 +99,8 @@ def run(args):
     import threading
 
     if args.engine == "rp2040":
+        if args.model:
+            raise CommandError("--model is for the virtual board: the emulated RP2040 is a Pico already")
         return _run_rp2040(args)
 
     from surepick.vboard import VirtualBoard
@@ -112,7 +125,7 @@ def run(args):
         vboard = VirtualBoard(
             args.flash, pty=True, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote,
-            plant_service=plant_service, scenario=args.scenario, seed=args.seed,
+            plant_service=plant_service, scenario=args.scenario, seed=args.seed, model=args.model,
             micropython=args.micropython, log=None if args.quiet else _note,
             on_fail=lambda e: stop.set())
         wire(vboard, plant_service)

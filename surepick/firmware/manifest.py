@@ -43,6 +43,7 @@ MODULES = (
     "firmware/hal/contract",
     "firmware/hal/hil",
     "firmware/hal/rp2040",
+    "firmware/hal/rp2_chips",
     "firmware/hal/virtual",
     "firmware/hal/virtual_guard",
 )

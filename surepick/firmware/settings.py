@@ -107,6 +107,12 @@ for _f in MACHINE_FIELDS:
     _MACHINE_NAMES[_f[0]] = _f
 
 
+# GPIOs no Pico brings out to its header (hal/rp2_chips.py): wiring cannot reach them. pin_led 25
+# is the board's own LED (on the radio chip of a Pico W / Pico 2 W, where the HAL drives it).
+_BOARD_OWN = {23: "SMPS mode, or the radio's power on a W board", 24: "VBUS sense, or the radio's data",
+              25: "the LED, or the radio's chip select", 29: "VSYS sense, or the radio's clock"}
+
+
 class Pins:
     # The pin map handed to the HAL.
     def __init__(self, b):
@@ -155,6 +161,8 @@ def _check_board_relations(b):
             raise SettingsError(key, "GP%d already used by %s" % (g, used[g]))
         if 26 <= g <= 28:
             raise SettingsError(key, "GP%d is an ADC pin" % g)
+        if g in _BOARD_OWN and not (key == "pin_led" and g == 25):
+            raise SettingsError(key, "GP%d is not on the Pico's header (the board's own: %s)" % (g, _BOARD_OWN[g]))
         used[g] = key
     if len(set((b["adc_pot"], b["adc_current"], b["adc_rail"]))) != 3:
         raise SettingsError("adc_pot", "ADC channels must differ")

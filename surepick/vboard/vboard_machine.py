@@ -5,7 +5,8 @@
 # ADC, PWM, unique_id, reset, soft_reset, freq, reset_cause and its constants, on the virtual
 # bench's wiring (vboard_io): LED GP25, e-stop GP13, switch GP14, beam GP15, ADC0-2 pot,
 # current, rail, servos on GP2-6 (their PWM pulses drive the plant's servos).
-# Not emulated: Pin.irq, WDT, Timer, RTC, buses (I2C, SPI, UART), bootloader.
+# Not emulated: Pin.irq, WDT, Timer, RTC, buses (I2C, SPI, UART), bootloader; mem32 only as a
+# register file, and only for a board started as a model (vboard_model.py).
 from umachine import *  # noqa: F401,F403  (the unix port's machine)
 
 import binascii
@@ -13,7 +14,14 @@ import time
 
 import vboard_ctl as _ctl
 import vboard_io as _io
+import vboard_model as _model
 import vboard_settings as _vs
+
+# A board started as a Pico model reports that model and has its chip's registers behind mem32
+# (vboard_model.py); otherwise mem32 is the unix port's (the host process's memory).
+_registers = _model.install()
+if _registers is not None:
+    mem32 = _registers
 
 PWRON_RESET = 1
 WDT_RESET = 3

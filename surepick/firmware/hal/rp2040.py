@@ -1,4 +1,5 @@
-# The board HAL for the Raspberry Pi Pico: the ONLY firmware module that imports `machine` and
+# The board HAL for the Raspberry Pi Picos (Pico, Pico W, Pico 2, Pico 2 W; RP2040 and RP2350: the
+# chip's registers and pins come from rp2_chips.py): the ONLY firmware module that imports `machine` and
 # `time`. Everything above it (drivers, app) gets this module handed in as `hal` and calls only
 # the functions below, so the same firmware runs against hal/virtual.py (the virtual board,
 # lockstep with the MuJoCo plant) and against hal/scripted.py (the tests' stand-in).
@@ -12,14 +13,16 @@ from ...shared_fsm.ticks import ticks_add, ticks_diff  # noqa: F401  (part of th
 
 from ...shared_fsm.compat import const, micropython
 from .contract import RESET_HARD, RESET_POWER_ON, RESET_SOFT, RESET_UNKNOWN, RESET_WATCHDOG
+from . import rp2_chips
 
 NAME = "rp2040"
 SERVO_FREQ_HZ = const(50)
 _TICKS_MASK = const(0x3FFFFFFF)
-# The watchdog's CTRL register through its atomic bit-clear alias (RP2040 datasheet: WATCHDOG at
-# 0x40058000, CTRL at offset 0, clear alias +0x3000), and its ENABLE bit (30).
-_WDT_CTRL_CLEAR = const(0x4005B000)
-_WDT_ENABLE = const(0x40000000)
+# The board this runs on, from its machine string: the chip's watchdog CTRL through its atomic
+# bit-clear alias (0 on a chip the table does not know: then nothing is written), where the LED
+# and the ADC inputs are.
+BOARD = rp2_chips.this_board()
+_wdt_ctrl_clear = BOARD.watchdog_ctrl_clear()
 _HOLD_MS = const(20)       # after an e-stop at the REPL, the frozen pulses are written again this often
 
 _pwms = [None, None, None, None, None]
@@ -46,16 +49,17 @@ def setup(pins):
     import select
     # A watchdog left running by the previous run (a soft reset after a crash keeps it) would
     # bite in the middle of this boot: the loop starts its own once the boot is done.
-    machine.mem32[_WDT_CTRL_CLEAR] = _WDT_ENABLE
+    _stop_watchdog()
     _servo_pins = tuple(pins.servo)
     _estop_gpio = pins.estop
     for ch in (pins.adc_pot, pins.adc_current, pins.adc_rail):
-        _adcs[ch] = machine.ADC(26 + ch)
+        _adcs[ch] = machine.ADC(BOARD.adc_gpio0 + ch)
         _adc_read[ch] = _adcs[ch].read_u16
     for gpio in (pins.estop, pins.switch, pins.beam):
         _pins[gpio] = machine.Pin(gpio, machine.Pin.IN, machine.Pin.PULL_UP)
         _pin_value[gpio] = _pins[gpio].value
-    _led = machine.Pin(pins.led, machine.Pin.OUT)
+    # On a Pico W / Pico 2 W the LED is on the radio chip and GP25 is the radio's chip select.
+    _led = machine.Pin("LED" if BOARD.led_is_radio(pins.led) else pins.led, machine.Pin.OUT)
     _stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
     _stdout = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else sys.stdout
     _poll = select.poll()
@@ -154,8 +158,13 @@ def wdt_stop():
     # session (a deploy). The chip can stop it: clear CTRL.ENABLE. main.py starts it again with
     # the loop.
     global _wdt
-    machine.mem32[_WDT_CTRL_CLEAR] = _WDT_ENABLE
+    _stop_watchdog()
     _wdt = None
+
+
+def _stop_watchdog():
+    if _wdt_ctrl_clear:
+        machine.mem32[_wdt_ctrl_clear] = rp2_chips.WATCHDOG_CTRL_ENABLE
 
 
 # ---- the e-stop while a human has the REPL ----

@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from surepick.firmware.mpy_arch import MPY_ARCHES, march_of  # noqa: F401  (deploy's names: the board's -march)
 from surepick.host.deploy.errors import DeployError
 
 
@@ -89,18 +90,6 @@ def mpy_cross_version(exe):
     if key is not None:
         _VERSIONS[key] = v
     return v
-
-
-# The native-code architecture of a board, from its sys.implementation._mpy (bits 10..15), as
-# mpy-cross's -march names it: the firmware's @micropython.native/viper functions are compiled
-# for it (a board with none cannot load them).
-MPY_ARCHES = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp", "armv7emdp",
-              "xtensa", "xtensawin", "rv32imc")
-
-
-def march_of(mpy):
-    a = (mpy >> 10) & 0x3F
-    return MPY_ARCHES[a] if a < len(MPY_ARCHES) else None
 
 
 def _compile(exe, src, shown_name, workdir, march=None):

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from surepick.host.deploy.artifacts import BuildStats, build, find_mpy_cross, march_of, mpy_cross_version
+from surepick.host.deploy.artifacts import BuildStats, build, find_mpy_cross, mpy_cross_version
 from surepick.host.deploy.errors import DeployError
 from surepick.host.deploy.target import DeployTarget
 
@@ -155,8 +155,9 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
                               % ((info.version_text,) + MIN_MICROPYTHON))
         if not info.has_sha256:
             raise DeployError("the board's MicroPython has no hashlib.sha256; cannot compare files")
-        say("board: MicroPython %s on %s, .mpy v%d.%d, %.1f KB free"
-            % (info.version_text, info.platform, info.mpy_major, info.mpy_minor, info.free_bytes / 1024))
+        say("board: MicroPython %s on %s, .mpy v%d.%d%s, %.1f KB free"
+            % (info.version_text, info.board_text, info.mpy_major, info.mpy_minor,
+               " " + info.march if info.march else "", info.free_bytes / 1024))
         mpy = None
         exe = None
         if not source:
@@ -168,7 +169,7 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
                                   "mpy-cross that matches MicroPython %s, or deploy with --source"
                                   % (info.mpy_major, major, banner, info.version_text))
         bs = BuildStats()
-        arts = build(src_root, source, exe, cache=cache, stats=bs, march=march_of(info.mpy), on_file=on_build)
+        arts = build(src_root, source, exe, cache=cache, stats=bs, march=info.march, on_file=on_build)
         res.compiled, res.cached = bs.compiled, bs.cached
         say("built %d files (%s, %.1f KB%s)" % (
             len(arts), "source" if source else "mpy v%d.%d" % mpy, sum(a.size for a in arts) / 1024,

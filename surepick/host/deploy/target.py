@@ -18,7 +18,22 @@ try:
 except Exception:
     _h = 0
 _s = os.statvfs('/')
-print(repr((sys.implementation.name, tuple(sys.implementation.version), getattr(sys.implementation, '_mpy', 0), _s[0], _s[3], sys.platform, _h)))
+print(repr((sys.implementation.name, tuple(sys.implementation.version), getattr(sys.implementation, '_mpy', 0), _s[0], _s[3], sys.platform, _h, getattr(sys.implementation, '_machine', ''))))
+"""
+
+# Stop the chip's watchdog first thing at the raw REPL: a firmware stopped by Ctrl-C stops it
+# itself, but one that crashed, or an older firmware that wrote another chip's address (an RP2040
+# address lands in the RP2350's USB PLL), leaves it running, and it would reset the board within
+# its timeout, in the middle of the deploy. The chip comes from the machine string; a board this
+# table does not know gets no write at all. -> (machine string, address written or 0)
+_STOP_WATCHDOG = """
+import sys
+_sp_m = getattr(sys.implementation, '_machine', '')
+_sp_a = %r.get(_sp_m.rpartition(' with ')[2], 0)
+if _sp_a:
+    import machine
+    machine.mem32[_sp_a] = %d
+print(repr((_sp_m, _sp_a)))
 """
 
 # -> {path: sha256 hex or None} for PATHS, and the names in each of DIRS.
@@ -84,12 +99,33 @@ for _p in %r:
 """
 
 
+def stop_watchdog_code():
+    # The snippet, its table built from the chips' own (firmware/hal/rp2_chips.py).
+    from surepick.firmware.hal import rp2_chips
+    where = {chip: base + rp2_chips.ALIAS_CLR for chip, (base, _, _) in rp2_chips.CHIPS.items()}
+    return _STOP_WATCHDOG % (where, rp2_chips.WATCHDOG_CTRL_ENABLE)
+
+
 class MicropythonInfo:
     # What the board's MicroPython reports about itself and its filesystem.
     def __init__(self, t):
+        from surepick.firmware.hal import rp2_chips
         self.impl, self.version, self.mpy, self.block_size, self.free_blocks, self.platform, \
-            self.has_sha256 = t
+            self.has_sha256, self.machine = tuple(t) + ("",) * (8 - len(t))   # older snippets: no machine
         self.version = tuple(self.version)
+        self.board = rp2_chips.identify(self.machine)
+
+    @property
+    def march(self):
+        # The native code to compile for: what the interpreter says it loads, else its chip's.
+        from surepick.host.deploy.artifacts import march_of
+        return march_of(self.mpy) or self.board.march
+
+    @property
+    def board_text(self):
+        # "Raspberry Pi Pico2 (RP2350)", or the port's platform when it is no Pico
+        b = self.board
+        return "%s (%s)" % (b.name, b.chip) if b.chip else self.platform
 
     @property
     def version_text(self):
@@ -131,6 +167,7 @@ class DeployTarget:
     def __init__(self, port):
         self.port = port
         self.t = None
+        self.watchdog_stopped_at = 0     # the WATCHDOG CTRL clear alias written at connect, or 0
 
     def connect(self, timeout=6):
         from mpremote.transport import TransportError
@@ -170,6 +207,7 @@ class DeployTarget:
         except Exception as e:  # the port vanished under us (pyserial's own errors)
             self.close()
             raise DeployError("no board on %s: %s" % (self.port, e)) from None
+        _, self.watchdog_stopped_at = _pyrepr_eval(self.exec(stop_watchdog_code()))
 
     def _early_bytes(self, wait):
         # What the port says on its own right after opening, or None if it hung up.

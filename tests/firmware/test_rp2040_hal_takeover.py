@@ -3,6 +3,8 @@
 # relies on and no stand-in can show:
 #   - wdt_stop() really stops the RP2040's watchdog (CTRL.ENABLE through the clear alias): an
 #     unfed watchdog resets the chip, a stopped one does not, through a soft reset too;
+#   - the deploy's first step at the raw REPL stops a watchdog left running, at the RP2040's address
+#     the chip's own machine string leads it to;
 #   - guard_estop(): a press on the e-stop pin (a rising edge from the plant side) freezes every
 #     servo's PWM at the pulse it had, refuses the HAL's writes and undoes REPL code writing the
 #     PWM directly within a servo frame.
@@ -24,7 +26,7 @@ PKG = REPO / "surepick"
 # The modules hal/rp2040.py needs, as source.
 FILES = ("__init__.py", "shared_fsm/__init__.py", "shared_fsm/compat.py", "shared_fsm/ticks.py",
          "firmware/__init__.py", "firmware/hal/__init__.py", "firmware/hal/contract.py",
-         "firmware/hal/rp2040.py")
+         "firmware/hal/rp2040.py", "firmware/hal/rp2_chips.py")
 
 SETUP = """\
 import time
@@ -98,3 +100,23 @@ def test_estop_at_the_repl_freezes_the_pwm(uf2):
         c.run(ms=60)
         pulses = c.pwm()["pulse_us"]
         assert [round(pulses[g]) for g in (2, 3, 4, 5, 6)] == [1600, 1400, 1300, 1200, 1100], pulses
+
+
+def test_deploy_stops_a_watchdog_left_running(uf2):
+    # What a crashed firmware leaves: a watchdog nobody feeds. The deploy's connect stops it at the
+    # address the board's machine string leads to (the RP2040's CTRL clear alias, pico-sdk
+    # addressmap.h WATCHDOG_BASE 0x40058000 + REG_ALIAS_CLR_BITS 0x3000), and the chip runs on.
+    from surepick.host.deploy.target import DeployTarget
+    with Chip(uf2).start() as c:
+        out = mpremote(c.address, "exec", "import machine\nw = machine.WDT(timeout=1000)\n"
+                       "print('ENABLE', machine.mem32[0x40058000] >> 30 & 1)\n")
+        assert "ENABLE 1" in out, out
+        t = DeployTarget(c.address)
+        t.connect(300)
+        try:
+            assert t.watchdog_stopped_at == 0x4005B000
+            assert t.info().board.chip == "RP2040"
+        finally:
+            t.close()
+        c.run(ms=1500)
+        assert c.state()["resets"] == 0

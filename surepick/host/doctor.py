@@ -64,8 +64,9 @@ class Doctor:
         try:
             c = LinkClient(self.port, name="surepick doctor").open()
         except LinkError as e:
-            self.add(FAIL, "link", str(e), "check the cable / that the board runs (`surepick board` for "
-                                            "a virtual one), or give another --port")
+            from surepick.host import bootsel
+            self.add(FAIL, "link", str(e), bootsel.note() or "check the cable / that the board runs "
+                     "(`surepick board` for a virtual one), or give another --port")
             return False
         try:
             how = " through the link hub" if c.via_hub else ""

@@ -180,7 +180,7 @@ class DeployTarget:
         except LinkError as e:
             raise DeployError(str(e)) from None
         if not ports.is_url(self.port) and not os.path.exists(self.port):
-            raise DeployError("no board on %s: the device does not exist" % self.port)
+            raise DeployError("no board on %s: the device does not exist%s" % (self.port, ports.bootsel_text()))
         for attempt in range(3):
             try:
                 self.t = SerialTransport(self.port, baudrate=115200)

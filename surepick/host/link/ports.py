@@ -98,7 +98,8 @@ def resolve_port(port):
     if not found:
         raise NoBoard("no Raspberry Pi Pico found (no USB serial port with vendor id %04X) and no "
                       "virtual board running; plug it in, start one (`surepick board`), or give "
-                      "--port /dev/ttyACM0 or socket://HOST:PORT (or set %s)" % (PICO_USB_VID, PORT_ENV))
+                      "--port /dev/ttyACM0 or socket://HOST:PORT (or set %s)%s"
+                      % (PICO_USB_VID, PORT_ENV, bootsel_text()))
     if len(found) > 1:
         raise NoBoard("several boards found, choose one with --port (or set %s): %s"
                       % (PORT_ENV, "; ".join("%s (%s)" % f for f in found)))
@@ -139,6 +140,13 @@ def present_ports():
     except LinkError:
         pass
     return out
+
+
+def bootsel_text():
+    # "; a Pico in BOOTSEL mode is mounted at ...: `surepick install-micropython ...`" or ""
+    from surepick.host import bootsel
+    note = bootsel.note()
+    return "; " + note if note else ""
 
 
 def _present_text():
@@ -204,7 +212,7 @@ def open_serial(port, baudrate=115200, read_timeout_s=0.05):
     import serial
     check_not_busy(port)
     if not is_url(port) and not os.path.exists(port):
-        raise NoBoard("no board on %s: the device does not exist%s" % (port, _present_text()))
+        raise NoBoard("no board on %s: the device does not exist%s%s" % (port, _present_text(), bootsel_text()))
     try:
         return serial.serial_for_url(port, baudrate=baudrate, timeout=read_timeout_s,
                                      write_timeout=2, exclusive=True)

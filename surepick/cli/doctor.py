@@ -9,7 +9,8 @@ from surepick.cli.options import add_port_argument, board_port
 HELP = """\
 Checks, in order: the port answers; the firmware runs (or is stopped at the REPL, or missing);
 a latched fault; settings that differ from the defaults; the flash log (records, holes, drops,
-the newest record); at the REPL: the deploy manifest against what `surepick deploy` would ship
+the newest record); the wiring, from 1.5 s of the board's readings at rest (e-stop open, pot stuck
+at a rail, servo rail divider missing or mismatched, beam always broken, current zero drifted); at the REPL: the deploy manifest against what `surepick deploy` would ship
 from this host, the files against the manifest, free flash.
 
 The REPL look stops the firmware: it is skipped while a job runs (--no-repl skips it always),

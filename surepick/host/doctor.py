@@ -3,7 +3,8 @@
 #
 # Two looks at the board:
 #   over the link   is the firmware running and who is it, a latched fault, the config against
-#                   its defaults, the flash log's health (records, holes, drops, the newest one)
+#                   its defaults, the flash log's health (records, holes, drops, the newest one),
+#                   the wiring as its readings show it (wiring_checks.py)
 #   at the REPL     (raw REPL, through the link hub's raw console when one serves the port) the
 #                   deploy manifest against what `surepick deploy` would ship now, the files
 #                   against the manifest, free flash. Reaching the REPL stops the firmware, so
@@ -90,6 +91,7 @@ class Doctor:
             self._rejected(c, rejected)
             self._config(c)
             self._log(c, tel)
+            self._wiring(c)
         except LinkError as e:
             self.add(FAIL, "link", "the link failed while checking: %s" % e, "run `%s` again" % self.cmd("doctor"))
             return False
@@ -101,6 +103,12 @@ class Doctor:
                      "run `%s` again when the arm is at rest" % self.cmd("doctor"))
             return False
         return True
+
+    def _wiring(self, c):
+        # What the readings say about the wiring (host/wiring_checks.py): link only, at rest.
+        from surepick.host import wiring_checks
+        for level, topic, text, fix in wiring_checks.check(wiring_checks.readings(c), self.port):
+            self.add(level, topic, text, fix)
 
     def _fault(self, fault, state, tel):
         from surepick.shared_fsm import codes

@@ -219,6 +219,12 @@ class ServoBank:
         return (self._idle_total + k[0] * abs(f[0]) + k[1] * abs(f[1]) + k[2] * abs(f[2])
                 + k[3] * abs(f[3]) + k[4] * abs(f[4]))
 
+    def stall_currents_ma(self, rail_mv):
+        # Per servo: the supply current it draws held at stall with the rail at rail_mv (its
+        # stall torque scales with the rail, its current with the torque: the law above).
+        scale = max(rail_mv, 0.0) / _TORQUE_REF_MV
+        return [self.idle_ma[i] + self.ma_per_nm[i] * self.stall_nm_4v8[i] * scale for i in range(N_SERVOS)]
+
     def stall_torque_nm(self, i):
         return self.stall_nm_4v8[i] * self.torque_scale
 

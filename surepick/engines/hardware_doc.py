@@ -95,6 +95,30 @@ def header_diagram(board=None):
     return "```text\n" + "\n".join(line.rstrip() for line in lines) + "\n```"
 
 
+def power_diagram(board=None):
+    # The supply, the e-stop's contacts and the senses on the rail, with this pin map's GPIOs.
+    from surepick.firmware import settings
+    b = board or settings.board_defaults()
+    rail = "GP%d" % (ADC_GPIO0 + b["adc_rail"])
+    cur = "GP%d" % (ADC_GPIO0 + b["adc_current"])
+    estop = "GP%d" % b["pin_estop"]
+    lines = [
+        "servo supply + --[fuse]--[e-stop main NC contact, or the contactor it drops]-- servo rail +",
+        "",
+        "servo rail + --+-- bulk capacitor, at the servos -- ground",
+        "               +-- base, shoulder, elbow, wrist: each servo's red wire",
+        "               +-- shunt -- the gripper servo's red wire  (amplifier across the shunt, out -> %s)" % cur,
+        "               +-- divider top resistor --+-- %s (ADC)" % rail,
+        "                                          +-- bottom resistor -- AGND",
+        "",
+        "servo supply - -- every servo's brown/black wire -- one wire to a Pico GND pin",
+        "",
+        "e-stop auxiliary NC contact:  %s ---o  o--- GND   (closed = run, open = STOP)" % estop,
+        "the Pico's own power: its USB cable, or a separate 5 V into VSYS; never the servo rail",
+    ]
+    return "```text\n" + "\n".join(line.rstrip() for line in lines) + "\n```"
+
+
 def front_ends(board=None):
     # The sensor front ends, scaled from the firmware's calibration defaults.
     from surepick.firmware import settings
@@ -117,6 +141,26 @@ def front_ends(board=None):
         "then `surepick calibrate current` |" % acs712_counts,
     ]
     return "\n".join(lines)
+
+
+def boards_table():
+    # What differs between the four Picos, from the HAL's own table (firmware/hal/rp2_chips.py).
+    from surepick.firmware.hal import rp2_chips
+    cols = []
+    for key in ("pico", "pico_w", "pico2", "pico2_w"):
+        name, chip = rp2_chips.MODELS[key]
+        b = rp2_chips.identify(rp2_chips.machine_string(key))
+        riscv = rp2_chips.identify(name + " with " + rp2_chips.RP2350_RISCV) if chip == rp2_chips.RP2350 else None
+        cols.append((name, chip + (" (Arm or RISC-V)" if riscv else ""), "0x%08X" % b.watchdog_ctrl_clear(),
+                     b.march + (" / " + riscv.march if riscv else ""),
+                     "on the radio: `Pin(\"LED\")`" if b.led_is_radio(rp2_chips.BOARD_LED_GPIO)
+                     else "GP%d" % rp2_chips.BOARD_LED_GPIO,
+                     "GP%d-%d" % (b.adc_gpio0, b.adc_gpio0 + 2)))
+    rows = ["| | " + " | ".join(c[0] for c in cols) + " |", "| --- |" + " --- |" * len(cols)]
+    for i, what in enumerate(("chip", "watchdog CTRL clear alias the HAL writes", "native code deploy compiles",
+                              "status LED", "ADC0-2"), start=1):
+        rows.append("| %s | %s |" % (what, " | ".join(c[i] for c in cols)))
+    return "\n".join(rows)
 
 
 # ---- power ----
@@ -203,7 +247,8 @@ def power_block(f=None):
 # ---- the doc ----
 
 def blocks(power=True):
-    out = {"wiring-table": wiring_table(), "header-diagram": header_diagram(), "front-ends": front_ends()}
+    out = {"wiring-table": wiring_table(), "header-diagram": header_diagram(), "power-diagram": power_diagram(),
+           "front-ends": front_ends(), "boards": boards_table()}
     if power:
         out["power"] = power_block()
     return out
@@ -212,10 +257,10 @@ def blocks(power=True):
 def render(text, made):
     # -> the doc with each generated block replaced; raises ValueError for a block the doc lacks
     for name, body in made.items():
-        pat = re.compile(r"(<!-- generated: %s -->\n).*?(\n<!-- end: %s -->)" % (re.escape(name), re.escape(name)), re.S)
+        pat = re.compile(r"(<!-- generated: %s -->\n)(?:.*?\n)?(<!-- end: %s -->)" % (re.escape(name), re.escape(name)), re.S)
         if not pat.search(text):
             raise ValueError("%s has no block %r (<!-- generated: %s --> ... <!-- end: %s -->)" % (DOC, name, name, name))
-        text = pat.sub(lambda m: m.group(1) + body + m.group(2), text)
+        text = pat.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
     return text
 
 

@@ -120,3 +120,17 @@ def test_deploy_stops_a_watchdog_left_running(uf2):
             t.close()
         c.run(ms=1500)
         assert c.state()["resets"] == 0
+
+
+def test_the_hal_identifies_the_pico_and_drives_its_led(uf2):
+    # The RPI_PICO image says "Raspberry Pi Pico with RP2040": the HAL takes the RP2040's table
+    # and drives the LED on GP25 (pico-sdk boards/pico.h PICO_DEFAULT_LED_PIN 25).
+    with Chip(uf2).start() as c:
+        install(c.address)
+        out = mpremote(c.address, "exec", SETUP + "print('BOARD', h.BOARD.key, h.BOARD.chip)\nh.led(True)\n")
+        assert "BOARD pico RP2040" in out, out
+        s = c.state()
+        assert s["gpio_oe"] >> 25 & 1 and s["gpio_level"] >> 25 & 1, s
+        mpremote(c.address, "resume", "exec", "h.led(False)\n")
+        s = c.state()
+        assert s["gpio_oe"] >> 25 & 1 and not s["gpio_level"] >> 25 & 1, s

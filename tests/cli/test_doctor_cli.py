@@ -54,7 +54,7 @@ def test_doctor_on_a_deployed_then_faulted_then_stopped_board(tmp_path):
         got = lines(r)
         assert r.returncode == 0, r.stdout + r.stderr
         assert {t: v[0] for t, v in got.items()} == {t: "OK" for t in ("link", "running", "fault", "config", "log",
-                                                                         "firmware", "flash")}, r.stdout
+                                                                         "wiring", "firmware", "flash")}, r.stdout
         assert "grasp_dwell_ms = 380 (default 350)" in got["config"][1]
         assert "identical to what this host would deploy" in got["firmware"][1]
         assert r.stdout.rstrip().endswith("healthy: 0 failed, 0 warnings")

@@ -117,15 +117,29 @@ def test_a_local_image_with_its_checksum_is_copied(tmp_path, image):
 
 
 def test_no_pinned_checksum_means_no_download(tmp_path):
-    # The shipped table: an entry without a checksum is refused before anything is fetched.
+    # An entry without a checksum (as the shipped table's are until someone pins them) is refused
+    # before anything is fetched: the URL here could not be reached anyway.
     drive(tmp_path / "media")
-    r = surepick("install-micropython", "--board", "pico", env=env_for(tmp_path))
+    t = tmp_path / "images.json"
+    url = "https://micropython.invalid/RPI_PICO.uf2"
+    t.write_text(json.dumps({"micropython": "1.28.0", "images": {"pico": {"chip": "RP2040", "url": url, "sha256": None}}}))
+    r = surepick("install-micropython", "--board", "pico", env=env_for(tmp_path, t))
+    assert r.returncode == 1 and "pins no checksum for the pico image (%s)" % url in r.stderr, r.stderr
+    assert "--uf2 FILE --sha256 HEX" in r.stderr
+    assert not (tmp_path / "cache").exists()
+
+
+def test_the_shipped_table_loads_and_names_every_board():
     from surepick.host.micropython_install import load_table
-    t, _ = load_table()
-    if t["images"]["pico"]["sha256"] is None:
-        assert r.returncode == 1 and "pins no checksum for the pico image" in r.stderr, r.stderr
-        assert t["images"]["pico"]["url"] in r.stderr
-        assert not (tmp_path / "cache").exists()
+    t, _ = load_table(micropython_install_default())
+    assert {b: e["chip"] for b, e in t["images"].items()} == {
+        "pico": "RP2040", "pico_w": "RP2040", "pico2": "RP2350", "pico2_w": "RP2350"}
+    assert all(e["url"].startswith("https://micropython.org/") for e in t["images"].values())
+
+
+def micropython_install_default():
+    from surepick.host.micropython_install import DEFAULT_TABLE
+    return DEFAULT_TABLE
 
 
 def test_no_drive_and_a_folder_that_is_no_drive(tmp_path):

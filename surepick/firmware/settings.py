@@ -18,7 +18,8 @@ PATH = "/config.json"
 VERSION = 1
 MAX_FILE_BYTES = 8192    # every field set to a non-default value takes about 3 KB
 
-# (name, default, min, max, needs_reboot). Integers only.
+# (name, default, min, max, needs_reboot), the shape of the machine's table (shared_fsm/config.py
+# FIELDS). Integers only.
 BOARD_FIELDS = (
     ("telemetry_hz", 10, 0, 50, 0),          # 0 = no telemetry
     # Watchdog: a hang of the loop resets the board within this (it is fed only after a tick that
@@ -195,8 +196,9 @@ class Settings:
         return key in self.board or key in _MACHINE_NAMES
 
     def needs_reboot(self, key):
-        f = _BOARD_INDEX.get(key)
-        return 1 if (f is not None and f[4]) or key == "loop_period_ms" else 0
+        # From the key's row in its table (board or machine): 1 or 0; 0 for an unknown key.
+        f = _BOARD_INDEX.get(key) or _MACHINE_NAMES.get(key)
+        return 1 if f is not None and f[4] else 0
 
     def pins(self):
         return Pins(self.board)

@@ -10,7 +10,7 @@ from surepick.shared_fsm.config import FIELDS as MACHINE_FIELDS
 class Setting:
     def __init__(self, key, default, lo, hi, reboot, section):
         self.key, self.default, self.lo, self.hi = key, default, lo, hi
-        self.reboot = bool(reboot or key == "loop_period_ms")
+        self.reboot = bool(reboot)
         self.section = section          # "board" or "machine" in /config.json
         self.unit = unit_of(key)
 
@@ -51,8 +51,8 @@ def unit_of(key):
     return ""
 
 
-SETTINGS = [Setting(f[0], f[1], f[2], f[3], f[4], "board") for f in fw.BOARD_FIELDS] + \
-           [Setting(f[0], f[1], f[2], f[3], 0, "machine") for f in MACHINE_FIELDS]
+SETTINGS = [Setting(*f, section="board") for f in fw.BOARD_FIELDS] + \
+           [Setting(*f, section="machine") for f in MACHINE_FIELDS]
 BY_KEY = {s.key: s for s in SETTINGS}
 
 

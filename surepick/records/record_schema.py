@@ -12,6 +12,8 @@ from surepick.shared_fsm.config import MAX_ATTEMPTS
 from surepick.shared_fsm import states
 from surepick.shared_fsm.config import FIELDS as CONFIG_FIELDS
 
+CONFIG_RANGE = {f[0]: (f[2], f[3]) for f in CONFIG_FIELDS}    # the machine config's ranges, by name
+
 KINDS = ("host-sim", "virtual-board", "rp2040", "hil", "board-recording")
 SEED_MAX = (1 << 31) - 1          # seeds the simulator accepts (cli/options.py seed_arg too)
 CYCLES_MAX = 10 ** 7
@@ -147,7 +149,7 @@ META_FIELDS = (
     ("config_source", False, text()),
     ("board_settings", False, or_null(obj)),
     ("plant_params", False, or_null(obj)),
-    ("loop_period_ms", True, whole(1, 50)),
+    ("loop_period_ms", True, whole(*CONFIG_RANGE["loop_period_ms"])),
     ("cycles", True, whole(0, CYCLES_MAX)),
     ("created_utc", False, text()),
     ("source", False, or_null(obj)),
@@ -180,14 +182,13 @@ def check_config(cfg):
     # The full machine config: every field of shared_fsm/config.py, each an integer in its
     # range, and the relations between fields (Config.update's own checks).
     from surepick.shared_fsm.config import Config, ConfigError
-    for name, default, lo, hi in CONFIG_FIELDS:
+    for name, (lo, hi) in CONFIG_RANGE.items():
         if name not in cfg:
             raise FieldError("config.%s" % name, "present (a run record holds the full machine config)", None)
         e = whole(lo, hi)(cfg[name])
         if e is not None:
             raise FieldError("config.%s" % name, e, cfg[name])
-    known = {f[0] for f in CONFIG_FIELDS}
-    extra = sorted(k for k in cfg if k not in known)
+    extra = sorted(k for k in cfg if k not in CONFIG_RANGE)
     if extra:
         raise FieldError("config.%s" % extra[0], "absent (not a machine config field)", cfg[extra[0]])
     try:

@@ -8,55 +8,58 @@ from .compat import const
 # JOB field (shared_fsm/link.py K_TRIES). The retry spiral has an offset for every attempt up to it.
 MAX_ATTEMPTS = const(9)
 
-# (name, default, min, max). Integers only: the board keeps them as small ints.
+# (name, default, min, max, needs_reboot): the one table of these facts (the firmware's board
+# settings have the same shape, firmware/settings.py BOARD_FIELDS; the host's settings list,
+# the run record's checks and the engines read them here). Integers only: the board keeps them
+# as small ints. needs_reboot: the loop's period is fixed when the board boots.
 FIELDS = (
     # control loop and timing
-    ("loop_period_ms", 4, 1, 50),
-    ("grasp_dwell_ms", 350, 0, 5000),
-    ("settle_ms", 250, 0, 5000),
-    ("release_wait_ms", 200, 0, 5000),
-    ("release_confirm_ms", 500, 10, 10000),
-    ("verify_window_ms", 100, 10, 5000),
-    ("grip_loss_ms", 60, 0, 5000),
-    ("move_timeout_ms", 8000, 100, 60000),
-    ("arrive_settle_ms", 150, 0, 5000),
+    ("loop_period_ms", 4, 1, 50, 1),
+    ("grasp_dwell_ms", 350, 0, 5000, 0),
+    ("settle_ms", 250, 0, 5000, 0),
+    ("release_wait_ms", 200, 0, 5000, 0),
+    ("release_confirm_ms", 500, 10, 10000, 0),
+    ("verify_window_ms", 100, 10, 5000, 0),
+    ("grip_loss_ms", 60, 0, 5000, 0),
+    ("move_timeout_ms", 8000, 100, 60000, 0),
+    ("arrive_settle_ms", 150, 0, 5000, 0),
     # grasp verification
-    ("debounce_ms", 6, 1, 100),      # a level is a fact after this long of equal reads
-    ("verify_enabled_mask", CHECK_ALL, 1, CHECK_ALL),
-    ("verify_required_mask", 3, 0, CHECK_ALL),
-    ("verify_min_agree", 3, 1, 4),
-    ("grip_monitor_mask", 11, 0, CHECK_ALL),
-    ("jaw_present_min_um", 1500, 100, 45000),
-    ("grip_slip_um", 1500, 100, 45000),
-    ("pot_closed_counts", 8000, 0, 65535),
-    ("pot_counts_per_mm", 1067, 10, 65535),
-    ("pot_valid_min_counts", 1000, 0, 65535),
-    ("pot_valid_max_counts", 64000, 0, 65535),
-    ("jaw_open_tolerance_um", 4000, 100, 45000),
-    ("current_grip_min_ma", 150, 0, 5000),
-    ("current_crush_ma", 600, 1, 5000),
-    ("current_hold_limit_ma", 400, 1, 5000),
-    ("hold_overcurrent_ms", 1500, 10, 60000),
+    ("debounce_ms", 6, 1, 100, 0),      # a level is a fact after this long of equal reads
+    ("verify_enabled_mask", CHECK_ALL, 1, CHECK_ALL, 0),
+    ("verify_required_mask", 3, 0, CHECK_ALL, 0),
+    ("verify_min_agree", 3, 1, 4, 0),
+    ("grip_monitor_mask", 11, 0, CHECK_ALL, 0),
+    ("jaw_present_min_um", 1500, 100, 45000, 0),
+    ("grip_slip_um", 1500, 100, 45000, 0),
+    ("pot_closed_counts", 8000, 0, 65535, 0),
+    ("pot_counts_per_mm", 1067, 10, 65535, 0),
+    ("pot_valid_min_counts", 1000, 0, 65535, 0),
+    ("pot_valid_max_counts", 64000, 0, 65535, 0),
+    ("jaw_open_tolerance_um", 4000, 100, 45000, 0),
+    ("current_grip_min_ma", 150, 0, 5000, 0),
+    ("current_crush_ma", 600, 1, 5000, 0),
+    ("current_hold_limit_ma", 400, 1, 5000, 0),
+    ("hold_overcurrent_ms", 1500, 10, 60000, 0),
     # gripper commands. Openings: part + open_margin on the first attempt, retry_open_extra more
     # on each retry (25 mm part: 43, 44, 45 mm), so a retry really opens wider under 45 mm. The
     # first opening stays wide: it is what straddles an offset part (35 mm placed 15 of 20
     # part_offset cycles at 8 mm, 43 mm 20 of 20; README, Sweeps).
-    ("squeeze_um", 6000, 0, 45000),
-    ("hold_squeeze_um", 2000, 0, 45000),
-    ("open_margin_um", 18000, 0, 45000),
-    ("retry_open_extra_um", 1000, 0, 45000),
-    ("jaw_max_um", 45000, 1000, 45000),
+    ("squeeze_um", 6000, 0, 45000, 0),
+    ("hold_squeeze_um", 2000, 0, 45000, 0),
+    ("open_margin_um", 18000, 0, 45000, 0),
+    ("retry_open_extra_um", 1000, 0, 45000, 0),
+    ("jaw_max_um", 45000, 1000, 45000, 0),
     # retries
-    ("max_attempts", 3, 1, MAX_ATTEMPTS),
-    ("spiral_step_um", 3000, 0, 20000),
+    ("max_attempts", 3, 1, MAX_ATTEMPTS, 0),
+    ("spiral_step_um", 3000, 0, 20000, 0),
     # poses and motion
-    ("approach_height_um", 60000, 5000, 200000),
-    ("arm_speed_mdeg_s", 90000, 1000, 600000),
-    ("arm_accel_mdeg_s2", 240000, 1000, 6000000),
-    ("gentle_speed_mdeg_s", 45000, 1000, 600000),
-    ("gentle_accel_mdeg_s2", 60000, 1000, 6000000),
-    ("jaw_speed_um_s", 80000, 1000, 500000),
-    ("line_step_um", 5000, 1000, 50000),
+    ("approach_height_um", 60000, 5000, 200000, 0),
+    ("arm_speed_mdeg_s", 90000, 1000, 600000, 0),
+    ("arm_accel_mdeg_s2", 240000, 1000, 6000000, 0),
+    ("gentle_speed_mdeg_s", 45000, 1000, 600000, 0),
+    ("gentle_accel_mdeg_s2", 60000, 1000, 6000000, 0),
+    ("jaw_speed_um_s", 80000, 1000, 500000, 0),
+    ("line_step_um", 5000, 1000, 50000, 0),
 )
 
 

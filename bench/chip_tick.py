@@ -34,10 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(REPO))
+from surepick.source_tree import CHECKOUT, IMPORT_ROOT
 
+HERE = CHECKOUT / "bench"
 PROBE = HERE / "chip_tick_probe.py"
 MARK = "CHIPTICK "
 
@@ -147,7 +146,7 @@ def run_unix(idle_ticks, cycle_ticks, limit_ticks, scenario="nominal"):
     from surepick.vboard.interp import find_micropython
     mp = find_micropython()
     with tempfile.TemporaryDirectory(prefix="surepick-chiptick-unix-") as flash:
-        code = UNIX_DRIVER % {"repo": str(REPO), "bench": str(HERE), "idle": idle_ticks, "cycle": cycle_ticks,
+        code = UNIX_DRIVER % {"repo": str(IMPORT_ROOT), "bench": str(HERE), "idle": idle_ticks, "cycle": cycle_ticks,
                               "flash": flash, "limit": limit_ticks, "scenario": scenario}
         script = Path(flash) / "drive.py"
         script.write_text(code)

@@ -89,7 +89,8 @@ def measure(root):
 def main():
     import os
     import subprocess
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    from surepick.source_tree import IMPORT_ROOT
+    root = str(IMPORT_ROOT)
     n, med, rates = measure(root)
     print("scenario %s: %d steps per run, %d runs" % (SCENARIO, n, REPEATS))
     print("CPython %s      steps/s median %d  (all: %s)" % (sys.version.split()[0], med, rates))

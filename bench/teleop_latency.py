@@ -22,8 +22,9 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
+from surepick.source_tree import CHECKOUT
+
+sys.path.insert(0, str(CHECKOUT))    # the test streams (tests/teleop/streams.py) drive the sessions
 
 from surepick.teleop.pipeline import Settings  # noqa: E402
 from surepick.teleop.runner import Session, run_live  # noqa: E402

@@ -6,6 +6,7 @@ an import from a folder to its right is an upward arrow and exits 1.
 
     python tools/import_graph.py            the cross-folder edges, with counts
     python tools/import_graph.py --modules  every module-to-module edge that crosses folders
+    python tools/import_graph.py --root DIR another copy of the package (default: surepick's own)
 """
 import argparse
 import ast
@@ -13,21 +14,22 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from surepick.source_tree import PACKAGE
+
 LAYERS = ("shared_fsm", "firmware", "sim", "vboard", "host", "engines", "teleop", "records", "cli")
-ROOT = Path(__file__).resolve().parent.parent / "surepick"
 
 
-def module_of(path):
-    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+def module_of(path, root=PACKAGE):
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def imports_of(path):
+def imports_of(path, root=PACKAGE):
     # -> [(dotted target, line)] for every import of a surepick module in the file, relative
     # imports resolved against the file's package.
-    mod = module_of(path)
+    mod = module_of(path, root)
     pkg = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
     out = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -52,22 +54,24 @@ def layer(dotted):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modules", action="store_true", help="list module-level edges, not folder counts")
+    ap.add_argument("--root", type=Path, default=PACKAGE, help="the package folder to check (default %(default)s)")
     args = ap.parse_args(argv)
+    root = args.root.resolve()
     edges = Counter()
     upward = []
-    for path in sorted(ROOT.rglob("*.py")):
-        src = module_of(path)
+    for path in sorted(root.rglob("*.py")):
+        src = module_of(path, root)
         a = layer(src)
         if a is None:
             continue
-        for target, line in imports_of(path):
+        for target, line in imports_of(path, root):
             b = layer(target)
             if b is None or b == a:
                 continue
             edges[(a, b) if not args.modules else (src, target)] += 1
             if LAYERS.index(b) > LAYERS.index(a):
                 upward.append("%s:%d imports %s (%s -> %s points up)" % (
-                    path.relative_to(ROOT.parent), line, target, a, b))
+                    path.relative_to(root.parent), line, target, a, b))
     for (a, b), n in sorted(edges.items()):
         print("%-40s -> %-40s %3d" % (a, b, n))
     if upward:

@@ -14,7 +14,9 @@ import re
 import sys
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "hardware.md"
+from surepick.source_tree import DOCS
+
+DOC = DOCS / "hardware.md"
 
 # The 40 pins of the header, the same on the Pico, Pico W, Pico 2 and Pico 2 W (Raspberry Pi Pico
 # and Pico 2 datasheets, pinout): physical pin -> name. GP23-25 and GP29 are not brought out.

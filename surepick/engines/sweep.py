@@ -445,7 +445,8 @@ def code_identity():
     global _CODE
     if _CODE is None:
         from surepick.engines.summary import versions
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        from surepick.source_tree import PACKAGE
+        root = str(PACKAGE)
         h = hashlib.sha256()
         for d, dirs, files in sorted(os.walk(root)):
             dirs[:] = sorted(x for x in dirs if x not in ("__pycache__", "node", "rp2040"))

@@ -10,10 +10,11 @@ import re
 from pathlib import Path
 
 from surepick.host import bootsel
+from surepick.source_tree import package_file
 
 IMAGES_ENV = "SUREPICK_MICROPYTHON_IMAGES"     # another table (a mirror, a test)
 CACHE_ENV = "SUREPICK_UF2_CACHE"
-DEFAULT_TABLE = Path(__file__).resolve().parent / "micropython_images.json"
+DEFAULT_TABLE = package_file("host", "micropython_images.json")
 
 
 class InstallError(Exception):

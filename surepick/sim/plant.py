@@ -9,11 +9,12 @@ import os
 import mujoco
 
 from surepick.sim.params import PlantParams
+from surepick.source_tree import package_file
 from surepick.sim.sensor_models import BreakBeam, CurrentSense, Microswitch, Pot, RailSense, noise_streams
 from surepick.sim.servo_model import GRIPPER, JAW_M_PER_RAD, N_SERVOS, Rail, ServoBank
 from surepick.sim.truth import Truth
 
-ARM_XML_PATH = os.path.join(os.path.dirname(__file__), "arm.xml")
+ARM_XML_PATH = str(package_file("sim", "arm.xml"))
 
 # Scene layout in the world frame (mm; x forward, z up, table top z = 0). Must match arm.xml
 # (tests/sim/test_plant_model.py checks it).

@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+from surepick.source_tree import package_file
 from surepick.vboard import chip
 from surepick.vboard.console import Consoles, PtyConsole, TcpConsole, parse_listen
 from surepick.vboard.control import ControlError, ControlServer, Registration
@@ -18,9 +19,8 @@ from surepick.vboard.runtime import Runtime
 from surepick.vboard.session import Session
 from surepick.vboard.stream import FRIENDLY, ReplModeTracker
 
-_HERE = Path(__file__).resolve().parent
 # (real clock, an empty gripper) without one, so deployed firmware boots either way.
-BOOT_SHIM = _HERE / "boot_shim.py"
+BOOT_SHIM = package_file("vboard", "boot_shim.py")
 
 # machine.reset_cause() values of the rp2 port (ports/rp2/modmachine.c).
 PWRON_RESET = 1

@@ -19,10 +19,10 @@ import tty
 import termios
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-NODE_DIR = HERE / "node"
+from surepick.source_tree import CHECKOUT, main_checkout, package_file
+
+NODE_DIR = package_file("engines", "rp2040", "node")
 ENGINE = NODE_DIR / "engine.mjs"
-REPO = HERE.parents[2]
 UF2_ENV = "SUREPICK_RP2040_UF2"
 BOOTROM_ENV = "SUREPICK_RP2040_BOOTROM"
 NODE_ENV = "SUREPICK_NODE"
@@ -39,13 +39,7 @@ class FirmwareMissing(EngineError):
 
 def shared_dir():
     # ../shared/rp2040 next to the checkout; for a linked git worktree, next to the main checkout.
-    candidates = [REPO.parent / "shared" / "rp2040"]
-    git = REPO / ".git"
-    if git.is_file():
-        for line in git.read_text().splitlines():
-            if line.startswith("gitdir:"):
-                gitdir = (REPO / line.split(":", 1)[1].strip()).resolve()
-                candidates.append(gitdir.parents[2].parent / "shared" / "rp2040")
+    candidates = [CHECKOUT.parent / "shared" / "rp2040", main_checkout().parent / "shared" / "rp2040"]
     for c in candidates:
         if c.is_dir():
             return c

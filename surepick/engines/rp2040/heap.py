@@ -110,7 +110,7 @@ def module_deps():
     """{dotted name: the shipped modules it imports at module level} for manifest.MODULES, read
     from the sources (an import inside a function is lazy and not counted)."""
     from surepick.firmware import manifest
-    root = Path(__file__).resolve().parents[2]
+    from surepick.source_tree import PACKAGE as root
     names = ["surepick" if m == "__init__" else "surepick." + m.replace("/", ".").replace(".__init__", "")
              for m in manifest.MODULES]
     deps = {}

@@ -28,8 +28,8 @@ class Artifact:
 
 def source_root():
     # The folder of the installed surepick package: what the manifest's paths are relative to.
-    import surepick
-    return Path(surepick.__file__).resolve().parent
+    from surepick.source_tree import PACKAGE
+    return PACKAGE
 
 
 def shipped(src_root=None):

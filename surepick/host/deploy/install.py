@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import time
-from pathlib import Path
 
 from surepick.host.deploy.artifacts import BuildStats, build, find_mpy_cross, mpy_cross_version
 from surepick.host.deploy.errors import DeployError
@@ -80,8 +79,8 @@ def manifest_for(arts, info, source, mpy):
 
 def _git_describe():
     try:
-        here = Path(__file__).resolve().parent
-        r = subprocess.run(["git", "-C", str(here), "describe", "--always", "--dirty"],
+        from surepick.source_tree import PACKAGE
+        r = subprocess.run(["git", "-C", str(PACKAGE), "describe", "--always", "--dirty"],
                            capture_output=True, text=True, timeout=5)
         return r.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):

@@ -40,7 +40,8 @@ def add_arguments(p):
     _resume_force(r, "cycles")
     r.add_argument("--param", action="append", default=[], type=key_value, metavar="KEY=VALUE",
                    help="scenario parameter override (repeatable)")
-    r.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides")
+    r.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides (every engine: "
+                   "the virtual board and the emulated RP2040 get them in their /config.json)")
     r.add_argument("--plant", metavar="PLANT.json", help="plant parameters (e.g. from `surepick fit`)")
     r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     r.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer (needs a display)")
@@ -236,16 +237,13 @@ def _run_vboard(args, overrides, cfg, plant_params):
     from surepick.records import runrecord
     from surepick.shared_fsm import states
     from surepick.vboard.interp import find_micropython
-    if cfg:
-        raise CommandError("--config is not supported yet (the firmware reads its config from "
-                           "/config.json on its flash)")
     if args.viewer:
         raise CommandError("--viewer needs --engine sim")
     find_micropython()      # MicropythonNotFound says how to get it
     state = prepare_run_dir(args.out, args.resume, args.force)
     from surepick.sim import scenarios
     values = scenarios.get(args.scenario).resolve(overrides)
-    meta0 = vboard._meta(scenarios.get(args.scenario), values, args.seed, None, plant_params, [])
+    meta0 = vboard._meta(scenarios.get(args.scenario), values, args.seed, None, plant_params, [], cfg)
     rec = runrecord.Appender(args.out, meta0)
     first = rec.resume() if state == "resume" else (rec.start() or 0)
     done = runrecord.load(args.out, ticks=False).cycles if first else []
@@ -273,7 +271,7 @@ def _run_vboard(args, overrides, cfg, plant_params):
     try:
         if first < args.cycles:
             vboard.run(args.scenario, args.seed, args.cycles, overrides, plant_params, log=log, first=first,
-                       on_cycle=on_cycle, on_progress=on_progress)
+                       on_cycle=on_cycle, on_progress=on_progress, cfg_overrides=cfg)
     except KeyboardInterrupt:
         status.close()
         return _interrupted(args, len(outcomes))

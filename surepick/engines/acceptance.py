@@ -22,6 +22,9 @@
 #     estop_PLACE_release's, above)
 # Also reported, not gated: the offset scenario with the part yawed up to +-20 degrees.
 #   .venv/bin/python -m surepick.engines.acceptance [--scale 1.0] [--jobs 2]
+# The limits that depend on the settings (the jaw's slew in one tick, the stall watch's time, the
+# attempts a missing part gets) come from the settings the cycles ran with: the defaults, or the
+# machine config overrides given to run(cfg_overrides=...).
 # tests/engines/test_sim_acceptance.py runs the same checks (slow tier) and asserts them.
 import argparse
 import json
@@ -30,8 +33,7 @@ import tempfile
 import time
 
 from surepick.engines import batch
-from surepick.firmware.settings import board_defaults
-from surepick.shared_fsm.config import Config
+from surepick.engines.inproc import board_settings
 from surepick.sim import scenarios
 
 SEED0 = 1000
@@ -62,14 +64,10 @@ GROUPS["estop_PLACE_release"] = ("estop", {"state": "PLACE", "window_from_ms": _
 UNCONFIRMED = ("estop_PLACE_release",)
 REPORTED = {"part_offset_yawed": ("part_offset", {"offset_mm": 8, "yaw_deg": 20}, 50, None)}
 
-# The judge's limits, from the configuration the cycles ran with.
-_CFG = Config()
-_BOARD = board_defaults()
-SLEW_STEP_UM = _CFG.jaw_speed_um_s * _CFG.loop_period_ms // 1000     # the jaw's slew in one tick
 # A servo may sit at stall for the watch's time, plus its reaction: the current filter (a few
 # ticks), one PWM frame (20 ms) before the servo sees the backed-off pulse, and the judge's own
 # sampling (20 ms in a batch).
-STALL_LIMIT_MS = _BOARD["current_stall_ms"] + 100
+STALL_REACTION_MS = 100
 # Reported, not gated: a finger that lands on an offset part pushes an arm servo at stall until
 # the retry lifts it (the arm has no current sense; the rail-sag watch only acts on a stall that
 # lasts current_stall_ms while the arm stands still).
@@ -79,19 +77,28 @@ RESTART_JOINT_DPS = 5.0
 RAIL_LOW_FRACTION = 0.9
 
 
-def plan(scale=1.0):
+def limits(cfg_overrides=None):
+    """The judge's limits for cycles run with these machine config overrides (None: defaults)."""
+    s = board_settings(cfg_overrides)
+    cfg = s.cfg
+    return {"slew_step_um": cfg.jaw_speed_um_s * cfg.loop_period_ms // 1000,    # the jaw's slew in one tick
+            "stall_limit_ms": s.board["current_stall_ms"] + STALL_REACTION_MS,
+            "max_attempts": cfg.max_attempts, "loop_period_ms": cfg.loop_period_ms}
+
+
+def plan(scale=1.0, cfg_overrides=None):
     items, labels = [], []
     for label, (name, overrides, n, _) in list(GROUPS.items()) + list(REPORTED.items()):
         n = max(2, int(n * scale))
         seed0 = YAWED_SEED0 if label in REPORTED else SEED0
-        for it in batch.plan([name], n, seed0, overrides):
+        for it in batch.plan([name], n, seed0, overrides, cfg_overrides):
             items.append(it)
             labels.append(label)
     return items, labels
 
 
-def run(scale=1.0, jobs=2, out_dir=None):
-    items, labels = plan(scale)
+def run(scale=1.0, jobs=2, out_dir=None, cfg_overrides=None):
+    items, labels = plan(scale, cfg_overrides)
     key = {}
     for it, label in zip(items, labels):
         key[(it[0], json.dumps(it[1], sort_keys=True), it[2])] = label
@@ -102,7 +109,7 @@ def run(scale=1.0, jobs=2, out_dir=None):
     for r in results:
         label = key[(r["scenario"], json.dumps(r["overrides"], sort_keys=True), r["seed"])]
         by.setdefault(label, []).append(r)
-    res = evaluate(by)
+    res = evaluate(by, limits(cfg_overrides))
     res["_all"]["wall_s"] = round(time.perf_counter() - t0, 1)
     return res, out
 
@@ -130,7 +137,9 @@ def _rail_low_first(r):
     return bool(low) and low[0]["t_ms"] < r["judge"]["restarts"][0]["t_ms"]
 
 
-def evaluate(by):
+def evaluate(by, lim=None):
+    lim = lim or limits()
+    stall_limit = lim["stall_limit_ms"]
     res = {}
     gated = [r for name, recs in by.items() if name not in REPORTED and name not in UNCONFIRMED for r in recs]
     for name, recs in by.items():
@@ -147,14 +156,14 @@ def evaluate(by):
             "retried": sum(1 for r in recs if r["attempts"] > 1),
             "dropped": sum(1 for x in j if x["dropped_at"] is not None),
             "worst_stall_ms": max(max(x["longest_stall_ms"]) for x in j),
-            "over_stall_limit": sum(1 for x in j if max(x["longest_stall_ms"]) > STALL_LIMIT_MS),
+            "over_stall_limit": sum(1 for x in j if max(x["longest_stall_ms"]) > stall_limit),
         }
         if name.startswith("estop_"):
             state = recs[0]["overrides"]["state"]
             moved = [x["estop"]["jaw_cmd_moved_um"] if x["estop"] else None for x in j]
             g["estop_in_state"] = sum(1 for r in recs if _estop_state_ok(r, state))
             g["worst_jaw_cmd_moved_um"] = max(v for v in moved if v is not None) if any(v is not None for v in moved) else None
-            g["jaw_moved_over_one_step"] = sum(1 for v in moved if v is None or v > SLEW_STEP_UM)
+            g["jaw_moved_over_one_step"] = sum(1 for v in moved if v is None or v > lim["slew_step_um"])
         if name == "stall_on_fixture":
             g["stall_latched"] = sum(1 for r in recs if any(e["kind"] == "fault" for e in _events(r, "STALL")))
         if name == "brownout_mid_lift":
@@ -174,13 +183,15 @@ def evaluate(by):
                                                   and r["fsm_fault"] == "ESTOP")
     agree = sum(1 for r in gated if r["agree"])
     res["_all"] = {"cycles": len(gated), "agree": agree, "agreement": agree / float(len(gated)),
-                   "false_success": sum(1 for r in gated if r["false_success"])}
+                   "false_success": sum(1 for r in gated if r["false_success"]), "limits": lim}
     return res
 
 
 def check(res):
-    # The gates, as (label, problem) pairs; [] when everything holds.
+    # The gates, as (label, problem) pairs; [] when everything holds. The limits are the ones
+    # evaluate() used (the defaults' for a result without them).
     bad = []
+    lim = res["_all"].get("limits") or limits()
 
     def need(ok, label, what):
         if not ok:
@@ -191,14 +202,14 @@ def check(res):
         need(g["false_success"] == 0, label, "false successes: %d" % g["false_success"])
         if label not in STALL_REPORTED:
             need(g["over_stall_limit"] == 0, label, "servo at stall > %d ms in %d cycles (worst %d ms)"
-                 % (STALL_LIMIT_MS, g["over_stall_limit"], g["worst_stall_ms"]))
+                 % (lim["stall_limit_ms"], g["over_stall_limit"], g["worst_stall_ms"]))
         if causes is not None:
             need(set(g["faults"]) <= set(causes) and sum(g["faults"].values()) == n, label,
                  "faults %r, expected only %r" % (g["faults"], causes))
         if label.startswith("estop_"):
             need(g["estop_in_state"] == n, label, "e-stop latched in the aimed state in %d/%d" % (g["estop_in_state"], n))
             need(g["jaw_moved_over_one_step"] == 0, label, "jaw setpoint moved > %d um after the press in %d cycles"
-                 % (SLEW_STEP_UM, g["jaw_moved_over_one_step"]))
+                 % (lim["slew_step_um"], g["jaw_moved_over_one_step"]))
             need(g["dropped"] == 0, label, "part dropped in %d cycles" % g["dropped"])
         if label in ("pot_break_lift", "pot_break_grasp"):
             need(g["dropped"] == 0, label, "part dropped in %d cycles" % g["dropped"])
@@ -208,7 +219,7 @@ def check(res):
     g = res["part_offset_12"]
     need(g["retried"] > 0, "part_offset_12", "no retry was ever used")
     g = res["part_missing"]
-    attempts = str(_CFG.max_attempts)
+    attempts = str(lim["max_attempts"])
     need(g["attempts"] == {attempts: g["cycles"]}, "part_missing", "attempts %r" % g["attempts"])
     g = res["stall_on_fixture"]
     need(g["stall_latched"] == g["cycles"], "stall_on_fixture", "STALL latched in %d/%d" % (g["stall_latched"], g["cycles"]))

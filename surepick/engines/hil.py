@@ -9,6 +9,10 @@
 #   realtime  the plant is paced by the wall clock and a sensor frame goes out every period;
 #             the board steps on its own clock with the latest frame; link latency (sensor frame
 #             sent -> first HIL_ACT that used it) and its jitter are measured
+#
+# The run's settings are the board's own: read over the link (CONFIG_GET, as the monitor does)
+# before HIL begins. The plant advances by the board's loop period, the judge's lift height is its
+# approach height, the input mirror has its sensor settings, and the run record says so.
 import queue
 import statistics
 import threading
@@ -17,12 +21,12 @@ import time
 from surepick.shared_fsm import link
 from surepick.host.link.answers import refusal
 from surepick.shared_fsm import states
-from surepick.shared_fsm.config import Config
 from surepick.engines.inproc import machine_belief
 from surepick.engines.plant_service import KEEP, NO_STATE, REPLY, PlantService, _Cut
 from surepick.firmware.controller import Sensors
 from surepick.firmware import settings as fw_settings
 from surepick.shared_fsm.machine import Inputs
+from surepick.sim import scenarios
 from surepick.sim.world import CYCLE_LIMIT_MS, JUDGE_TAIL_MS
 from surepick.host.link.client import LinkClient, LinkError
 
@@ -42,9 +46,9 @@ class HilPlant(PlantService):
 
 
 class InputMirror:
-    # The firmware's own input drivers (firmware/controller.py Sensors, firmware defaults) over
-    # the raw readings sent to the board: what the board's machine read, for the run record's
-    # tick rows. Its pins are the HIL frame's: ADC slots 0..2 and the link's pin bits.
+    # The firmware's own input drivers (firmware/controller.py Sensors, the board's settings)
+    # over the raw readings sent to the board: what the board's machine read, for the run
+    # record's tick rows. Its pins are the HIL frame's: ADC slots 0..2 and the link's pin bits.
     class _Pins:
         def __init__(self):
             self.adc = [0, 0, 0]
@@ -59,8 +63,8 @@ class InputMirror:
         def read_pin(self, bit):
             return 1 if self.pins & bit else 0
 
-    def __init__(self):
-        s = fw_settings.Settings()
+    def __init__(self, settings):
+        s = fw_settings.Settings(dict(settings.board), settings.cfg.to_dict())
         # The mirror's pin map: the frame's slots and bits stand where the GPIOs would.
         s.board.update({"adc_pot": 0, "adc_current": 1, "adc_rail": 2, "pin_switch": link.HIL_PIN_SWITCH,
                         "pin_beam": link.HIL_PIN_BEAM, "pin_estop": link.HIL_PIN_ESTOP})
@@ -76,6 +80,19 @@ class InputMirror:
         return [inp.pot_counts, inp.switch_pressed, inp.current_ma, inp.beam_broken, inp.estop, inp.rail_mv]
 
 
+def read_settings(client):
+    """The board's settings over the link (host/board_settings.py read_all) as the firmware's
+    Settings: its board section and its machine config."""
+    from surepick.host import board_settings as bs
+    values = bs.read_all(client)
+    board = {k: v for k, v in values.items() if bs.BY_KEY[k].section == "board"}
+    machine = {k: v for k, v in values.items() if bs.BY_KEY[k].section == "machine"}
+    try:
+        return fw_settings.Settings(board, machine)
+    except ValueError as e:
+        raise HilError("the board's settings do not check out here (%s): is it running this firmware?" % e)
+
+
 def percentile(xs, q):
     if not xs:
         return None
@@ -84,17 +101,20 @@ def percentile(xs, q):
 
 
 class HilSession:
-    """One HIL cycle of a scenario against the board on `port`. run() -> the cycle's record."""
+    """One HIL cycle of a scenario against the board on `port`. run() -> the cycle's record.
+    The plant, the loop period and the config exist once open() has read the board's settings."""
 
     def __init__(self, port, scenario="nominal", seed=0, mode="lockstep", log=None, client=None):
         if mode not in ("lockstep", "realtime"):
             raise ValueError("mode must be lockstep or realtime")
         self.mode = mode
-        self.scenario = scenario
+        self.scenario = scenarios.get(scenario).name      # ValueError: unknown scenario
         self.seed = int(seed)
-        self.plant = HilPlant(scenario, self.seed)      # ValueError/KeyError: unknown scenario
-        self.cfg = Config()
-        self.period = self.cfg.loop_period_ms
+        self.settings = None      # the board's (firmware Settings), read by open()
+        self.cfg = None
+        self.period = None
+        self.plant = None
+        self.mirror = None
         self.client = client or LinkClient(port)
         self.log = log or (lambda msg: None)
         self.events = []
@@ -104,7 +124,6 @@ class HilSession:
         self.latency_s = []
         self.board_period_us = []
         self.step_us = []
-        self.mirror = InputMirror()
         self._seq = 0
         self._sent = {}
         self._state = states.IDLE
@@ -182,7 +201,18 @@ class HilSession:
                 if time.monotonic() > deadline:
                     raise
         self.identity = tuple(r.payload[:2])
+        self._take_settings(read_settings(c))
         return self.identity
+
+    def _take_settings(self, settings):
+        # The run's settings are the board's: the plant steps at its period, the judge lifts to
+        # its approach height, the mirror reads as its drivers do.
+        self.settings = settings
+        self.cfg = settings.cfg
+        self.period = self.cfg.loop_period_ms
+        if self.plant is None:
+            self.plant = HilPlant(self.scenario, self.seed, cfg=self.cfg)
+        self.mirror = InputMirror(settings)
 
     def enter(self, mode):
         code = link.HIL_LOCKSTEP if mode == "lockstep" else link.HIL_REALTIME
@@ -391,6 +421,8 @@ def record(session, rec):
         v["firmware"] = rec["board"]["fw_version"]
     meta = {"kind": "hil", "scenario": session.scenario, "params": session.plant.values, "seed": session.seed,
             "versions": v, "model_hash": session.plant.plant.model_hash(), "config": session.cfg.to_dict(),
+            "config_source": "read from the board over the link before HIL began",
+            "board_settings": dict(session.settings.board),
             "loop_period_ms": session.period, "plant_params": PlantParams.from_dict({}).to_dict(),
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "source": {"command": "surepick hil", "mode": session.mode, "board": rec["board"],

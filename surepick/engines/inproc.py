@@ -146,7 +146,9 @@ class CycleRun:
     # scenario's own (a job file's, `sim run --job`); None: the scenario's.
     def __init__(self, scenario, values, seed, cycle, plant_params=None, cfg_overrides=None,
                  sample_ms=SAMPLE_MS, job=None):
-        self.world = World(scenario, values, seed, cycle, plant_params, sample_ms=sample_ms)
+        self.settings = board_settings(cfg_overrides)
+        self.cfg = self.settings.cfg
+        self.world = World(scenario, values, seed, cycle, plant_params, sample_ms=sample_ms, cfg=self.cfg)
         self.job_given = job
         self.scenario = self.world.scenario
         self.values = self.world.values
@@ -155,10 +157,6 @@ class CycleRun:
         self.setup = self.world.setup
         self.plant = self.world.plant
         self.judge = self.world.judge
-        self.settings = board_settings(cfg_overrides)
-        self.cfg = self.settings.cfg
-        # The judge's lift height is the machine's approach height, overrides included.
-        self.judge.lift_height_mm = self.cfg.approach_height_um / 1000.0
         self.lives = 1
         self.ticks = []          # run-record rows (records/runrecord.py TICK_COLUMNS minus cycle)
         self._record_ticks = True

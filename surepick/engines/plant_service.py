@@ -11,7 +11,8 @@
 #                             bit0 e-stop GP13, bit1 switch GP14, bit2 beam GP15 (pin levels),
 #                             bit7 HOLD: stop virtual time until a whole console line has arrived
 # Virtual time is the world's clock: a run depends on the scenario and seed only, never on
-# wall-clock speed.
+# wall-clock speed. The board's loop period is what it asks the plant to advance by: the service
+# knows it from the exchanges, never from a config of its own.
 #
 # The world survives board resets (it is the physical world): a new connection just continues.
 # A brownout (scenario) or a scheduled power cut stops the world at that exchange: no reply, the
@@ -25,7 +26,6 @@ import struct
 import threading
 import time
 
-from surepick.shared_fsm.config import Config
 from surepick.sim.plant import N_SERVOS
 from surepick.sim.world import World
 
@@ -53,15 +53,19 @@ class _Cut(Exception):
 
 
 class PlantService:
+    # cfg: the machine Config the board runs with (the judge's lift height), None for the defaults.
     def __init__(self, scenario="nominal", seed=0, overrides=None, plant_params=None, cycle=0,
-                 host="127.0.0.1", port=0, realtime=False):
+                 host="127.0.0.1", port=0, realtime=False, cfg=None):
         self.scenario_name = scenario or "nominal"
         self.seed = int(seed or 0)
         self.overrides = overrides
         self.plant_params = plant_params
         self.cycle = int(cycle)
-        self.world = World(self.scenario_name, overrides, self.seed, self.cycle, plant_params)
-        self.period_ms = Config().loop_period_ms   # the pace of a reset's limp phase
+        self.cfg = cfg
+        self.world = World(self.scenario_name, overrides, self.seed, self.cycle, plant_params, cfg=cfg)
+        # The pace of a reset's limp phase: the board's loop period, as its exchanges advance
+        # the plant (1 ms, the plant's own step, until one has).
+        self.period_ms = 1
         self._queued = []                          # inject() calls from other threads
         self._cuts = []                            # plant ms of scheduled power cuts
         self._holds = []                           # plant ms where time waits for a console line
@@ -193,7 +197,7 @@ class PlantService:
         machine is busy. Returns the new cycle index."""
         with self.lock:
             new = World(self.scenario_name, self.overrides, self.seed, self.world.cycle + 1,
-                        self.plant_params)
+                        self.plant_params, cfg=self.cfg)
             new.continue_from(self.world)
             self.world = new
             self.cycle = new.cycle
@@ -279,6 +283,8 @@ class PlantService:
         with self.lock:
             self.holding.clear()
             world = self.world
+            if advance_ms:
+                self.period_ms = advance_ms
             if self._limp_ms:
                 world.limp(self._limp_ms, self.period_ms)     # the controller was in reset
                 self._pulses = [0] * N_SERVOS

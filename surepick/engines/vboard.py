@@ -3,8 +3,9 @@
 # and written as a run record of kind `virtual-board` (records/runrecord.py, docs/run-record.md):
 # the same directory `surepick sim run` writes, so replay, compare and fit read both alike.
 #
-# Each cycle is one fresh board (a new flash with the firmware deployed, a new world for the
-# scenario, seed and cycle, as the in-process engine builds one per cycle) driven as the
+# Each cycle is one fresh board (a new flash with the firmware deployed and the run's settings
+# in its /config.json, a new world for the scenario, seed and cycle, as the in-process engine
+# builds one per cycle) driven as the
 # in-process engine drives its controller: CALIBRATE current read in the tick at
 # sim.world.CAL_AT_MS, then the scenario's JOB read in the tick where that calibration ends;
 # both travel over the console while virtual time holds, so the run depends on the scenario and
@@ -33,7 +34,7 @@ from surepick.firmware import settings as fw_settings
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states
-from surepick.shared_fsm.config import Config
+from surepick.shared_fsm.config import reads_in
 from surepick.shared_fsm.machine import Job
 from surepick.firmware import calibrate
 from surepick.engines import loopfigures
@@ -43,7 +44,8 @@ from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS
 
 # The current calibration (firmware/calibrate.py) started in the tick at CAL_AT_MS waits
 # STILL_MS still, then averages one sample a tick for SAMPLE_MS: it ends, and the JOB is read, in
-# the tick at 100 + 300 + 64 = 464 ms. The in-process engine starts its job after that tick.
+# the tick at 100 + 300 + 64 = 464 ms at 4 ms (request_ticks). The in-process engine starts its
+# job after that tick.
 SOURCE_COMMAND = "surepick sim run --engine vboard"
 
 
@@ -134,6 +136,16 @@ def _held_at(ps, t_ms, timeout):
     return False
 
 
+def request_ticks(settings):
+    """(the tick that handles CALIBRATE, the tick that handles the JOB), board ms: the first tick
+    at or after CAL_AT_MS (the loop's first tick follows the boot's boot_sense_ms // period + 1
+    reads, a period apart), and the tick in which that calibration ends."""
+    period = settings.cfg.loop_period_ms
+    first = (settings.board["boot_sense_ms"] // period + 1) * period
+    cal_at = first + reads_in(CAL_AT_MS - first, period) * period if CAL_AT_MS > first else first
+    return cal_at, cal_at + (reads_in(calibrate.STILL_MS, period) + calibrate.sample_ticks(period)) * period
+
+
 def _reply_to(rid):
     return lambda f: f.ftype == link.T_REPLY and f.fields[0] == rid
 
@@ -151,7 +163,7 @@ class BoardCycle:
     judge), the frames, the flash directory, the job as sent, wall seconds."""
 
     def __init__(self, scenario, values, seed, cycle, plant_params=None, flash=None, timeout_s=180,
-                 on_progress=None):
+                 on_progress=None, settings=None):
         self.on_progress = on_progress or (lambda now_ms, state: None)   # virtual time, firmware state
         self.scenario = scenario
         self.values = values
@@ -159,6 +171,7 @@ class BoardCycle:
         self.cycle = int(cycle)
         self.plant_params = plant_params
         self.flash = flash
+        self.settings = settings if settings is not None else fw_settings.Settings()   # the run's
         self.timeout_s = timeout_s
         self.frames = []
         self.ended_at = None
@@ -168,11 +181,13 @@ class BoardCycle:
         from surepick.vboard import VirtualBoard
         from surepick.engines.vboard_plant import wire
         deploy_source(self.flash)
-        ps = PlantService(self.scenario, self.seed, self.values, self.plant_params, self.cycle)
+        settings = self.settings
+        settings.save(str(self.flash) + fw_settings.PATH)     # the board boots with the run's settings
+        ps = PlantService(self.scenario, self.seed, self.values, self.plant_params, self.cycle, cfg=settings.cfg)
         self.ps = ps
         self.log = ps.record()
-        period = Config().loop_period_ms
-        job_at = CAL_AT_MS + calibrate.STILL_MS + calibrate.sample_ticks(period) * period
+        period = settings.cfg.loop_period_ms
+        cal_at, job_at = request_ticks(settings)
         pick, place, width = ps.job_um()
         self.job = (pick, place, width)
         cal_line = link.request(link.T_CALIBRATE, 1, (link.CAL_CURRENT,))
@@ -180,12 +195,12 @@ class BoardCycle:
         # The firmware reads at most link_rx_bytes of a request per tick: a line held at t is
         # whole, and handled, ceil(len / link_rx_bytes) - 1 ticks later. Held so that each is
         # handled in the tick the in-process engine handles it in.
-        rx = fw_settings.Settings().board["link_rx_bytes"]
-        cal_hold = CAL_AT_MS - ((len(cal_line) + rx - 1) // rx - 1) * period
+        rx = settings.board["link_rx_bytes"]
+        cal_hold = cal_at - ((len(cal_line) + rx - 1) // rx - 1) * period
         job_hold = job_at - ((len(job_line) + rx - 1) // rx - 1) * period
         ps.hold_for_line_at(cal_hold)
         ps.hold_for_line_at(job_hold)
-        self.requests = (("calibrate", CAL_AT_MS), ("job", job_at))   # (what, the tick that handles it)
+        self.requests = (("calibrate", cal_at), ("job", job_at))   # (what, the tick that handles it)
         board = wire(VirtualBoard(self.flash, plant_service=ps, scenario=self.scenario, seed=self.seed), ps)
         t0 = time.monotonic()
         deadline = t0 + self.timeout_s
@@ -280,12 +295,13 @@ class RecordedWorld:
         return None
 
 
-def reconstruct(bc, cfg, pulse_tol=0):
-    """Run the shadow board on bc's recorded exchanges. -> dict with ticks (rows without the
+def reconstruct(bc, settings, pulse_tol=0):
+    """Run the shadow board on bc's recorded exchanges, with the board's settings (the run's, as
+    its /config.json held them). -> dict with ticks (rows without the
     cycle column), events (12-int tuples), job (cycles.jsonl job), board_cal, initial_jaw_um,
     fault_state, and the check: pulse/event mismatches and the state-byte agreement.
     pulse_tol: pulses within this many us count as equal (read back from PWM registers)."""
-    from surepick.engines.inproc import SimulatedBoard, board_settings
+    from surepick.engines.inproc import SimulatedBoard
     log = [e for e in bc.log if e[_I["conn"]] == bc.log[0][_I["conn"]]]
     if len(log) < len(bc.log):
         raise ReconstructionError("cycle %d: the controller restarted mid-cycle (%d connections to the plant); "
@@ -320,8 +336,7 @@ def reconstruct(bc, cfg, pulse_tol=0):
             pending.append(row)
         m.step = watched
 
-    # A fresh flash, as the firmware's (its servos start at the home pose).
-    settings = board_settings(cfg.to_dict() if hasattr(cfg, "to_dict") else None)
+    # A fresh flash, as the firmware's (its servos start at the home pose), with its settings.
     board = SimulatedBoard(world, settings)
     ctl = board.ctl
     watch(ctl)
@@ -385,9 +400,10 @@ def _event_key(e):
 # ---- the run ----------------------------------------------------------------------------------
 
 def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, allow_mismatch=False,
-              timeout_s=180, on_progress=None):
+              timeout_s=180, on_progress=None, cfg_overrides=None):
     """One cycle on a fresh virtual board. -> (cycle record dict for cycles.jsonl, events,
-    tick rows, BoardCycle)."""
+    tick rows, BoardCycle). cfg_overrides: the run's machine config (the board's /config.json)."""
+    settings = fw_settings.Settings(machine=cfg_overrides)
     tmp = None
     if workdir is None:
         tmp = workdir = tempfile.mkdtemp(prefix="surepick-vbrun-")
@@ -395,10 +411,9 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
     if flash.exists():
         shutil.rmtree(flash)
     try:
-        bc = BoardCycle(scenario, values, seed, cycle, plant_params, flash, timeout_s, on_progress)
+        bc = BoardCycle(scenario, values, seed, cycle, plant_params, flash, timeout_s, on_progress, settings)
         bc.run()
-        cfg = Config()
-        shadow = reconstruct(bc, cfg)
+        shadow = reconstruct(bc, settings)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -446,9 +461,10 @@ def _cycle_record(bc, shadow, check):
 
 
 def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=None,
-        allow_mismatch=False, log=None, first=0, on_cycle=None, on_progress=None):
+        allow_mismatch=False, log=None, first=0, on_cycle=None, on_progress=None, cfg_overrides=None):
     """Run cycles first..cycles-1 of a scenario on the virtual board. -> what its run record holds
     (records/runrecord.py write): (run.json meta, cycle records, events, ticks).
+    cfg_overrides: the run's machine config, written to every cycle's board as its /config.json.
     on_cycle(meta, record, events, tick rows) as each cycle finishes (before the next starts);
     on_progress(cycle, virtual ms, firmware state) while one runs."""
     from surepick.sim import scenarios
@@ -463,7 +479,7 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
     for k in range(first, cycles):
         prog = None if on_progress is None else (lambda now, state, k=k: on_progress(k, now, state))
         rec, ev, rows, bc = run_cycle(sc.name, values, seed, k, plant_params, workdir, allow_mismatch,
-                                      on_progress=prog)
+                                      on_progress=prog, cfg_overrides=cfg_overrides)
         model_hash = model_hash or bc.ps.plant.model_hash()
         recs.append(rec)
         events[k] = ev
@@ -472,15 +488,15 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
             % (k, rec["fsm_outcome"], (" " + rec["fsm_fault"]) if rec["fsm_fault"] else "", rec["judge_outcome"],
                rec["judge_reason"], rec["attempts"], rec["sim_ms"] / 1000.0, rec["wall_s"], len(rows)))
         if on_cycle is not None:
-            on_cycle(_meta(sc, values, seed, model_hash, plant_params, recs), rec, ev, rows)
-    return _meta(sc, values, seed, model_hash, plant_params, recs), recs, events, ticks
+            on_cycle(_meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides), rec, ev, rows)
+    return _meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides), recs, events, ticks
 
 
-def _meta(sc, values, seed, model_hash, plant_params, recs):
+def _meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides=None):
     # run.json of a virtual-board run of `recs` (records/runrecord.py).
     from surepick.sim.params import PlantParams
     from surepick.engines.summary import versions
-    cfg = Config().to_dict()
+    cfg = fw_settings.Settings(machine=cfg_overrides).cfg.to_dict()
     v = versions()
     v["firmware"] = firmware_version()
     meta = {"kind": "virtual-board", "scenario": sc.name, "params": values, "seed": int(seed), "versions": v,

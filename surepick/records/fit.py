@@ -161,7 +161,7 @@ class Playback:
 
     def simulate(self, params_dict):
         world = World(self.scenario, self.values, self.seed, self.cycle, PlantParams.from_dict(params_dict),
-                      noise_seed=self.plant_seed)
+                      noise_seed=self.plant_seed, cfg=self.cfg)
         board = SimulatedBoard(world, board_settings(self.cfg.to_dict()))
         try:
             board.calibrate_current()

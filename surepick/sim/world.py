@@ -70,10 +70,11 @@ def _carry_arm(old, new):
 class World:
     """scenario: a scenario or its name; overrides: its parameters (validated); seed, cycle: as a run
     names them; plant_params: a PlantParams (fitted or perturbed) or None; noise_seed: another
-    sensor-noise seed than the run's (fit re-simulates with other noise than the record)."""
+    sensor-noise seed than the run's (fit re-simulates with other noise than the record); cfg: the
+    run's machine Config (the judge's lift height is its approach height), None for the defaults."""
 
     def __init__(self, scenario="nominal", overrides=None, seed=0, cycle=0, plant_params=None,
-                 sample_ms=SAMPLE_MS, noise_seed=None):
+                 sample_ms=SAMPLE_MS, noise_seed=None, cfg=None):
         # a Scenario, or its name (KeyError/ValueError name the valid ones)
         self.scenario = scenario if hasattr(scenario, "setup") else scenarios.get(scenario)
         self.values = self.scenario.resolve(overrides)
@@ -84,7 +85,8 @@ class World:
         # part_spec: the named part with another mass or friction (a sweep's part axes)
         self.plant = Plant(part=s.get("part_spec") or s["part"], params=plant_params, seed=plant_seed(self.seed, self.cycle) if noise_seed is None else noise_seed,
                            part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
-        self.judge = Judge(Config().approach_height_um / 1000.0)
+        self.cfg = cfg if cfg is not None else Config()
+        self.judge = Judge(self.cfg.approach_height_um / 1000.0)
         self.sample_ms = sample_ms
         self._next_sample = 0
         self._pending = list(s["injections"])      # (trigger, fault, kwargs) from the scenario

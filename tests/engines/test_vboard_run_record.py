@@ -142,11 +142,7 @@ def test_a_virtual_board_run_and_a_sim_run_of_another_scenario_do_not_compare(vb
     _refused(["replay", str(d)], "cycles.jsonl has 1 cycles but run.json says 2")
 
 
-def test_engine_vboard_refuses_what_it_cannot_do(tmp_path):
-    cfg = tmp_path / "cfg.json"
-    cfg.write_text(json.dumps({"grasp_dwell_ms": 300}))
-    _refused(["sim", "run", "--engine", "vboard", "--scenario", "nominal", "--config", str(cfg),
-              "--out", str(tmp_path / "x")], "--config is not supported")
+def test_engine_vboard_refuses_an_unknown_scenario(tmp_path):
     _refused(["sim", "run", "--engine", "vboard", "--scenario", "no_such", "--out", str(tmp_path / "y")],
              "no_such")
 
@@ -155,9 +151,9 @@ def test_the_reconstruction_check_catches_a_record_that_is_not_the_firmwares(tmp
     # Feed the shadow board other readings than the firmware got: its pulses stop matching.
     sc_values = None
     bc = vboard_run.BoardCycle("nominal", sc_values, 2, 0, None, tmp_path / "flash").run()
-    good = vboard_run.reconstruct(bc, vboard_run.Config())
+    good = vboard_run.reconstruct(bc, bc.settings)
     assert good["pulse_mismatches"] == 0
     i = vboard_run._I["pot"]
     bc.log = [e[:i] + (e[i] + (3000 if e[vboard_run._I["now_ms"]] > 2000 else 0),) + e[i + 1:] for e in bc.log]
-    bad = vboard_run.reconstruct(bc, vboard_run.Config())
+    bad = vboard_run.reconstruct(bc, bc.settings)
     assert bad["pulse_mismatches"] > 0 or [e[1:] for e in bad["events"]] != [e[1:] for e in good["events"]]

@@ -118,7 +118,7 @@ class ChipCycle:
 
     def run(self):
         self.text = b""
-        world = World(self.scenario, self.values, self.seed, self.cycle, self.plant_params)
+        world = World(self.scenario, self.values, self.seed, self.cycle, self.plant_params, cfg=self.settings.cfg)
         self.ps = world                       # vboard's record helpers read the judge through it
         settings = self.settings
         period = settings.cfg.loop_period_ms
@@ -219,7 +219,7 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
             tmp.cleanup()
     # The pulses come back from the PWM slices' registers: the firmware's whole-us width to the
     # slice's resolution (a count is 0.3 us at 50 Hz), so within 1 us of what it wrote.
-    shadow = vboard.reconstruct(cc, settings.cfg, pulse_tol=PULSE_RESOLUTION_US)
+    shadow = vboard.reconstruct(cc, settings, pulse_tol=PULSE_RESOLUTION_US)
     _add_loop_us(shadow["ticks"], cc)
     fw_events = [vboard._event_key(e) for e in cc.events]
     sh_events = [vboard._event_key(e) for e in shadow["events"]]

@@ -3,7 +3,8 @@
 #   sim    a 90 Hz pose stream (a circle at 0.2 m/s, arm side) played in real time through the
 #          two-thread runner (reader thread at the stream's rate, control loop at 100 Hz, the
 #          simulated arm advanced in real time). Latency = wall clock from a sample reaching the
-#          pipeline to the joint setpoint computed from it, written to the servo drivers;
+#          pipeline to the joint setpoint computed from it, handed to the simulated board (its
+#          teleop mode reads it in its next tick);
 #          processing = the pipeline's own compute within that.
 #   board  the same stream into the firmware's teleop mode on the virtual board (the real
 #          `micropython` running the deployed firmware, lockstep with the MuJoCo plant) over its

@@ -8,6 +8,7 @@ import sys
 
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
+from surepick.cli.options import config_overrides_file
 
 SOURCE_HELP = (
     "--source is a recorded stream (.jsonl: one {\"t\", \"pose\": 12 numbers, 3x4 row-major in OpenVR's Y-up "
@@ -15,7 +16,8 @@ SOURCE_HELP = (
     "(a SteamVR controller; pip install surepick[openvr]) or 'spacemouse' (pip install surepick[spacemouse]). "
     "Hold the clutch to move; pressing it again re-zeroes without a jump; fine divides the scale. ")
 TARGET_HELP = (
-    "--target sim drives the MuJoCo arm through the firmware's servo driver; --target PORT (a serial device, "
+    "--target sim drives the MuJoCo arm by a simulated board (the firmware's controller in its teleop mode, at "
+    "the loop period of --config or the default); --target PORT (a serial device, "
     "pty, socket://HOST:PORT or auto) streams the joint setpoints to a board's teleop mode over the link: the "
     "board keeps its own speed and acceleration limits, e-stop and fault checks, and holds where it is when no "
     "setpoint came for 200 ms (deadman). ")
@@ -52,6 +54,8 @@ def add_session_arguments(p):
                    help="operator's facing relative to the arm (-90: OpenVR forward = the arm's +x)")
     p.add_argument("--part", default="cube25", help="part on the source pad (sim), or 'none'")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides for the simulated "
+                   "board (sim), e.g. {\"loop_period_ms\": 5}; a board's own are on its flash")
     p.add_argument("--realtime", action="store_true", help="replay a recorded file in real time (two threads)")
     p.add_argument("--viewer", choices=("auto", "on", "off"), default="auto",
                    help="MuJoCo viewer (sim): auto = when a display exists and the session runs in real time")
@@ -134,11 +138,15 @@ def open_target(args):
     if args.target == "sim":
         from surepick.teleop.sim_target import SimTarget
         part = None if args.part == "none" else args.part
+        cfg = config_overrides_file(args.config) if args.config else None
         try:
-            target = SimTarget(part=part, seed=args.seed)
+            target = SimTarget(part=part, seed=args.seed, cfg_overrides=cfg)
         except (KeyError, ValueError) as e:
             raise CommandError(str(e)) from None
         return target, target.close
+    if args.config:
+        raise CommandError("--config is for --target sim: a board runs with the settings on its flash "
+                           "(surepick config set KEY VALUE)")
     board = _Board(args.target)
     return board.target, board.close
 

@@ -8,7 +8,7 @@
 #   pipeline.py   the two stages (per sample / per control tick) and the shared latest target
 #   frames, quat, outlier, clutch, workspace, smoothing, reach, ik, joint_limits: one step each
 #   feedforward   what a hobby servo needs on top of the IK angles (gravity, damping)
-#   sim_target    the MuJoCo arm driven through the firmware's servo driver
+#   sim_target    the MuJoCo arm driven by a simulated board in the firmware's teleop mode
 #   board_target  a board over the link: setpoints to firmware/teleop_mode.py, its answers back
 #   runner        virtual-time replay and the real-time two-thread loop; session_log the CSV
 #   display       the viewer (own thread, ~30 Hz) or an offscreen picture

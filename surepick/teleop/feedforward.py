@@ -19,7 +19,7 @@ import numpy as np
 
 from surepick.sim.params import PlantParams
 
-# With the target carrying setpoints on at the stream's speed (sim_target.py) and the damping
+# With the board carrying setpoints on at the stream's speed (firmware/teleop_mode.py) and the damping
 # term above, extra lead only overshot in the measurements (tests/teleop), so none by default.
 DEFAULT_LEAD_MS = 0.0
 

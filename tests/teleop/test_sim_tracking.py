@@ -1,33 +1,95 @@
-# Recorded streams into the simulated arm, through the whole pipeline and the firmware's servo
-# driver: tracking, dropped samples, clutch re-zero, unreachable targets. Expected paths come from
-# tests/teleop/streams.py (its own frame conversion), measurements from the physics.
+# Recorded streams into the simulated arm, through the whole pipeline and a simulated board in the
+# firmware's teleop mode (teleop/sim_target.py: the controller at the board's loop period, the
+# arm servos held to a job's speed and acceleration as teleop mode holds them): tracking,
+# dropped samples, clutch re-zero, unreachable targets. Expected paths come from
+# tests/teleop/streams.py (its own frame conversion), measurements from the physics. The figures
+# are in docs/teleop.md; `.venv/bin/python -m pytest -s tests/teleop/test_sim_tracking.py` prints
+# the ones pinned here.
 import math
 
 import numpy as np
 import pytest
 
-from tests.teleop.streams import (HOME_MM, move_then_circle, path_stream, run_stream, sample_at,
+from surepick.firmware import settings as fw_settings
+from surepick.shared_fsm import kinematics
+from tests.teleop.streams import (FOLLOWED_MM_S, HOME_MM, move_then_circle, path_stream, run_stream, sample_at,
                                   smooth_step, stream_speed_mm_s, targets_of)
 
 CENTRE = (135.0, -20.0, 65.0)    # the middle of the tool-down workspace, clear of the pad and the bin
+# FOLLOWED_MM_S: the hand speed the board's teleop mode follows there within the target. Issue 14
+# asked for 0.2 m/s: out of the board's reach (the next two tests).
 
 
 @pytest.mark.parametrize("plane", ["xy", "xz", "yz"])
-def test_tracking_at_hand_speed_0_2_m_s(plane):
-    path, duration = move_then_circle(centre_mm=CENTRE, radius_mm=30.0, plane=plane, speed_mm_s=200.0)
+def test_tracking_at_the_hand_speed_the_board_follows(plane):
+    path, duration = move_then_circle(centre_mm=CENTRE, radius_mm=30.0, plane=plane, speed_mm_s=FOLLOWED_MM_S)
     samples = path_stream(path, duration)
-    assert stream_speed_mm_s(samples) >= 195.0            # the stream really asks for 0.2 m/s
+    assert stream_speed_mm_s(samples) >= 0.97 * FOLLOWED_MM_S    # the stream really asks for that speed
     summary, session = run_stream(samples)
     assert summary["dropped"] == 0 and summary["reach_clamped_ticks"] == 0
+    assert summary["board_refused"] == {} and summary["board_deadmans"] == 0
     steps = np.linalg.norm(np.diff(targets_of(session), axis=0), axis=1) * 100.0    # mm/s at 100 Hz
-    assert steps.max() >= 180.0                            # ...and the commanded target moves that fast
+    assert steps.max() >= 0.9 * FOLLOWED_MM_S                 # ...and the commanded target moves that fast
     assert summary["tracking_rms_mm"] <= 2.0, summary
     assert summary["tracking_max_mm"] <= 5.0, summary
-    # ...and the commanded target is the operator's (filtered) one: no clamp, and where the joint
-    # limiter trimmed a fast elbow move (the vertical radial circle) by under a millimetre
+    # ...and the commanded target is the operator's (filtered) one: no clamp, no joint limiting
     assert summary["target_vs_hand_max_mm"] <= 1.0, summary
     # the IK solvers agree all along the way
     assert summary["ik_dls_vs_analytic_max_deg"] < 0.1
+
+
+def _joint_needs(speed_mm_s, plane):
+    # The joint speeds and accelerations (deg/s, deg/s^2; accelerations over 20 ms) a circle of
+    # the tracking test asks for: the shared analytic IK along the path, differenced every 2 ms.
+    path, duration = move_then_circle(centre_mm=CENTRE, radius_mm=30.0, plane=plane, speed_mm_s=speed_mm_s)
+    dt = 0.002
+    q = np.array([kinematics.inverse(*path(t), -90.0) for t in np.arange(0.0, duration, dt)])
+    v = np.diff(q, axis=0) / dt
+    a = np.diff(v, axis=0) / dt
+    a20 = np.array([np.convolve(a[:, j], np.ones(10) / 10, mode="valid") for j in range(4)]).T
+    return np.abs(v).max(axis=0), np.abs(a20).max(axis=0)
+
+
+def _teleop_caps():
+    # What teleop mode lets an arm servo do (firmware/teleop_mode.py: a job's planned moves, never
+    # above the servo's own limits), from the firmware's default settings.
+    st = fw_settings.Settings()
+    speed = min(st.cfg.arm_speed_mdeg_s / 1000.0, min(st.servo_limits(i)[0] for i in range(4)))
+    accel = min(st.cfg.arm_accel_mdeg_s2 / 1000.0, min(st.servo_limits(i)[1] for i in range(4)))
+    return speed, accel
+
+
+@pytest.mark.parametrize("plane", ["xy", "xz", "yz"])
+def test_0_2_m_s_asks_more_of_the_joints_than_teleop_mode_allows(plane):
+    # Why 0.2 m/s is out of reach: the circles need joint accelerations far above what teleop mode
+    # gives the servos (240 deg/s^2: a job's, so that four servos starting together do not sag
+    # the rail), while the followed speed's stay within them.
+    speed_cap, accel_cap = _teleop_caps()
+    assert (speed_cap, accel_cap) == (90.0, 240.0)
+    v, a = _joint_needs(200.0, plane)
+    assert a.max() > 2.0 * accel_cap, (plane, v, a)
+    v, a = _joint_needs(FOLLOWED_MM_S, plane)
+    assert v.max() < speed_cap and a.max() < accel_cap, (plane, v, a)
+
+
+# Measured where the 2 mm / 5 mm target is NOT met (docs/teleop.md quotes these). Deterministic
+# (virtual time), so the figures are pinned within 10%: a change that makes them better or worse
+# shows here, and docs/teleop.md must follow.
+# - 0.2 m/s in the central workspace: the servos, held to teleop's 90 deg/s and 240 deg/s^2, fall
+#   behind the commanded target and swing wide of it.
+MISSED_0_2 = {"xy": (31.11, 81.25), "xz": (34.67, 94.49), "yz": (26.44, 69.68)}
+
+
+@pytest.mark.parametrize("plane", ["xy", "xz", "yz"])
+def test_tracking_at_0_2_m_s_misses_the_target_by_this_much(plane):
+    path, duration = move_then_circle(centre_mm=CENTRE, radius_mm=30.0, plane=plane, speed_mm_s=200.0)
+    summary, _ = run_stream(path_stream(path, duration))
+    rms, worst = MISSED_0_2[plane]
+    print("central workspace, %s circle at 0.2 m/s: RMS %.2f mm, max %.2f mm" % (
+        plane, summary["tracking_rms_mm"], summary["tracking_max_mm"]))
+    assert summary["tracking_rms_mm"] == pytest.approx(rms, rel=0.1)
+    assert summary["tracking_max_mm"] == pytest.approx(worst, rel=0.1)
+    assert summary["tracking_rms_mm"] > 2.0 and summary["tracking_max_mm"] > 5.0
 
 
 def _with_faults(samples, nan_every=None, spikes=(), lost=()):
@@ -45,24 +107,26 @@ def _with_faults(samples, nan_every=None, spikes=(), lost=()):
 
 
 def test_nan_lost_and_8_cm_jumps_are_dropped_without_moving_the_setpoint():
-    path, duration = move_then_circle(centre_mm=CENTRE, radius_mm=30.0, plane="xy", speed_mm_s=150.0, laps=1.0)
+    path, duration = move_then_circle(centre_mm=CENTRE, radius_mm=30.0, plane="xy", speed_mm_s=FOLLOWED_MM_S,
+                                      laps=1.0)
     clean = path_stream(path, duration)
     spikes = set(range(150, len(clean) - 20, 37))
     lost = {100, 101, 102, 260}
     faulty = _with_faults(clean, nan_every=23, spikes=spikes, lost=lost)
-    n_nan = sum(1 for k in range(len(clean)) if k % 23 == 5 and k not in lost)
+    nans = {k for k in range(len(clean)) if k % 23 == 5} - lost
+    jumps = spikes - lost - nans             # a leap on a NaN sample is dropped as NaN
     s_clean, ses_clean = run_stream(clean)
     s_bad, ses_bad = run_stream(faulty)
-    assert s_bad["dropped"] == n_nan + len(spikes - lost) + len(lost)
-    assert s_bad["dropped_by_reason"]["drop_jump"] == len(spikes - lost)
+    assert s_bad["dropped"] == len(nans) + len(jumps) + len(lost)
+    assert s_bad["dropped_by_reason"]["drop_jump"] == len(jumps)
     assert s_bad["reanchors"] == 0
     # No control step moves the setpoint by more than the limit an accepted sample could cause
     # (scale * jump = 7.5 mm), let alone what an 8 cm jump would (12 mm). Tighter: at most the
     # clean stream's largest step plus the catch-up after the longest loss (4 samples, 44 ms, at
-    # 150 mm/s, through the low-pass's alpha 0.3).
+    # the stream's speed, through the low-pass's alpha 0.3).
     step_clean = np.linalg.norm(np.diff(targets_of(ses_clean), axis=0), axis=1).max()
     step_bad = np.linalg.norm(np.diff(targets_of(ses_bad), axis=0), axis=1).max()
-    assert step_bad <= step_clean + 0.3 * 150.0 * 4 / 90.0, (step_bad, step_clean)
+    assert step_bad <= step_clean + 0.3 * FOLLOWED_MM_S * 4 / 90.0, (step_bad, step_clean)
     assert step_bad < 0.15 * 50.0
     # and the arm still follows (the worst error is not held to 5 mm here: where samples are
     # dropped the target waits and then catches up, which the clean stream never asks for)
@@ -137,14 +201,13 @@ def test_an_unreachable_stream_clamps_without_oscillation():
     assert np.linalg.norm(meas[-1] - tg[-1]) < 2.0
 
 
-# Where the 2 mm / 5 mm target is NOT met, measured (README quotes these): near full stretch the
-# elbow must turn faster than the servos' limits for the same hand speed, the joint limiter holds
-# it back and the commanded target leaves the operator's path (in the radial vertical circle it
-# swings down to the table and far above the path); outside the reach the target slides along the
-# edge. Deterministic (virtual time), so the figures are pinned within 10%: a change that makes
-# them better or worse shows here, and the README must follow.
+# - Near full stretch a small Cartesian move needs a large elbow move: at 0.2 m/s the servos fall
+#   further behind, and the host's joint limiter (at 0.8 of the servos' own limits) holds the
+#   elbow back so the commanded target leaves the operator's path (in the radial vertical circle
+#   it swings down to the table and far above the path). Outside the reach the target slides
+#   along the edge while the servos lag it.
 NEAR_STRETCH = (165.0, 0.0, 40.0)        # the circle's wrist point comes within 6 mm of full stretch
-MISSED = {"xy": (4.91, 19.09), "yz": (3.28, 9.64), "xz": (19.91, 99.25)}
+MISSED = {"xy": (27.30, 95.99), "yz": (15.44, 43.79), "xz": (31.37, 97.51)}
 
 
 @pytest.mark.parametrize("plane", ["xy", "yz", "xz"])
@@ -165,5 +228,5 @@ def test_outside_reach_tracking_while_the_target_slides_along_the_edge():
     summary, _ = run_stream(samples)
     print("outside reach: RMS %.2f mm, max %.2f mm" % (summary["tracking_rms_mm"], summary["tracking_max_mm"]))
     assert summary["reach_clamped_ticks"] > 200
-    assert summary["tracking_rms_mm"] == pytest.approx(4.90, rel=0.1)
-    assert summary["tracking_max_mm"] == pytest.approx(26.08, rel=0.1)
+    assert summary["tracking_rms_mm"] == pytest.approx(16.34, rel=0.1)
+    assert summary["tracking_max_mm"] == pytest.approx(41.30, rel=0.1)

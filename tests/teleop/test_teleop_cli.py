@@ -14,7 +14,7 @@ import numpy as np
 
 from surepick.teleop.session_log import COLUMNS
 from surepick.teleop.sources.stream_file import write_jsonl
-from tests.teleop.streams import move_then_circle, path_stream
+from tests.teleop.streams import FOLLOWED_MM_S, move_then_circle, path_stream
 
 REPO = Path(__file__).resolve().parents[2]
 SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
@@ -29,7 +29,8 @@ def _env():
 
 
 def test_recorded_stream_writes_the_log_and_the_summary(tmp_path):
-    path, duration = move_then_circle(centre_mm=(135.0, -20.0, 65.0), radius_mm=30.0, speed_mm_s=150.0, laps=1.0)
+    path, duration = move_then_circle(centre_mm=(135.0, -20.0, 65.0), radius_mm=30.0, speed_mm_s=FOLLOWED_MM_S,
+                                      laps=0.5)
     samples = path_stream(path, duration)
     samples[40].pose = None
     write_jsonl(tmp_path / "s.jsonl", samples)
@@ -50,6 +51,24 @@ def test_recorded_stream_writes_the_log_and_the_summary(tmp_path):
     assert rows[40]["status"] == "drop_lost" and rows[40]["raw_m03"] == ""
     assert all(float(r["latency_ms"]) >= 0 for r in rows)
     assert (out / "teleop_final.png").stat().st_size > 1000, summary["snapshot"]
+
+
+def test_the_sim_targets_board_runs_at_the_configs_loop_period(tmp_path):
+    # --config gives the simulated board its settings (a board has its own on its flash: refused).
+    path, duration = move_then_circle(centre_mm=(135.0, -20.0, 65.0), radius_mm=30.0, speed_mm_s=FOLLOWED_MM_S,
+                                      laps=0.1, approach_s=0.3)
+    write_jsonl(tmp_path / "s.jsonl", path_stream(path, duration))
+    (tmp_path / "cfg.json").write_text(json.dumps({"loop_period_ms": 5}))
+    out = tmp_path / "run"
+    args = ["teleop", "--source", str(tmp_path / "s.jsonl"), "--out", str(out), "--part", "none",
+            "--viewer", "off", "--config", str(tmp_path / "cfg.json")]
+    r = subprocess.run(SUREPICK + args + ["--target", "sim"], capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["board_period_ms"] == 5 and summary["board_refused"] == {}
+    r = subprocess.run(SUREPICK + args + ["--target", "socket://127.0.0.1:9"], capture_output=True, text=True,
+                       env=_env(), timeout=60)
+    assert r.returncode == 2 and "--config is for --target sim" in r.stderr, r.stderr
 
 
 def test_a_bad_stream_line_is_named_and_nothing_runs(tmp_path):

@@ -4,8 +4,7 @@
 # board_hal (tools/vhal) finds it. Here: the MuJoCo plant of a sim scenario
 # (tools/plant_service.PlantService), its faults, and the wiring of its controller resets
 # (brownout, power cut) to the board's power.
-import random
-
+from surepick.sim import seeds
 from surepick.vboard.board import VirtualBoard
 
 # --power-cut-random picks a moment in this window of plant time: from just after boot to the
@@ -21,7 +20,7 @@ def scenario_names():
 def random_cut_ms(seed):
     # Even ms (seeded runs kept from the 2 ms days); at a longer period the cut lands on the next tick.
     lo, hi = RANDOM_CUT_MS
-    return random.Random(int(seed)).randrange(lo // 2, hi // 2) * 2
+    return seeds.rng("power_cut", seed).randrange(lo // 2, hi // 2) * 2
 
 
 def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut_random=None, realtime=False):

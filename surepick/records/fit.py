@@ -21,12 +21,12 @@ import numpy as np
 from surepick.shared_fsm.config import Config
 from surepick.sim import scenarios
 from surepick.sim.params import PlantParams
-from surepick.sim.world import World, plant_seed
+from surepick.sim import seeds
+from surepick.sim.world import World
 from surepick.engines.inproc import SimulatedBoard, board_settings
 
 from surepick.records.runrecord import PULSE_COLUMNS, TICK_INDEX
 
-NOISE_SEED_SHIFT = 7919  # re-simulate with other sensor noise than the record: a fit must not lean on it
 CHANNELS = ("pot_counts", "current_ma", "rail_mv", "switch_pressed")
 # Residual scale of each channel (about its noise): the objective is the sum of squared RMS / scale.
 SCALE = {"pot_counts": 40.0, "current_ma": 8.0, "rail_mv": 8.0, "switch_pressed": 0.1, "cal": 15.0}
@@ -116,7 +116,7 @@ def named_values(params_dict):
 def stand_in_params(seed):
     # A hidden, perturbed plant chosen by seed: slower servos, a softer pad, an offset current
     # sensor and a pot zero error, each within what a real build plausibly shows.
-    rng = np.random.default_rng(int(seed) + 0x5EED)
+    rng = np.random.default_rng(seeds.derive("stand_in", seed))
     p = PlantParams().to_dict()
     for i in range(5):
         p["servos"][i]["speed_s_per_60deg_4v8"] *= float(rng.uniform(1.25, 1.6))
@@ -145,7 +145,8 @@ class Playback:
         if self.setup["injections"]:
             raise FitError("scenario '%s' injects faults; fit needs a run of a scenario without injections "
                            "(e.g. nominal, part_offset, cylinder)" % meta["scenario"])
-        self.plant_seed = plant_seed(self.seed, self.cycle) + NOISE_SEED_SHIFT
+        # re-simulated with other sensor noise than the record's: a fit must not lean on it
+        self.plant_seed = seeds.derive("refit_noise", self.seed, self.cycle)
         self.cfg = Config(meta["config"])
         rows = record.cycle_ticks(self.cycle)
         if len(rows) == 0:

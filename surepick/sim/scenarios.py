@@ -6,9 +6,9 @@
 # given on the command line as --param key=value. "state" parameters name one of the machine's
 # states; the fault then lands at a random time in that state, drawn from the seed.
 import math
-import random
 
 from surepick.shared_fsm import states
+from surepick.sim import seeds
 from surepick.sim.plant import (PARTS, SOURCE_XY_MM, BIN_XY_MM, PART_HEIGHT_MM, SOURCE_TOP_Z_MM, BIN_FLOOR_Z_MM,
                     OBSTACLE_XY_MM, OBSTACLE_SIZE_MM)
 
@@ -260,7 +260,8 @@ def part_width_mm(part):
 
 
 def rng_for(seed, cycle):
-    return random.Random((int(seed) * 1000003 + int(cycle) * 7919) & 0xFFFFFFFF)
+    # The scenario's draws for a run's seed and cycle (sim/seeds.py).
+    return seeds.rng("scenario", seed, cycle)
 
 
 def describe():

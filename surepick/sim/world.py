@@ -20,7 +20,7 @@ import mujoco
 from surepick.shared_fsm import servo_cal, states
 from surepick.shared_fsm.config import Config
 
-from . import scenarios
+from . import scenarios, seeds
 from .judge import Judge
 from .plant import N_SERVOS, Plant
 
@@ -31,11 +31,6 @@ CYCLE_LIMIT_MS = 60000    # a cycle that has not ended by then is reported as in
 BOOT_MS = 250             # controller restart time after a brownout or power cut
 CAL_AT_MS = 100           # plant ms of the tick in which the host asks for the current calibration
 GRIPPER = 4               # servo index of the jaw
-
-
-def plant_seed(seed, cycle):
-    """The plant's noise seed for a run's seed and cycle index (the one derivation)."""
-    return int(seed) * 1000 + int(cycle)
 
 
 def _um(pose_mm):
@@ -83,7 +78,7 @@ class World:
         self.setup = self.scenario.setup(self.values, scenarios.rng_for(self.seed, self.cycle))
         s = self.setup
         # part_spec: the named part with another mass or friction (a sweep's part axes)
-        self.plant = Plant(part=s.get("part_spec") or s["part"], params=plant_params, seed=plant_seed(self.seed, self.cycle) if noise_seed is None else noise_seed,
+        self.plant = Plant(part=s.get("part_spec") or s["part"], params=plant_params, seed=seeds.derive("sensor_noise", self.seed, self.cycle) if noise_seed is None else noise_seed,
                            part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
         self.cfg = cfg if cfg is not None else Config()
         self.judge = Judge(self.cfg.approach_height_um / 1000.0)

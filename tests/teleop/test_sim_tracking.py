@@ -26,6 +26,8 @@ def test_tracking_at_the_hand_speed_the_board_follows(plane):
     samples = path_stream(path, duration)
     assert stream_speed_mm_s(samples) >= 0.97 * FOLLOWED_MM_S    # the stream really asks for that speed
     summary, session = run_stream(samples)
+    print("central workspace, %s circle at %g mm/s: RMS %.2f mm, max %.2f mm" % (
+        plane, FOLLOWED_MM_S, summary["tracking_rms_mm"], summary["tracking_max_mm"]))
     assert summary["dropped"] == 0 and summary["reach_clamped_ticks"] == 0
     assert summary["board_refused"] == {} and summary["board_deadmans"] == 0
     steps = np.linalg.norm(np.diff(targets_of(session), axis=0), axis=1) * 100.0    # mm/s at 100 Hz

@@ -74,26 +74,6 @@ def test_0_2_m_s_asks_more_of_the_joints_than_teleop_mode_allows(plane):
     assert v.max() < speed_cap and a.max() < accel_cap, (plane, v, a)
 
 
-# Measured where the 2 mm / 5 mm target is NOT met (docs/teleop.md quotes these). Deterministic
-# (virtual time), so the figures are pinned within 10%: a change that makes them better or worse
-# shows here, and docs/teleop.md must follow.
-# - 0.2 m/s in the central workspace: the servos, held to teleop's 90 deg/s and 240 deg/s^2, fall
-#   behind the commanded target and swing wide of it.
-MISSED_0_2 = {"xy": (31.11, 81.25), "xz": (34.67, 94.49), "yz": (26.44, 69.68)}
-
-
-@pytest.mark.parametrize("plane", ["xy", "xz", "yz"])
-def test_tracking_at_0_2_m_s_misses_the_target_by_this_much(plane):
-    path, duration = move_then_circle(centre_mm=CENTRE, radius_mm=30.0, plane=plane, speed_mm_s=200.0)
-    summary, _ = run_stream(path_stream(path, duration))
-    rms, worst = MISSED_0_2[plane]
-    print("central workspace, %s circle at 0.2 m/s: RMS %.2f mm, max %.2f mm" % (
-        plane, summary["tracking_rms_mm"], summary["tracking_max_mm"]))
-    assert summary["tracking_rms_mm"] == pytest.approx(rms, rel=0.1)
-    assert summary["tracking_max_mm"] == pytest.approx(worst, rel=0.1)
-    assert summary["tracking_rms_mm"] > 2.0 and summary["tracking_max_mm"] > 5.0
-
-
 def _with_faults(samples, nan_every=None, spikes=(), lost=()):
     out = []
     for k, s in enumerate(samples):
@@ -203,25 +183,33 @@ def test_an_unreachable_stream_clamps_without_oscillation():
     assert np.linalg.norm(meas[-1] - tg[-1]) < 2.0
 
 
+# Measured where the 2 mm / 5 mm target is NOT met (docs/teleop.md quotes these). Deterministic
+# (virtual time), so the figures are pinned within 10%: a change that makes them better or worse
+# shows here, and docs/teleop.md must follow.
+# - 0.2 m/s in the central workspace: the servos, held to teleop's 90 deg/s and 240 deg/s^2, fall
+#   behind the commanded target and swing wide of it.
 # - Near full stretch a small Cartesian move needs a large elbow move: at 0.2 m/s the servos fall
 #   further behind, and the host's joint limiter (at 0.8 of the servos' own limits) holds the
 #   elbow back so the commanded target leaves the operator's path (in the radial vertical circle
-#   it swings down to the table and far above the path). Outside the reach the target slides
-#   along the edge while the servos lag it.
+#   it swings down to the table and far above the path).
+# - Outside the reach the target slides along the edge while the servos lag it (the last test).
 NEAR_STRETCH = (165.0, 0.0, 40.0)        # the circle's wrist point comes within 6 mm of full stretch
-MISSED = {"xy": (27.30, 95.99), "yz": (15.44, 43.79), "xz": (31.37, 97.51)}
+# where -> (centre, radius mm, {plane: (RMS, max) mm})
+MISSED = {"central workspace": (CENTRE, 30.0, {"xy": (31.11, 81.25), "xz": (34.67, 94.49), "yz": (26.44, 69.68)}),
+          "near full stretch": (NEAR_STRETCH, 20.0, {"xy": (27.30, 95.99), "yz": (15.44, 43.79), "xz": (31.37, 97.51)})}
 
 
-@pytest.mark.parametrize("plane", ["xy", "yz", "xz"])
-def test_near_full_stretch_tracking_misses_the_target_by_this_much(plane):
-    path, duration = move_then_circle(centre_mm=NEAR_STRETCH, radius_mm=20.0, plane=plane, speed_mm_s=200.0)
+@pytest.mark.parametrize("where,plane", [(w, p) for w in MISSED for p in ("xy", "xz", "yz")])
+def test_tracking_at_0_2_m_s_misses_the_target_by_this_much(where, plane):
+    centre, radius, figures = MISSED[where]
+    path, duration = move_then_circle(centre_mm=centre, radius_mm=radius, plane=plane, speed_mm_s=200.0)
     summary, _ = run_stream(path_stream(path, duration))
-    rms, worst = MISSED[plane]
-    print("near full stretch, %s circle at 0.2 m/s: RMS %.2f mm, max %.2f mm" % (
-        plane, summary["tracking_rms_mm"], summary["tracking_max_mm"]))
+    rms, worst = figures[plane]
+    print("%s, %s circle at 0.2 m/s: RMS %.2f mm, max %.2f mm" % (
+        where, plane, summary["tracking_rms_mm"], summary["tracking_max_mm"]))
     assert summary["tracking_rms_mm"] == pytest.approx(rms, rel=0.1)
     assert summary["tracking_max_mm"] == pytest.approx(worst, rel=0.1)
-    assert summary["tracking_rms_mm"] > 2.0 or summary["tracking_max_mm"] > 5.0
+    assert summary["tracking_rms_mm"] > 2.0 and summary["tracking_max_mm"] > 5.0
 
 
 def test_outside_reach_tracking_while_the_target_slides_along_the_edge():

@@ -136,12 +136,18 @@ def _held_at(ps, t_ms, timeout):
     return False
 
 
+def first_tick_ms(settings):
+    """The board ms of the loop's first tick after a boot at 0: the boot's boot_sense_ms // period
+    + 1 reads come first, a period apart (firmware/controller.py boot)."""
+    period = settings.cfg.loop_period_ms
+    return (settings.board["boot_sense_ms"] // period + 1) * period
+
+
 def request_ticks(settings):
     """(the tick that handles CALIBRATE, the tick that handles the JOB), board ms: the first tick
-    at or after CAL_AT_MS (the loop's first tick follows the boot's boot_sense_ms // period + 1
-    reads, a period apart), and the tick in which that calibration ends."""
+    at or after CAL_AT_MS, and the tick in which that calibration ends."""
     period = settings.cfg.loop_period_ms
-    first = (settings.board["boot_sense_ms"] // period + 1) * period
+    first = first_tick_ms(settings)
     cal_at = first + reads_in(CAL_AT_MS - first, period) * period if CAL_AT_MS > first else first
     return cal_at, cal_at + (reads_in(calibrate.STILL_MS, period) + calibrate.sample_ticks(period)) * period
 

@@ -81,8 +81,7 @@ class ChipCycle:
         self.settings = settings or fw_settings.Settings()   # what the chip's /config.json says
         if cal_after_ms is None:
             # the in-process engine's first tick comes after boot_sense_ms // period + 1 reads
-            p = self.settings.cfg.loop_period_ms
-            cal_after_ms = CAL_AT_MS - (self.settings.board["boot_sense_ms"] // p + 1) * p
+            cal_after_ms = CAL_AT_MS - vboard.first_tick_ms(self.settings)
         self.cal_after_ms = cal_after_ms              # CALIBRATE this long after the first tick
         self.stop_after_job_ms = stop_after_job_ms    # benches: stop early instead of at the end
         self.console = bytearray()                    # everything the chip sent that was not a frame

@@ -210,6 +210,11 @@ class Plant:
         self.estop = 0
         self._gripper_act = m.actuator("gripper").id
         self._pad_adr = m.jnt_qposadr[m.joint("pad_slide").id]
+        # The model's physics step in whole ms, dividing the switch's sampling period.
+        self._step_ms = int(round(m.opt.timestep * 1000.0))
+        if self._step_ms < 1 or _CHUNK_MS % self._step_ms or abs(m.opt.timestep * 1000.0 - self._step_ms) > 1e-9:
+            raise ValueError("arm model: the timestep must be a whole number of ms dividing %d ms, got %g s"
+                             % (_CHUNK_MS, m.opt.timestep))
         self._act_length = d.actuator_length  # views into MjData, fetched once (hot path)
         self._qpos = d.qpos
         self._trip_m = params.switch.trip_mm / 1000.0
@@ -272,6 +277,7 @@ class Plant:
         trip_m, release_m = self._trip_m, self._release_m
         qpos = self._qpos
         pad = self._pad_adr
+        step_ms = self._step_ms
         now = self.now_ms
         end = now + ms
         nxt = self._next_event_ms
@@ -285,7 +291,11 @@ class Plant:
                 stop = end
             if stop > nxt:
                 stop = nxt
-            step(m, d, stop - now)
+            n = stop - now
+            if n == step_ms:
+                step(m, d, 1)
+            else:
+                self._step_odd(step, n)
             now = stop
             # Switch sampling, inlined (Microswitch.update) to keep the loop cheap.
             if switch.pressed:
@@ -295,6 +305,21 @@ class Plant:
                 switch.update(now, qpos[pad] * 1000.0)
         self.now_ms = now
         self._rail_ms = -1  # the state changed: recompute the rail on the next read
+
+    def _step_odd(self, step, ms):
+        # A chunk that is not one physics step (an odd ms: a push or a PWM frame that ends on
+        # one, a controller period that is not a multiple of the step): whole steps, then the
+        # rest with the step shortened to it for that one step.
+        m, d = self.m, self.d
+        whole, rest = divmod(ms, self._step_ms)
+        if whole:
+            step(m, d, whole)
+        if rest:
+            m.opt.timestep = rest / 1000.0
+            try:
+                step(m, d, 1)
+            finally:
+                m.opt.timestep = self._step_ms / 1000.0
 
     def _event(self):
         now = self.now_ms

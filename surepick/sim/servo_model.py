@@ -22,7 +22,7 @@ GRIPPER = servo_cal.GRIPPER
 _TORQUE_REF_MV = 4800.0   # datasheet torque and speed figures are at 4.8 V
 _CURRENT_REF_MV = 5000.0  # stall current figures are at 5 V
 _STALL_STILL_RAD_S = math.radians(10.0)
-_GEAR_SOLREF = (0.002, 1.0)             # friction-loss constraint: 2 ms (twice the 1 ms step)
+_GEAR_SOLREF = (0.004, 1.0)             # friction-loss constraint: twice the 2 ms step (the stiffest it gets)
 _GEAR_SOLIMP = (0.99, 0.999, 0.001)
 
 

@@ -50,6 +50,8 @@ BENCHES = (
                           r"^cycle \(per call, us: mean / p99 / max\)",
                           r"emulation: %s s emulated in %s s host CPU" % (NUM, NUM),
                           r"heap on the chip \(firmware \+ probe\): free after boot \d+ B, at the job's first tick \d+ B"], True),
+    ("physics_cost.py", PY, [r"^this .*: mj_step %s us per simulated ms \(%sx real time\), whole cycle %s us" % (NUM, NUM, NUM),
+                             r"load average at end"], False),
     ("sim_bench.py", PY, [r"ratio \(target >= 0\.8\): +%s" % NUM, r"one nominal cycle: +%s x real time" % NUM,
                           r"whole tick +%s us" % NUM, r"^per \d+ ms loop tick: +%s us in mj_step" % NUM, r"mixed batch: 2 cycles"], False),
 )

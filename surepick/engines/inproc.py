@@ -19,6 +19,7 @@ from surepick.shared_fsm.ticks import ticks_diff
 from surepick.firmware import settings as fw_settings
 from surepick.sim import world as world_mod
 from surepick.sim.judge import PLACE_HOLD_MS, RESTART_WINDOW_MS
+from surepick.sim.fast_world import FastWorld
 from surepick.sim.world import (BATCH_SAMPLE_MS, CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS, SAMPLE_MS,
                                 World)
 
@@ -144,11 +145,14 @@ class SimulatedBoard:
 class CycleRun:
     # job: (pick, place, width_um, max_attempts or None) in um/mdeg to send instead of the
     # scenario's own (a job file's, `sim run --job`); None: the scenario's.
+    # reference: run today's World, Plant and Judge (sim/world.py) instead of their per-tick fast
+    # path (sim/fast_world.py); the results are the same (tests/engines/test_fast_world.py).
     def __init__(self, scenario, values, seed, cycle, plant_params=None, cfg_overrides=None,
-                 sample_ms=SAMPLE_MS, job=None):
+                 sample_ms=SAMPLE_MS, job=None, reference=False):
         self.settings = board_settings(cfg_overrides)
         self.cfg = self.settings.cfg
-        self.world = World(scenario, values, seed, cycle, plant_params, sample_ms=sample_ms, cfg=self.cfg)
+        world_class = World if reference else FastWorld
+        self.world = world_class(scenario, values, seed, cycle, plant_params, sample_ms=sample_ms, cfg=self.cfg)
         self.job_given = job
         self.scenario = self.world.scenario
         self.values = self.world.values
@@ -189,6 +193,7 @@ class CycleRun:
         if not record_trajectory:
             self.ticks = []
             world.sample_ms = BATCH_SAMPLE_MS
+            world.judge_only = True          # no trajectory rows: the judge's fields are enough
             self._watch_steps(board.ctl)     # no tick trace: the machine's own step again
         board.stats.begin_cycle()        # the job's loop figures, as the firmware begins them
         err = board.ctl.start_job(job)
@@ -372,9 +377,9 @@ class CycleRun:
 
 
 def run_cycle(name, overrides=None, seed=0, cycle=0, plant_params=None, cfg_overrides=None,
-              record_trajectory=True):
+              record_trajectory=True, reference=False):
     run = CycleRun(name, overrides, seed, cycle, plant_params, cfg_overrides,
-                   sample_ms=SAMPLE_MS if record_trajectory else BATCH_SAMPLE_MS)
+                   sample_ms=SAMPLE_MS if record_trajectory else BATCH_SAMPLE_MS, reference=reference)
     rec = run.run(record_trajectory)
     return rec, run.trajectory, run
 

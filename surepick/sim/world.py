@@ -68,6 +68,9 @@ class World:
     sensor-noise seed than the run's (fit re-simulates with other noise than the record); cfg: the
     run's machine Config (the judge's lift height is its approach height), None for the defaults."""
 
+    plant_class = Plant      # sim/fast_world.py derives the in-process engine's from these
+    judge_class = Judge
+
     def __init__(self, scenario="nominal", overrides=None, seed=0, cycle=0, plant_params=None,
                  sample_ms=SAMPLE_MS, noise_seed=None, cfg=None):
         # a Scenario, or its name (KeyError/ValueError name the valid ones)
@@ -78,10 +81,10 @@ class World:
         self.setup = self.scenario.setup(self.values, scenarios.rng_for(self.seed, self.cycle))
         s = self.setup
         # part_spec: the named part with another mass or friction (a sweep's part axes)
-        self.plant = Plant(part=s.get("part_spec") or s["part"], params=plant_params, seed=seeds.derive("sensor_noise", self.seed, self.cycle) if noise_seed is None else noise_seed,
-                           part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
+        self.plant = self.plant_class(part=s.get("part_spec") or s["part"], params=plant_params, seed=seeds.derive("sensor_noise", self.seed, self.cycle) if noise_seed is None else noise_seed,
+                                      part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
         self.cfg = cfg if cfg is not None else Config()
-        self.judge = Judge(self.cfg.approach_height_um / 1000.0)
+        self.judge = self.judge_class(self.cfg.approach_height_um / 1000.0)
         self.sample_ms = sample_ms
         self._next_sample = 0
         self._pending = list(s["injections"])      # (trigger, fault, kwargs) from the scenario

@@ -11,6 +11,7 @@ from surepick.shared_fsm import states
 
 from surepick.engines.inproc import TRAJECTORY_COLUMNS
 from surepick.engines.summary import summarise, versions
+from surepick.records.cycle_plot import plot_cycle
 
 MAX_PLOTS = 20
 
@@ -157,45 +158,3 @@ def write_trajectory(path, trajectories):
             for r in rows:
                 w.writerow((k,) + tuple("" if v is None else v for v in r))
     os.replace(tmp, path)
-
-
-def plot_cycle(path, rows, cycle):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    col = {name: i for i, name in enumerate(TRAJECTORY_COLUMNS)}
-    t = [r[col["t_ms"]] / 1000.0 for r in rows]
-
-    def series(name):
-        return [r[col[name]] for r in rows]
-    fig, axes = plt.subplots(5, 1, sharex=True, figsize=(11, 9), height_ratios=(2, 1.3, 1.3, 1, 1.3))
-    ax = axes[0]
-    ax.step(t, series("state"), where="post", color="k")
-    ax.set_yticks(range(len(states.NAMES)))
-    ax.set_yticklabels(states.NAMES, fontsize=7)
-    ax.set_title("%s seed %d cycle %d: machine %s%s, judge %s (%s)" % (
-        cycle.get("scenario", ""), cycle["seed"], cycle["cycle"], cycle["fsm_outcome"],
-        (" " + cycle["fsm_fault"]) if cycle["fsm_fault"] else "", cycle["judge_outcome"],
-        cycle["judge_reason"]), fontsize=9)
-    for e in cycle["events"]:
-        if e["kind"] == "fault":
-            ax.axvline(e["t_ms"] / 1000.0, color="r", lw=1)
-            ax.text(e["t_ms"] / 1000.0, 8.3, e["reason"], color="r", fontsize=7)
-    pot = [(c - 8000) / 1067.0 for c in series("pot_counts")]
-    axes[1].plot(t, pot, label="jaw from pot (mm)")
-    axes[1].plot(t, [v / 1000.0 for v in series("jaw_cmd_um")], "--", label="jaw command (mm)")
-    axes[1].plot(t, series("jaw_true_mm"), ":", label="jaw true (mm)")
-    axes[1].legend(fontsize=7, loc="upper right")
-    axes[2].plot(t, series("current_ma"), color="tab:red", label="gripper current (mA)")
-    axes[2].legend(fontsize=7, loc="upper right")
-    axes[3].step(t, series("switch_pressed"), where="post", label="switch pressed")
-    axes[3].step(t, [v + 1.2 for v in series("beam_broken")], where="post", label="beam broken (+1.2)")
-    axes[3].step(t, [v + 2.4 for v in series("finger_contact")], where="post", label="finger contact, truth (+2.4)")
-    axes[3].legend(fontsize=7, loc="upper right")
-    z = [v if v is not None and v != "" else float("nan") for v in series("part_z_mm")]
-    axes[4].plot(t, z, color="tab:green", label="part z, truth (mm)")
-    axes[4].legend(fontsize=7, loc="upper right")
-    axes[4].set_xlabel("time (s)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)

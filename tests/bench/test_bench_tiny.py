@@ -50,6 +50,8 @@ BENCHES = (
                           r"^cycle \(per call, us: mean / p99 / max\)",
                           r"emulation: %s s emulated in %s s host CPU" % (NUM, NUM),
                           r"heap on the chip \(firmware \+ probe\): free after boot \d+ B, at the job's first tick \d+ B"], True),
+    ("openbricks_compare.py", PY, [r"^surepick +in the loop +%sx real time, bare mj_step +%sx" % (NUM, NUM),
+                                   r"openbricks: not run with --tiny"], False),
     ("physics_cost.py", PY, [r"^this .*: mj_step %s us per simulated ms \(%sx real time\), whole cycle %s us" % (NUM, NUM, NUM),
                              r"load average at end"], False),
     ("sim_bench.py", PY, [r"ratio \(target >= 0\.8\): +%s" % NUM, r"one nominal cycle: +%s x real time" % NUM,

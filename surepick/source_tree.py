@@ -18,7 +18,7 @@ DOCS = CHECKOUT / "docs"
 
 
 def package_file(*parts):
-    """A file shipped inside the package, e.g. package_file("sim", "arm.xml")."""
+    """A file shipped inside the package, e.g. package_file("firmware", "main.py")."""
     return PACKAGE.joinpath(*parts)
 
 

@@ -5,6 +5,7 @@
 # the link; a brownout resets the controller, which then boots from its flash like a board.
 # With a trajectory it also keeps the run record's tick trace (records/runrecord.py): what the
 # machine read at every step and what it commanded, captured around Machine.step itself.
+import json
 import operator
 import tempfile
 import time
@@ -16,6 +17,7 @@ from surepick.firmware.hal.plant_pins import PlantPins
 from surepick.shared_fsm import codes, link, states
 from surepick.shared_fsm.machine import Job
 from surepick.shared_fsm.ticks import ticks_diff
+from surepick.firmware import arm_file
 from surepick.firmware import settings as fw_settings
 from surepick.sim import world as world_mod
 from surepick.sim.judge import PLACE_HOLD_MS, RESTART_WINDOW_MS
@@ -84,6 +86,9 @@ class SimulatedBoard:
         self._tmp = tempfile.TemporaryDirectory(prefix="surepick-simflash-") if flash is None else None
         self.flash = flash or self._tmp.name
         settings.save(self.flash + fw_settings.PATH)   # what the board's /config.json holds
+        if world.arm is not None:                       # what deploy ships as /arm.json
+            with open(self.flash + arm_file.PATH, "w") as f:
+                json.dump(world.arm.to_dict(), f, separators=(",", ":"))
         self.period = settings.cfg.loop_period_ms
         # The controller's own loop figures, as the firmware keeps them (firmware/telemetry.py):
         # the period on the world's clock, the tick's work on this host's CPU clock.
@@ -148,11 +153,12 @@ class CycleRun:
     # reference: run today's World, Plant and Judge (sim/world.py) instead of their per-tick fast
     # path (sim/fast_world.py); the results are the same (tests/engines/test_fast_world.py).
     def __init__(self, scenario, values, seed, cycle, plant_params=None, cfg_overrides=None,
-                 sample_ms=SAMPLE_MS, job=None, reference=False):
+                 sample_ms=SAMPLE_MS, job=None, reference=False, arm=None):
         self.settings = board_settings(cfg_overrides)
         self.cfg = self.settings.cfg
         world_class = World if reference else FastWorld
-        self.world = world_class(scenario, values, seed, cycle, plant_params, sample_ms=sample_ms, cfg=self.cfg)
+        self.world = world_class(scenario, values, seed, cycle, plant_params, sample_ms=sample_ms, cfg=self.cfg,
+                                 arm=arm)
         self.job_given = job
         self.scenario = self.world.scenario
         self.values = self.world.values
@@ -377,9 +383,9 @@ class CycleRun:
 
 
 def run_cycle(name, overrides=None, seed=0, cycle=0, plant_params=None, cfg_overrides=None,
-              record_trajectory=True, reference=False):
+              record_trajectory=True, reference=False, arm=None):
     run = CycleRun(name, overrides, seed, cycle, plant_params, cfg_overrides,
-                   sample_ms=SAMPLE_MS if record_trajectory else BATCH_SAMPLE_MS, reference=reference)
+                   sample_ms=SAMPLE_MS if record_trajectory else BATCH_SAMPLE_MS, reference=reference, arm=arm)
     rec = run.run(record_trajectory)
     return rec, run.trajectory, run
 

@@ -14,7 +14,7 @@ def run_meta(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cfg_
 
 
 def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cfg_overrides=None,
-               viewer=False, on_cycle=None, first=0, job=None):
+               viewer=False, on_cycle=None, first=0, job=None, arm=None):
     # -> (meta, cycle records, trajectories) of cycles first..cycles-1. on_cycle(record,
     # trajectory, run) is called as each cycle finishes, before the next starts: a caller that
     # writes it there loses nothing to a Ctrl-C. Cycle k is seeded (seed, k) whatever `first`
@@ -27,7 +27,7 @@ def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cf
     values = meta["params"]
     recs, trajectories = [], []
     for k in range(first, cycles):
-        run = inproc.CycleRun(sc, values, seed, k, plant_params, cfg_overrides, job=job)
+        run = inproc.CycleRun(sc, values, seed, k, plant_params, cfg_overrides, job=job, arm=arm)
         if viewer:
             run.viewer = "passive"
         rec = run.run(record_trajectory=True)

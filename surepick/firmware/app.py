@@ -43,7 +43,7 @@ from . import flashlog
 from . import settings as settings_mod
 from . import telemetry
 from . import teleop_mode
-from .controller import Controller
+from .controller import Controller, E_ARM_INVALID
 from .framewriter import FrameWriter
 from .status_led import StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP
 
@@ -477,6 +477,8 @@ class App(Controller):
             self._reply(rid, link.E_STATE, ("holding",))    # RESCUE place or release first
         elif r == M_ARM_OFF:
             self._reply(rid, link.E_STATE, ("arm_unpowered",))  # RESCUE first
+        elif r == E_ARM_INVALID:
+            self._reply(rid, link.E_STATE, ("arm_invalid",))    # deploy a valid /arm.json
         else:
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
 

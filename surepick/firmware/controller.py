@@ -30,7 +30,7 @@
 # arm at the pose the operator names (or the board's own setpoints when it never lost them), then
 # moves only gently (boot_recovery.Rescue), or opens the jaw when the operator says so.
 from ..shared_fsm import kinematics, link, servo_cal
-from ..shared_fsm.compat import micropython
+from ..shared_fsm.compat import const, micropython
 from ..shared_fsm.codes import (K_NOTE, F_INTERRUPTED, F_STALL, F_RAIL_LOW, F_ABORTED, R_RESCUE,
                                R_UNPOWERED)
 from ..shared_fsm.machine import (Machine, OK as M_OK, E_BUSY as M_BUSY, E_ARM_OFF as M_ARM_OFF)
@@ -39,6 +39,7 @@ from ..shared_fsm.states import IDLE
 from ..shared_fsm.ticks import ticks_diff as ms_diff
 
 from . import boot_recovery as rec
+from . import arm_file
 from . import settings as settings_mod
 from .calibrate import Calibration
 from .sensors import Pot, Current, Rail, Switch, EStop
@@ -46,9 +47,18 @@ from .servo import Servo, drive as drive_servos
 from .teleop_mode import TeleopMode
 
 
-def check_pose(x_um, y_um, z_um, pitch_mdeg):
-    # Raises ValueError (kinematics.Unreachable) when the pose is out of reach.
-    kinematics.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
+E_ARM_INVALID = const(20)    # start_job: the board has no valid arm description (not a machine code)
+
+
+def pose_checker(arm):
+    # -> check_pose(x_um, y_um, z_um, pitch_mdeg) for the machine: raises ValueError
+    # (arm.Unreachable) when the pose is out of this arm's reach.
+    def check_pose(x_um, y_um, z_um, pitch_mdeg):
+        arm.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
+    return check_pose
+
+
+check_pose = pose_checker(kinematics.REFERENCE)
 
 
 class Sensors:
@@ -91,26 +101,34 @@ class Sensors:
         self.estop.reset_reads = settings.reads("estop_reset_ms")
 
 
-def _pose_of(joints_mdeg):
+def _pose_of(arm, joints_mdeg):
     # Forward kinematics of joint setpoints (mdeg) -> (x, y, z um, pitch mdeg). Allocates.
-    x, y, z, p = kinematics.forward([v / 1000.0 for v in joints_mdeg])
+    x, y, z, p = arm.forward([v / 1000.0 for v in joints_mdeg])
     return (int(x * 1000), int(y * 1000), int(z * 1000), int(round(p * 1000)))
 
 
-def _joints_of(pose):
+def _joints_of(arm, pose):
     # Inverse kinematics of (x, y, z um, pitch mdeg) -> joint setpoints (mdeg); ValueError when
     # out of reach. Allocates.
-    q = kinematics.inverse(pose[0] / 1000.0, pose[1] / 1000.0, pose[2] / 1000.0, pose[3] / 1000.0)
+    q = arm.inverse(pose[0] / 1000.0, pose[1] / 1000.0, pose[2] / 1000.0, pose[3] / 1000.0)
     return [int(round(v * 1000)) for v in q]
 
 
 class Controller:
     # hal: a board HAL (hal/contract.py); root: the flash root ("" on a board); settings: a
-    # settings.Settings, or None to load root + /config.json as a board does.
-    def __init__(self, hal, root="", settings=None):
+    # settings.Settings, or None to load root + /config.json as a board does; arm: an Arm, or
+    # None to load root + /arm.json as a board does (arm_file.py: a bad description leaves
+    # self.arm_error set, the arm still and every job refused).
+    def __init__(self, hal, root="", settings=None, arm=None):
         self.hal = hal
         self.root = root
         self.settings = settings if settings is not None else settings_mod.load(root + settings_mod.PATH)
+        if arm is None:
+            arm, self.arm_error = arm_file.load(root + arm_file.PATH, self.settings.rejected)
+        else:
+            self.arm_error = ""
+        self.arm = arm               # the reference arm stands in (never moved) when arm_error is set
+        self.check_pose = pose_checker(arm)
         self.cfg = self.settings.cfg
         hal.setup(self.settings.pins())
         self.sensors = Sensors(hal, self.settings)
@@ -204,7 +222,11 @@ class Controller:
         # 3. A clean boot starts the servos exactly at the stored rest pose (arm) and jaw: no
         # snap. After an interruption the arm's pose is unknown: its servos stay unpowered.
         interrupted = self.boot_action == rec.ACT_FAULT
-        self._start_servos(rest_q, jaw0 if jaw0 >= 0 else rest_jaw, jaw0 < 0, interrupted)
+        # without a valid arm description nothing is known about the arm: its servos stay off
+        self._start_servos(rest_q, jaw0 if jaw0 >= 0 else rest_jaw, jaw0 < 0,
+                           interrupted or (1 if self.arm_error else 0))
+        if self.arm_error:
+            self.arm_off = 1
         self.m.out.jaw_um = self.motion.jaw_um
         self.now_ms = hal.ticks_ms()
         self.last_ms = self.now_ms
@@ -234,7 +256,7 @@ class Controller:
             servos.append(sv)
         self.servos = servos
         self.hal.pwm_start(pulses)
-        self.motion = Motion(self.cfg, rest_q, jaw_um)
+        self.motion = Motion(self.cfg, rest_q, jaw_um, self.arm)
 
     # ---- the tick ----
 
@@ -402,7 +424,9 @@ class Controller:
             return M_BUSY
         if self.arm_off and not self.m.fault and not self.m.holding:
             return M_ARM_OFF             # (faulted, or a part held: the machine says so first)
-        r = self.m.start_job(job, check_pose)
+        if self.arm_error:
+            return E_ARM_INVALID         # no valid arm description: nothing moves (arm_error says why)
+        r = self.m.start_job(job, self.check_pose)
         if r == M_OK and self.persist:
             self.job_waiting = job
             self.m.job_pending = 0       # the machine begins when the marker is on flash
@@ -466,6 +490,8 @@ class Controller:
             return link.E_BAD_VALUE, ("action",)
         if near < 0 or near > link.NEAR_GIVEN or (near == link.NEAR_GIVEN) != (pose is not None):
             return link.E_BAD_VALUE, ("near",)
+        if self.arm_error:
+            return link.E_STATE, ("arm_invalid",)   # nothing moves on a bad arm description
         self.release_estop()
         if m.inp.estop:
             return link.E_STATE, ("estop",)
@@ -502,7 +528,7 @@ class Controller:
                 else:
                     at = job[0] if near == link.NEAR_PICK else job[1]
                 try:
-                    q = _joints_of(at)
+                    q = _joints_of(self.arm, at)
                 except ValueError:
                     return link.E_BAD_VALUE, ("near",)
         elif near != link.NEAR_SETPOINT:
@@ -518,8 +544,8 @@ class Controller:
         if place is not None:            # where a clean cycle ends: above the place pose
             rest = (place[0], place[1], place[2] + cfg.approach_height_um, place[3])
         else:
-            rest = _pose_of(rec.HOME_JOINTS_MDEG)
-        r = rec.Rescue(m, action, place, width, _pose_of(self.motion.joints), rest,
+            rest = _pose_of(self.arm, rec.HOME_JOINTS_MDEG)
+        r = rec.Rescue(m, action, place, width, _pose_of(self.arm, self.motion.joints), rest,
                        self.settings.board["recover_safe_z_um"])
         self.rescue_op = r
         r.start(now)

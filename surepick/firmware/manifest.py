@@ -11,6 +11,8 @@ PACKAGE_DIR = "/lib/surepick"
 MODULES = (
     "__init__",
     "shared_fsm/__init__",
+    "shared_fsm/arm",
+    "shared_fsm/arm_reference",
     "shared_fsm/codes",
     "shared_fsm/compat",
     "shared_fsm/config",
@@ -24,6 +26,7 @@ MODULES = (
     "shared_fsm/ticks",
     "firmware/__init__",
     "firmware/app",
+    "firmware/arm_file",
     "firmware/boot_recovery",
     "firmware/calibrate",
     "firmware/cmdparse",

@@ -3,7 +3,7 @@
 # docs/protocol.md). Whatever the flash holds the board boots; this list is how it says what it
 # ignored. Filled while booting (allocation is fine there), read by request handlers.
 #
-#   file    "config", "rest", "job", "log"
+#   file    "config", "rest", "job", "log", "arm"
 #   key     the JSON key (or segment name) concerned, "-" for the whole file
 #   reason  a short code: see REASONS
 from ..shared_fsm.compat import const
@@ -14,7 +14,7 @@ _TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.
 
 # Every reason the firmware gives (docs/protocol.md explains each one).
 REASONS = ("too_big", "utf8", "json", "no_memory", "not_object", "version", "is_dir", "not_dir",
-           "unreadable", "unknown", "type", "range", "relation", "shape", "disabled")
+           "unreadable", "unknown", "type", "range", "relation", "shape", "disabled", "invalid")
 
 
 def token(text):

@@ -19,7 +19,7 @@
 # (one forward kinematics in floats).
 from array import array
 
-from ..shared_fsm import kinematics, link, servo_cal
+from ..shared_fsm import link, servo_cal
 from ..shared_fsm.codes import K_NOTE, R_TELEOP_ON, R_TELEOP_OFF, R_DEADMAN
 from ..shared_fsm.compat import const
 from ..shared_fsm.states import IDLE
@@ -42,8 +42,23 @@ WHY_FAULT = const(2)       # a fault or the e-stop latched (the machine's FAULT 
 WHY_LEFT = const(3)        # TELEOP off
 WHY_ABORT = const(4)       # ABORT
 
-_JMIN = tuple(int(v * 1000) for v in kinematics.JOINT_MIN_DEG)     # joint limits, mdeg
-_JMAX = tuple(int(v * 1000) for v in kinematics.JOINT_MAX_DEG)
+
+
+def _within(arm, q0, q1, q2, q3):
+    # Joint setpoints (mdeg) inside the arm's (coupled) limits; a slot the kind has no joint
+    # for must stay 0. Floats only when a limit is coupled.
+    q = (q0, q1, q2, q3)
+    n = len(arm.joint_names)
+    for j in range(4):
+        if j >= n:
+            if q[j] != 0:
+                return 0
+            continue
+        ci = arm.coupled_index(j)
+        lo, hi = arm.limit(j, q[ci] / 1000.0 if ci >= 0 else 0.0)
+        if q[j] < lo * 1000 - 0.001 or q[j] > hi * 1000 + 0.001:
+            return 0
+    return 1
 
 
 class TeleopMode:
@@ -75,6 +90,8 @@ class TeleopMode:
     def enter(self, now):
         # -> None, or (link code, payload) saying why not. The caller checked HIL and busy.
         m = self.ctl.m
+        if self.ctl.arm_error:
+            return link.E_STATE, ("arm_invalid",)   # nothing moves on a bad arm description
         if m.inp.estop or self.ctl.estop.latched:
             return link.E_STATE, ("estop",)
         if m.fault:
@@ -114,16 +131,16 @@ class TeleopMode:
         if seq <= self.seq:
             return self._refuse("seq", seq)
         q = (q0, q1, q2, q3)
-        for i in range(4):
-            if q[i] < _JMIN[i] or q[i] > _JMAX[i]:
-                return self._refuse("joint_limit", seq)
+        arm = self.ctl.arm
+        if not _within(arm, q0, q1, q2, q3):
+            return self._refuse("joint_limit", seq)
         if jaw < 0 or jaw > self.ctl.cfg.jaw_max_um:
             return self._refuse("jaw", seq)
-        x, y, z, _ = kinematics.forward((q0 / 1000.0, q1 / 1000.0, q2 / 1000.0, q3 / 1000.0))
+        x, y, z, _ = arm.forward((q0 / 1000.0, q1 / 1000.0, q2 / 1000.0, q3 / 1000.0))
         r = (x * x + y * y) ** 0.5
-        if z < kinematics.MIN_Z_MM:
+        if z < arm.min_z_mm:
             return self._refuse("below_table", seq)
-        if r < kinematics.MIN_RADIUS_MM:
+        if r < arm.min_radius_mm:
             return self._refuse("too_close", seq)
         z_um = int(z * 1000)
         r_um = int(r * 1000)
@@ -138,10 +155,11 @@ class TeleopMode:
         for i in range(4):
             d = q[i] - sp[i]
             dq[i] = d
-            e = q[i] + d
-            if e < _JMIN[i] or e > _JMAX[i] or (span and abs(d) * 1000 > sv[i].vmax * span):
+            if span and abs(d) * 1000 > sv[i].vmax * span:
                 span = 0
-        if 2 * z_um - self.z_um < kinematics.MIN_Z_MM * 1000 or 2 * r_um - self.r_um < kinematics.MIN_RADIUS_MM * 1000:
+        if not _within(arm, q0 + dq[0], q1 + dq[1], q2 + dq[2], q3 + dq[3]):
+            span = 0
+        if 2 * z_um - self.z_um < arm.min_z_mm * 1000 or 2 * r_um - self.r_um < arm.min_radius_mm * 1000:
             span = 0
         for i in range(4):
             sp[i] = q[i]
@@ -256,7 +274,7 @@ class TeleopMode:
         self.fresh = 0
         self.streaming = 0
         self.report = 1
-        x, y, z, _ = kinematics.forward([v / 1000.0 for v in self.sp])
+        x, y, z, _ = self.ctl.arm.forward([v / 1000.0 for v in self.sp])
         self.z_um = int(z * 1000)
         self.r_um = int((x * x + y * y) ** 0.5 * 1000)
 

@@ -4,7 +4,7 @@ board rejected at boot"; the board side is firmware/rejects.py). Used by `surepi
 and the monitor."""
 from surepick.shared_fsm import link
 
-FILES = {"config": "/config.json", "rest": "/rest.json", "job": "/job.json", "log": "/log"}
+FILES = {"config": "/config.json", "rest": "/rest.json", "job": "/job.json", "log": "/log", "arm": "/arm.json"}
 
 REASONS = {
     "too_big": "too big to read",
@@ -22,11 +22,13 @@ REASONS = {
     "relation": "disagrees with another setting",
     "shape": "wrong shape",
     "disabled": "log disabled: records kept in RAM only",
+    "invalid": "fails the arm description's check (`surepick arm check FILE` names why)",
 }
 
 # What the board did instead, per file (when the whole file, key "-", was rejected).
 INSTEAD = {"config": "defaults used", "rest": "started at the home pose",
-           "job": "cycle treated as interrupted", "log": ""}
+           "job": "cycle treated as interrupted", "log": "",
+           "arm": "arm kept still, jobs refused: deploy a valid description"}
 
 
 def describe(item):
@@ -38,8 +40,8 @@ def describe(item):
     text = "%s: %s" % (where, REASONS.get(reason, reason))
     if file == "config" and key != "-":
         text += " (default used)"
-    elif file == "rest":
-        text += " (%s)" % INSTEAD["rest"]
+    elif file in ("rest", "arm"):
+        text += " (%s)" % INSTEAD[file]
     elif key == "-" and INSTEAD.get(file):
         text += " (%s)" % INSTEAD[file]
     return text

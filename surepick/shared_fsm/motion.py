@@ -68,8 +68,10 @@ class _Target:
 
 
 class Motion:
-    def __init__(self, cfg, start_joints_mdeg, start_jaw_um):
+    # arm: the Arm whose kinematics plan the moves (shared_fsm/arm.py); None: the reference arm.
+    def __init__(self, cfg, start_joints_mdeg, start_jaw_um, arm=None):
         self.cfg = cfg
+        self.arm = arm if arm is not None else kinematics.REFERENCE
         self.joints = array("i", start_joints_mdeg)   # current setpoint, mdeg
         self.jaw_um = int(start_jaw_um)               # current jaw setpoint, um
         self.wp = array("i", [0] * (MAX_WAYPOINTS * N_JOINTS))
@@ -203,11 +205,12 @@ class Motion:
         # segment; a straight move gets one IK solution every line_step_um along the Cartesian
         # segment.
         try:
-            goal = kinematics.inverse(out.x_um / 1000.0, out.y_um / 1000.0, out.z_um / 1000.0,
+            arm = self.arm
+            goal = arm.inverse(out.x_um / 1000.0, out.y_um / 1000.0, out.z_um / 1000.0,
                                       out.pitch_mdeg / 1000.0)
             pts = [[self.joints[j] / 1000.0 for j in range(N_JOINTS)]]
             if out.move_kind == MOVE_LINE:
-                x0, y0, z0, p0 = kinematics.forward(pts[0])
+                x0, y0, z0, p0 = arm.forward(pts[0])
                 dx = out.x_um / 1000.0 - x0
                 dy = out.y_um / 1000.0 - y0
                 dz = out.z_um / 1000.0 - z0
@@ -218,7 +221,7 @@ class Motion:
                     n = MAX_WAYPOINTS - 1
                 for i in range(1, n):
                     f = i / n
-                    pts.append(kinematics.inverse(x0 + dx * f, y0 + dy * f, z0 + dz * f, p0 + dp * f))
+                    pts.append(arm.inverse(x0 + dx * f, y0 + dy * f, z0 + dz * f, p0 + dp * f))
             pts.append(goal)
         except ValueError as e:
             self.error_seq = out.move_seq

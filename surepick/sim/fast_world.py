@@ -19,7 +19,7 @@ scenario through both and holds this path to the same events, readings, verdicts
 import math
 
 from .judge import RESTART_WINDOW_MS, Judge
-from .plant import GRIPPER, N_SERVOS, Plant, _JAW_MM_PER_RAD
+from .plant import GRIPPER, N_SERVOS, Plant
 from .world import World
 
 _NEVER = float("inf")
@@ -42,7 +42,7 @@ class FastPlant(Plant):
         if pot.broken_rail is not None:
             pot_u16 = 65535 if pot.broken_rail else 0
         else:
-            v = pot._zero + pot.p.counts_per_mm * (self._act_length.item(GRIPPER) * _JAW_MM_PER_RAD) + pot._normal()
+            v = pot._zero + pot.p.counts_per_mm * (self._act_length.item(GRIPPER) * self._jaw_mm_per_rad) + pot._normal()
             raw = int(v * (1.0 / 16.0) + 0.5)
             raw = 0 if raw < 0 else (4095 if raw > 4095 else raw)
             pot_u16 = (raw << 4) | (raw >> 8)

@@ -6,7 +6,7 @@ import copy
 import json
 from dataclasses import asdict, dataclass, field, fields
 
-from surepick.shared_fsm import servo_cal
+from surepick.shared_fsm import kinematics, servo_cal
 
 SERVO_NAMES = ("base", "shoulder", "elbow", "wrist", "gripper")
 
@@ -23,9 +23,7 @@ class ServoParams:
     stall_ma_5v: float              # stall current at 5 V; scales with the rail
     # Torque it takes to turn the output shaft of the UNPOWERED servo (gear friction, motor
     # cogging, times the gear ratio): below it the gear train holds the joint, above it the
-    # joint back-drives. Hobby servos are "semi-backdrivable"; no datasheet gives the figure, so
-    # this is an estimate from motor friction x gear ratio / back-driving efficiency (MG996R:
-    # about 1 mN*m x ~250 / ~0.7 -> about a quarter of stall; SG90 about a fifth of stall).
+    # joint back-drives (docs/arm-description.md, servo_models).
     backdrive_torque_nm: float = 0.0
     # The plant's own calibration (pulse -> servo angle); perturb it to model a mis-set trim.
     min_us: int = servo_cal.DEFAULT_CAL[0]
@@ -37,84 +35,98 @@ class ServoParams:
         return (self.min_us, self.max_us, self.trim_us, self.inverted)
 
 
-def mg996r(**kw):
-    base = dict(kind="MG996R", stall_torque_nm_4v8=0.9, speed_s_per_60deg_4v8=0.17,
-                deadband_us=4.0, band_deg=3.0, armature_kgm2=0.004,
-                idle_ma=10.0, stall_ma_5v=2500.0, backdrive_torque_nm=0.25)
-    base.update(kw)
-    return ServoParams(**base)
+def servo_params(arm, slot):
+    """The simulator's servo in slot 0..4 of an Arm: its servo model and its calibration as the
+    description says (the plant's servo is, by default, exactly the one described)."""
+    entry = arm.servo(slot)
+    if entry is None:              # a slot the kind has no servo for: never driven
+        entry = arm.servos[-1]
+    model = arm.servo_models[entry["model"]]
+    cal = arm.servo_cal(slot)
+    return ServoParams(kind=entry["model"], min_us=cal[0], max_us=cal[1], trim_us=cal[2], inverted=cal[3],
+                       **model)
 
 
-def sg90(**kw):
-    base = dict(kind="SG90", stall_torque_nm_4v8=0.18, speed_s_per_60deg_4v8=0.10,
-                deadband_us=5.0, band_deg=8.0, armature_kgm2=0.0006,
-                idle_ma=10.0, stall_ma_5v=650.0, backdrive_torque_nm=0.04)
-    base.update(kw)
-    return ServoParams(**base)
+def _reference():
+    return kinematics.REFERENCE
 
 
 def _default_servos():
-    # The gripper's wide proportional band is what makes a 6 mm squeeze draw a middling
-    # current instead of stall current (docs/conventions.md, "Gripper servo behaviour").
-    return [mg996r(), mg996r(), mg996r(), sg90(), sg90(band_deg=20.0, armature_kgm2=0.0004)]
+    return [servo_params(_reference(), i) for i in range(len(SERVO_NAMES))]
+
+
+def _from_section(kind, section):
+    return lambda: kind(**_reference().sensors[section])
 
 
 @dataclass
 class PadParams:
-    stiffness_n_per_m: float = 1500.0   # sprung pad: 1.5 N per mm of travel
-    damping_ns_per_m: float = 0.4       # light: the pad rings on its spring
-    travel_mm: float = 4.0              # hard stop behind the pad
-    preload_mm: float = 0.3             # spring pre-compression against the front stop
-    friction: float = 1.2               # rubber pad
-    finger_friction: float = 0.5        # bare finger plastic
+    stiffness_n_per_m: float        # sprung pad
+    damping_ns_per_m: float         # light: the pad rings on its spring
+    travel_mm: float                # hard stop behind the pad
+    preload_mm: float               # spring pre-compression against the front stop
+    friction: float                 # rubber pad
+    finger_friction: float          # bare finger plastic
 
 
 @dataclass
 class SwitchParams:
-    trip_mm: float = 0.8                # pad travel that presses the microswitch
-    release_mm: float = 0.6             # differential travel (hysteresis)
-    bounce_min_ms: int = 10
-    bounce_max_ms: int = 20
+    trip_mm: float                  # pad travel that presses the microswitch
+    release_mm: float               # differential travel (hysteresis)
+    bounce_min_ms: int
+    bounce_max_ms: int
 
 
 @dataclass
 class PotParams:
-    closed_counts: float = 8000.0       # read_u16 counts at jaw 0 mm
-    counts_per_mm: float = 1067.0
-    offset_counts: float = 0.0          # calibration error of the plant vs the firmware default
-    noise_counts: float = 24.0          # 1 sigma, read_u16 units (about 1.5 LSB of 12 bits)
+    closed_counts: float            # read_u16 counts at jaw 0 mm
+    counts_per_mm: float
+    offset_counts: float            # calibration error of the plant vs the firmware default
+    noise_counts: float             # 1 sigma, read_u16 units
 
 
 @dataclass
 class CurrentParams:
-    offset_counts: float = 1000.0
-    counts_per_a: float = 19859.0
-    noise_counts: float = 60.0          # 1 sigma: about 3 mA
+    offset_counts: float
+    counts_per_a: float
+    noise_counts: float             # 1 sigma
 
 
 @dataclass
 class RailParams:
-    nominal_mv: float = 5800.0
-    source_mohm: float = 250.0          # battery + wiring: big currents sag the rail
-    divider: float = 3.0
-    reset_mv: float = 3800.0            # below this the servos' electronics reset (go limp)
-    servo_reset_ms: int = 60            # how long a servo stays limp after the rail recovers
-    brownout_mv: float = 3200.0         # rail level during a forced brownout
-    noise_counts: float = 16.0
+    nominal_mv: float
+    source_mohm: float              # battery + wiring: big currents sag the rail
+    divider: float
+    reset_mv: float                 # below this the servos' electronics reset (go limp)
+    servo_reset_ms: int             # how long a servo stays limp after the rail recovers
+    brownout_mv: float              # rail level during a forced brownout
+    noise_counts: float
 
 
 @dataclass
 class PlantParams:
+    # Defaults: the reference arm's description (shared_fsm/arm_reference.py); for_arm() takes
+    # another arm's.
     servos: list = field(default_factory=_default_servos)
-    pad: PadParams = field(default_factory=PadParams)
-    switch: SwitchParams = field(default_factory=SwitchParams)
-    pot: PotParams = field(default_factory=PotParams)
-    current: CurrentParams = field(default_factory=CurrentParams)
-    rail: RailParams = field(default_factory=RailParams)
+    pad: PadParams = field(default_factory=_from_section(PadParams, "pad"))
+    switch: SwitchParams = field(default_factory=_from_section(SwitchParams, "switch"))
+    pot: PotParams = field(default_factory=_from_section(PotParams, "pot"))
+    current: CurrentParams = field(default_factory=_from_section(CurrentParams, "current"))
+    rail: RailParams = field(default_factory=_from_section(RailParams, "rail"))
     servo_frame_ms: int = 20            # 50 Hz PWM: a servo sees a new pulse once per frame
     limp_damping_fraction: float = 0.25  # viscous gear and bearing losses left when unpowered
-    home_deg: tuple = (0.0, 90.0, -90.0, -90.0)  # joint angles at start (tool pointing down)
-    home_jaw_mm: float = 30.0
+    home_deg: tuple = field(default_factory=lambda: tuple(_reference().home_deg()))  # joint angles at start
+    home_jaw_mm: float = field(default_factory=lambda: _reference().bench["home_jaw_mm"])
+
+    @classmethod
+    def for_arm(cls, arm):
+        """The plant parameters an arm's description gives (servo models and calibrations,
+        sensor models, the rest pose)."""
+        return cls(servos=[servo_params(arm, i) for i in range(len(SERVO_NAMES))],
+                   pad=PadParams(**arm.sensors["pad"]), switch=SwitchParams(**arm.sensors["switch"]),
+                   pot=PotParams(**arm.sensors["pot"]), current=CurrentParams(**arm.sensors["current"]),
+                   rail=RailParams(**arm.sensors["rail"]), home_deg=tuple(arm.home_deg()),
+                   home_jaw_mm=arm.bench["home_jaw_mm"])
 
     def to_dict(self):
         return asdict(self)
@@ -125,7 +137,11 @@ class PlantParams:
     @classmethod
     def from_dict(cls, d):
         # Missing keys keep their defaults, unknown keys are an error (a typo must not vanish).
-        p = cls()
+        return cls.merge(cls(), d)
+
+    @classmethod
+    def merge(cls, p, d):
+        # p (a PlantParams) with the overrides in dict d (from_dict's rules).
         d = copy.deepcopy(d)
         names = {f.name for f in fields(cls)}
         for key, value in d.items():

@@ -1,30 +1,29 @@
-# The physical plant: the MuJoCo arm (arm.xml + one free part, an optional fixed obstacle and
-# optional beam debris) behind the board's view of it: five PWM pulse widths in, read_u16 and
+# The physical plant: the MuJoCo arm (generated from its description by sim/arm_model.py, plus
+# one free part, an optional fixed obstacle and optional beam debris) behind the board's view of it: five PWM pulse widths in, read_u16 and
 # read_pin out, time advanced in whole milliseconds. The state machine's sim HAL and the virtual
 # board talk to this class only; ground truth for judging a run comes from truth().
 import hashlib
 import math
-import os
 
 import mujoco
 
+from surepick.shared_fsm import kinematics
+from surepick.sim import arm_model
 from surepick.sim.params import PlantParams
-from surepick.source_tree import package_file
 from surepick.sim.sensor_models import BreakBeam, CurrentSense, Microswitch, Pot, RailSense, noise_streams
-from surepick.sim.servo_model import GRIPPER, JAW_M_PER_RAD, N_SERVOS, Rail, ServoBank
+from surepick.sim.servo_model import GRIPPER, N_SERVOS, Rail, ServoBank
 from surepick.sim.truth import Truth
 
-ARM_XML_PATH = str(package_file("sim", "arm.xml"))
-
-# Scene layout in the world frame (mm; x forward, z up, table top z = 0). Must match arm.xml
-# (tests/sim/test_plant_model.py checks it).
-SOURCE_XY_MM = (160.0, -60.0)
-SOURCE_HALF_MM = 30.0
-SOURCE_TOP_Z_MM = 3.0
-BIN_XY_MM = (150.0, 80.0)
-BIN_INNER_HALF_MM = 35.0
-BIN_FLOOR_Z_MM = 3.0
-BIN_WALL_TOP_MM = 35.0
+# The reference arm's bench layout in the world frame (mm; x forward, z up, table top z = 0),
+# from its description (bench.*). Another arm's comes from its own Arm.bench.
+_REF_BENCH = kinematics.REFERENCE.bench
+SOURCE_XY_MM = (_REF_BENCH["pad_x_mm"], _REF_BENCH["pad_y_mm"])
+SOURCE_HALF_MM = _REF_BENCH["pad_half_mm"]
+SOURCE_TOP_Z_MM = _REF_BENCH["pad_top_mm"]
+BIN_XY_MM = (_REF_BENCH["bin_x_mm"], _REF_BENCH["bin_y_mm"])
+BIN_INNER_HALF_MM = _REF_BENCH["bin_inner_half_mm"]
+BIN_FLOOR_Z_MM = _REF_BENCH["bin_floor_mm"]
+BIN_WALL_TOP_MM = _REF_BENCH["bin_wall_top_mm"]
 OBSTACLE_XY_MM = (140.0, 0.0)
 OBSTACLE_SIZE_MM = (40.0, 40.0, 40.0)  # across the jaws, along the arm, height
 
@@ -49,7 +48,6 @@ ADC_CURRENT = 1
 ADC_RAIL = 2
 
 _CHUNK_MS = 2  # the switch is sampled at least this often while physics runs
-_JAW_MM_PER_RAD = JAW_M_PER_RAD * 1000.0
 _FAULTS = ("switch_stuck", "beam_blocked", "pot_broken", "current_offset", "brownout", "estop",
            "push_part", "clear")
 
@@ -80,124 +78,71 @@ def part_height_mm(spec):
 PART_HEIGHT_MM = {name: part_height_mm(s) for name, s in PARTS.items()}
 
 
-def support_top_mm(x_mm, y_mm):
-    if abs(x_mm - SOURCE_XY_MM[0]) <= SOURCE_HALF_MM and abs(y_mm - SOURCE_XY_MM[1]) <= SOURCE_HALF_MM:
-        return SOURCE_TOP_Z_MM
-    if abs(x_mm - BIN_XY_MM[0]) <= BIN_INNER_HALF_MM and abs(y_mm - BIN_XY_MM[1]) <= BIN_INNER_HALF_MM:
-        return BIN_FLOOR_Z_MM
+def support_top_mm(x_mm, y_mm, bench=None):
+    # The top of whatever stands at (x, y): the source pad, the bin's floor or the table.
+    b = bench or _REF_BENCH
+    if abs(x_mm - b["pad_x_mm"]) <= b["pad_half_mm"] and abs(y_mm - b["pad_y_mm"]) <= b["pad_half_mm"]:
+        return b["pad_top_mm"]
+    if abs(x_mm - b["bin_x_mm"]) <= b["bin_inner_half_mm"] and abs(y_mm - b["bin_y_mm"]) <= b["bin_inner_half_mm"]:
+        return b["bin_floor_mm"]
     return 0.0
 
 
-def _f(x):
-    return "%.6g" % x
-
-
-def _quat_yaw(yaw_deg):
-    h = math.radians(yaw_deg) / 2.0
-    return "%s 0 0 %s" % (_f(math.cos(h)), _f(math.sin(h)))
-
-
-def _part_xml(spec, pose, params):
-    x_mm, y_mm, yaw_deg = pose
-    if yaw_deg is None:
-        yaw_deg = math.degrees(math.atan2(y_mm, x_mm))  # faces square to the jaws at this spot
-    s = [v / 1000.0 for v in spec["size_mm"]]
-    shape = spec["shape"]
-    if shape == "box":
-        geom = 'type="box" size="%s %s %s"' % (_f(s[0] / 2), _f(s[1] / 2), _f(s[2] / 2))
-        extra = 'condim="3"'
-    elif shape == "cylinder":
-        geom = 'type="cylinder" size="%s %s"' % (_f(s[0] / 2), _f(s[1] / 2))
-        extra = 'condim="3"'
-    elif shape == "sphere":
-        geom = 'type="sphere" size="%s"' % _f(s[0] / 2)
-        extra = 'condim="6"'  # rolling friction, so a ball left alone stays put
-    else:
-        raise ValueError("unknown part shape %r" % shape)
-    z = (support_top_mm(x_mm, y_mm) + part_height_mm(spec) / 2.0) / 1000.0
-    mu = spec["friction"]
-    rgba = spec.get("rgba", (0.85, 0.35, 0.1, 1.0))
-    body = (
-        '<body name="part" pos="%s %s %s" quat="%s">\n'
-        '  <freejoint name="part_free"/>\n'
-        '  <geom name="part" %s mass="%s" friction="%s 0.005 0.0002" priority="2" %s rgba="%s"/>\n'
-        '</body>\n'
-        % (_f(x_mm / 1000.0), _f(y_mm / 1000.0), _f(z), _quat_yaw(yaw_deg), geom,
-           _f(spec["mass_g"] / 1000.0), _f(mu), extra, " ".join(_f(c) for c in rgba)))
-    # Finger-part contacts are explicit pairs: MuJoCo's default mixing takes the larger friction,
-    # which would let the rubber pad hide how slippery the part is.
-    pairs = []
-    for geom_name, finger_mu in (("pad_l", params.pad.friction), ("face_r", params.pad.friction),
-                                 ("finger_l_plate", params.pad.finger_friction),
-                                 ("finger_r_plate", params.pad.finger_friction)):
-        m = math.sqrt(finger_mu * mu)
-        pairs.append('<pair name="part_%s" geom1="%s" geom2="part" condim="3" friction="%s %s 0.005 0.0001 0.0001" '
-                     'solref="0.004 1" solimp="0.95 0.99 0.001"/>' % (geom_name, geom_name, _f(m), _f(m)))
-    for b in ("finger_l", "finger_r", "pad"):
-        pairs.append('<exclude body1="%s" body2="part"/>' % b)
-    sensors = '<framepos name="part_pos" objtype="body" objname="part"/>\n'
-    return body, "\n".join(pairs) + "\n", sensors
-
-
-def _obstacle_xml(obstacle):
-    o = {"x_mm": OBSTACLE_XY_MM[0], "y_mm": OBSTACLE_XY_MM[1], "yaw_deg": None,
-         "size_mm": OBSTACLE_SIZE_MM}
-    if isinstance(obstacle, dict):
-        o.update(obstacle)
-    yaw = o["yaw_deg"]
-    if yaw is None:
-        yaw = math.degrees(math.atan2(o["y_mm"], o["x_mm"]))
-    w, dpt, h = [v / 1000.0 for v in o["size_mm"]]
-    # The block's y axis lies across the jaws (tangential), like a part placed square to them.
-    return ('<body name="obstacle" pos="%s %s 0" quat="%s">\n'
-            '  <geom name="obstacle" type="box" size="%s %s %s" pos="0 0 %s" class="fixture" rgba="0.5 0.5 0.5 1"/>\n'
-            '</body>\n' % (_f(o["x_mm"] / 1000.0), _f(o["y_mm"] / 1000.0), _quat_yaw(yaw),
-                           _f(dpt / 2), _f(w / 2), _f(h / 2), _f(h / 2)))
-
-
-# Debris: a fleck stuck on the right face, in the beam but not in the way of a grasp.
-_DEBRIS_XML = ('<geom name="debris" type="box" size="0.0015 0.0015 0.0015" pos="-0.005 0.0015 0" '
-               'group="1" contype="0" conaffinity="0" mass="0.0001" rgba="0.35 0.25 0.15 1"/>\n')
-
-
-def build_xml(part=None, part_pose=None, obstacle=None, debris=False, params=None):
-    # arm.xml with the scenario's objects inserted at its PLANT-* markers.
+def build_spec(part=None, part_pose=None, obstacle=None, debris=False, params=None, arm=None):
+    """The arm's generated model (sim/arm_model.py) with the scenario's objects added."""
     params = params or PlantParams()
-    with open(ARM_XML_PATH) as f:
-        xml = f.read()
-    spec = part_spec(part)
-    world, contact, sensor, debris_xml = "", "", "", ""
-    if spec is not None:
+    arm = arm or kinematics.REFERENCE
+    b = arm.bench
+    spec = arm_model.arm_spec(arm)
+    ps = part_spec(part)
+    if ps is not None:
         if part_pose is None:
-            part_pose = (SOURCE_XY_MM[0], SOURCE_XY_MM[1], None)
-        world, contact, sensor = _part_xml(spec, part_pose, params)
+            part_pose = (b["pad_x_mm"], b["pad_y_mm"], None)
+        arm_model.add_part(spec, ps, part_pose, params, support_top_mm(part_pose[0], part_pose[1], b),
+                           part_height_mm(ps))
     if obstacle:
-        world += _obstacle_xml(obstacle)
+        o = {"x_mm": OBSTACLE_XY_MM[0], "y_mm": OBSTACLE_XY_MM[1], "yaw_deg": None, "size_mm": OBSTACLE_SIZE_MM}
+        if isinstance(obstacle, dict):
+            o.update(obstacle)
+        yaw = o["yaw_deg"]
+        if yaw is None:
+            yaw = math.degrees(math.atan2(o["y_mm"], o["x_mm"]))
+        arm_model.add_obstacle(spec, o["x_mm"], o["y_mm"], yaw, o["size_mm"])
     if debris:
-        debris_xml = _DEBRIS_XML
-    xml = xml.replace("<!-- PLANT-WORLD -->", world)
-    xml = xml.replace("<!-- PLANT-CONTACT -->", contact)
-    xml = xml.replace("<!-- PLANT-SENSOR -->", sensor)
-    xml = xml.replace("<!-- PLANT-DEBRIS -->", debris_xml)
-    return xml
+        arm_model.add_debris(spec)
+    return spec
+
+
+def build_xml(part=None, part_pose=None, obstacle=None, debris=False, params=None, arm=None):
+    """The MJCF of build_spec (what `surepick arm model` writes, for MuJoCo's viewer)."""
+    spec = build_spec(part, part_pose, obstacle, debris, params, arm)
+    spec.compile()
+    return spec.to_xml()
 
 
 class Plant:
     def __init__(self, part="cube25", params=None, seed=0, part_pose=None, obstacle=None,
-                 debris=False, start_limp=False):
+                 debris=False, start_limp=False, arm=None):
+        self.arm = arm or kinematics.REFERENCE
+        if self.arm.kind != "serial":
+            raise ValueError("arm %r: the simulator's plant drives serial arms with a wrist servo; a %s arm's "
+                             "model is generated (surepick arm model) but not simulated yet"
+                             % (self.arm.name, self.arm.kind))
         if params is None:
-            params = PlantParams()
+            params = PlantParams.for_arm(self.arm)
         elif isinstance(params, dict):
-            params = PlantParams.from_dict(params)
+            params = PlantParams.merge(PlantParams.for_arm(self.arm), params)
         self.params = params
         self.seed = int(seed)
         self.part = part_spec(part)
-        self.xml = build_xml(part, part_pose, obstacle, debris, params)
-        self.m = mujoco.MjModel.from_xml_string(self.xml)
+        spec = build_spec(part, part_pose, obstacle, debris, params, self.arm)
+        self.m = spec.compile()
+        self.xml = spec.to_xml()
         self.d = mujoco.MjData(self.m)
         m, d = self.m, self.d
         self._apply_pad_params()
-        self.servos = ServoBank(m, d, params)
+        self.servos = ServoBank(m, d, params, self.arm)
+        self._jaw_mm_per_rad = self.servos.jaw_m_per_rad * 1000.0
         self.rail = Rail(params.rail)
         noise = noise_streams(self.seed, ("pot", "current", "rail", "switch"))
         self.pot = Pot(params.pot, noise["pot"])
@@ -205,8 +150,9 @@ class Plant:
         self.rail_sense = RailSense(params.rail, noise["rail"])
         self.switch = Microswitch(params.switch, noise["switch"])
         self.beam = BreakBeam(mujoco, m, d)
-        self._truth = Truth(m, d, [v / 1000.0 for v in BIN_XY_MM], BIN_INNER_HALF_MM / 1000.0,
-                            BIN_WALL_TOP_MM / 1000.0)
+        b = self.arm.bench
+        self._truth = Truth(m, d, [b["bin_x_mm"] / 1000.0, b["bin_y_mm"] / 1000.0],
+                            b["bin_inner_half_mm"] / 1000.0, b["bin_wall_top_mm"] / 1000.0)
         self.estop = 0
         self._gripper_act = m.actuator("gripper").id
         self._pad_adr = m.jnt_qposadr[m.joint("pad_slide").id]
@@ -341,7 +287,7 @@ class Plant:
     # ---- the board's inputs -------------------------------------------------------------
     def jaw_servo_mm(self):
         # What the gripper's pot sees: the servo shaft angle as jaw opening (4 deg per mm).
-        return self.d.actuator_length[GRIPPER] * _JAW_MM_PER_RAD
+        return self.d.actuator_length[GRIPPER] * self._jaw_mm_per_rad
 
     def rail_mv(self):
         # The rail sags with the current all five servos draw right now (cached until physics moves).
@@ -356,14 +302,14 @@ class Plant:
         # read_u16(ADC_POT), read_u16(ADC_CURRENT), read_u16(ADC_RAIL), read_pin(PIN_ESTOP),
         # read_pin(PIN_SWITCH), read_pin(PIN_BEAM) give (each channel has its own noise stream,
         # so the order of the reads changes nothing), without the per-channel dispatch.
-        return (self.pot.read_u16(self._act_length.item(GRIPPER) * _JAW_MM_PER_RAD),
+        return (self.pot.read_u16(self._act_length.item(GRIPPER) * self._jaw_mm_per_rad),
                 self.current.read_u16(self.servos.gripper_current_ma(self.d)),
                 self.rail_sense.read_u16(self.rail_mv()),
                 self.estop, self.switch.level(self.now_ms), self.beam.level())
 
     def read_u16(self, channel):
         if channel == ADC_POT or channel == 26:
-            return self.pot.read_u16(self._act_length[GRIPPER] * _JAW_MM_PER_RAD)
+            return self.pot.read_u16(self._act_length[GRIPPER] * self._jaw_mm_per_rad)
         if channel == ADC_CURRENT or channel == 27:
             return self.current.read_u16(self.servos.gripper_current_ma(self.d))
         if channel == ADC_RAIL or channel == 28:

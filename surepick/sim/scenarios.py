@@ -7,10 +7,9 @@
 # states; the fault then lands at a random time in that state, drawn from the seed.
 import math
 
-from surepick.shared_fsm import states
+from surepick.shared_fsm import kinematics, states
 from surepick.sim import seeds
-from surepick.sim.plant import (PARTS, SOURCE_XY_MM, BIN_XY_MM, PART_HEIGHT_MM, SOURCE_TOP_Z_MM, BIN_FLOOR_Z_MM,
-                    OBSTACLE_XY_MM, OBSTACLE_SIZE_MM)
+from surepick.sim.plant import PARTS, SOURCE_XY_MM, PART_HEIGHT_MM, OBSTACLE_XY_MM, OBSTACLE_SIZE_MM
 
 # Each parameter: (default, min, max, help) or (default, choices, None, help)
 # The offset goes to 20 mm: the part's centre stays on the 60 mm pad, and a sweep can show where
@@ -90,10 +89,12 @@ class Scenario:
             self.check(values)
         return values
 
-    def setup(self, values, rng):
-        # Returns a dict: plant kwargs, injections [(trigger, fault, kwargs)], job poses.
+    def setup(self, values, rng, arm=None):
+        # Returns a dict: plant kwargs, injections [(trigger, fault, kwargs)], job poses. The
+        # source pad is the arm's (its description's bench; the reference arm's by default).
         part = self.part
-        x, y = SOURCE_XY_MM
+        pad = _pad_xy(arm)
+        x, y = pad
         yaw = rng.uniform(-2.0, 2.0)
         x += rng.uniform(-0.5, 0.5)
         y += rng.uniform(-0.5, 0.5)
@@ -101,22 +102,28 @@ class Scenario:
              "injections": [], "part_width_mm": part_width_mm(part), "params": None, "pick_mm": None}
         if "offset_mm" in values:
             off = values["offset_mm"]
-            x = SOURCE_XY_MM[0] + rng.uniform(-off, off)
-            y = SOURCE_XY_MM[1] + rng.uniform(-off, off)
+            x = pad[0] + rng.uniform(-off, off)
+            y = pad[1] + rng.uniform(-off, off)
             yaw = rng.uniform(-values["yaw_deg"], values["yaw_deg"])
         # yaw is relative to the jaws, which face the base axis at this spot
         s["part_pose"] = (x, y, math.degrees(math.atan2(y, x)) + yaw)
-        _customise(self.name, s, values, rng)
+        _customise(self.name, s, values, rng, pad)
         return s
 
 
-def _customise(name, s, values, rng):
+def _pad_xy(arm):
+    if arm is None:
+        return SOURCE_XY_MM
+    return (arm.bench["pad_x_mm"], arm.bench["pad_y_mm"])
+
+
+def _customise(name, s, values, rng, pad):
     if name == "part_missing":
         s["part"] = None
     elif name == "part_late":
         # The part is on the table beside the pad and a feeder pushes it onto the pad after
         # the first attempt has missed it.
-        x, y = SOURCE_XY_MM
+        x, y = pad
         s["part_pose"] = (x, y - 17.0, math.degrees(math.atan2(y - 17.0, x)))
         s["injections"].append((("state", "RECOVER", 300), "push_part",
                                 {"force_n": (0.0, values["push_n"], 0.0), "duration_ms": 60}))
@@ -239,16 +246,19 @@ def get(name):
     return SCENARIOS[name]
 
 
-def place_pose_mm(part):
-    # Where the jaw centre goes to release: over the bin centre, part bottom 5 mm above the floor.
-    h = PART_HEIGHT_MM[part] if part else 25.0
-    return (BIN_XY_MM[0], BIN_XY_MM[1], BIN_FLOOR_Z_MM + h / 2.0 + 5.0, -90.0)
+def place_pose_mm(part, arm=None):
+    # Where the jaw centre goes to release: over the bin centre, part bottom 5 mm above the
+    # floor, at the bench's pitch (the arm's description; the reference arm's by default).
+    b = (arm or kinematics.REFERENCE).bench
+    h = PART_HEIGHT_MM[part] if part else b["part_mm"]
+    return (b["bin_x_mm"], b["bin_y_mm"], b["bin_floor_mm"] + h / 2.0 + 5.0, b["pitch_deg"])
 
 
-def pick_pose_mm(part, width_mm):
+def pick_pose_mm(part, width_mm, arm=None):
     # Where the operator taught the pick: the pad centre, jaw centre at the part's mid-height.
+    b = (arm or kinematics.REFERENCE).bench
     h = PART_HEIGHT_MM[part] if part else width_mm
-    return (SOURCE_XY_MM[0], SOURCE_XY_MM[1], SOURCE_TOP_Z_MM + h / 2.0, -90.0)
+    return (b["pad_x_mm"], b["pad_y_mm"], b["pad_top_mm"] + h / 2.0, b["pitch_deg"])
 
 
 def part_width_mm(part):

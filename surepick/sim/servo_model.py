@@ -15,8 +15,6 @@ import math
 
 from surepick.shared_fsm import servo_cal
 
-# Gripper transmission: 180 deg of servo = 45 mm of jaw opening, so opening = r * angle.
-JAW_M_PER_RAD = 0.045 / math.pi
 N_SERVOS = servo_cal.N_SERVOS
 GRIPPER = servo_cal.GRIPPER
 _TORQUE_REF_MV = 4800.0   # datasheet torque and speed figures are at 4.8 V
@@ -26,10 +24,15 @@ _GEAR_SOLREF = (0.004, 1.0)             # friction-loss constraint: twice the 2 
 _GEAR_SOLIMP = (0.99, 0.999, 0.001)
 
 
-def servo_offset_rad(index):
+def servo_offset_rad(arm, index):
     # Actuator length = servo angle - offset: the joint angle for the arm, the servo angle itself
     # for the gripper (opening 0 = servo 0 deg).
-    return math.radians(servo_cal.joint_to_servo_mdeg(index, 0) / 1000.0)
+    return 0.0 if index == GRIPPER else math.radians(arm.zero_mdeg(index) / 1000.0)
+
+
+def jaw_m_per_rad(arm):
+    # Gripper transmission: opening (m) = r * servo angle (rad); 4 deg/mm: 180 deg = 45 mm.
+    return (180.0 / arm.gripper["servo_deg_per_mm"]) / 1000.0 / math.pi
 
 
 class Rail:
@@ -63,19 +66,20 @@ class Rail:
 
 class ServoBank:
     # The five servos of the arm. Owns the actuator rows, joint damping and armature of the model.
-    def __init__(self, model, data, params):
+    def __init__(self, model, data, params, arm):
         self.m = model
+        self.jaw_m_per_rad = jaw_m_per_rad(arm)
         self.p = params
         self.servos = params.servos
         self.frame_ms = int(params.servo_frame_ms)
         self.act_ids = [model.actuator(n).id for n in ("base", "shoulder", "elbow", "wrist", "gripper")]
-        # Actuator i is servo i (arm.xml declares them in servo order); the fast paths rely on it.
+        # Actuator i is servo i (sim/arm_model.py declares them in servo order); the fast paths rely on it.
         if self.act_ids != list(range(N_SERVOS)):
             raise ValueError("arm model: actuators must be declared in servo order, got ids %r" % (self.act_ids,))
         # DOFs whose damping/armature belong to each servo (the gripper drives two finger slides).
         self.dofs = [[model.jnt_dofadr[model.joint(n).id]] for n in ("base_yaw", "shoulder", "elbow", "wrist")]
         self.dofs.append([model.jnt_dofadr[model.joint(n).id] for n in ("finger_l", "finger_r")])
-        self.offset_rad = [servo_offset_rad(i) for i in range(N_SERVOS)]
+        self.offset_rad = [servo_offset_rad(arm, i) for i in range(N_SERVOS)]
         self.stall_nm_4v8 = [s.stall_torque_nm_4v8 for s in self.servos]
         # Current = idle + k * |torque|; k is the motor's torque constant, the same at any rail.
         self.ma_per_nm = [(s.stall_ma_5v * _TORQUE_REF_MV / _CURRENT_REF_MV - s.idle_ma) / s.stall_torque_nm_4v8
@@ -111,7 +115,7 @@ class ServoBank:
             # Shaft inertia and back-EMF damping, moved to the DOFs the servo drives. The gripper's
             # shaft angle is opening / r with both slides moving: each slide sees 2 * X / r**2.
             if i == GRIPPER:
-                k = 2.0 / (JAW_M_PER_RAD ** 2)
+                k = 2.0 / (self.jaw_m_per_rad ** 2)
                 for dof in self.dofs[i]:
                     m.dof_armature[dof] = s.armature_kgm2 * k
                     m.dof_damping[dof] = self.damping_full[i] * k
@@ -183,7 +187,7 @@ class ServoBank:
     def _set_damping(self, i, fraction):
         base = self.damping_full[i] * fraction
         if i == GRIPPER:
-            k = 2.0 / (JAW_M_PER_RAD ** 2)
+            k = 2.0 / (self.jaw_m_per_rad ** 2)
             for dof in self.dofs[i]:
                 self.m.dof_damping[dof] = base * k
         else:
@@ -195,7 +199,7 @@ class ServoBank:
         f = self.backdrive_nm[i] if limp else 0.0
         if i == GRIPPER:
             for dof in self.dofs[i]:
-                self.m.dof_frictionloss[dof] = f / JAW_M_PER_RAD
+                self.m.dof_frictionloss[dof] = f / self.jaw_m_per_rad
         else:
             self.m.dof_frictionloss[self.dofs[i][0]] = f
 

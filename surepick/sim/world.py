@@ -72,17 +72,18 @@ class World:
     judge_class = Judge
 
     def __init__(self, scenario="nominal", overrides=None, seed=0, cycle=0, plant_params=None,
-                 sample_ms=SAMPLE_MS, noise_seed=None, cfg=None):
+                 sample_ms=SAMPLE_MS, noise_seed=None, cfg=None, arm=None):
         # a Scenario, or its name (KeyError/ValueError name the valid ones)
         self.scenario = scenario if hasattr(scenario, "setup") else scenarios.get(scenario)
         self.values = self.scenario.resolve(overrides)
         self.seed = int(seed)
         self.cycle = int(cycle)
-        self.setup = self.scenario.setup(self.values, scenarios.rng_for(self.seed, self.cycle))
+        self.arm = arm                                # an Arm, or None: the reference arm
+        self.setup = self.scenario.setup(self.values, scenarios.rng_for(self.seed, self.cycle), arm)
         s = self.setup
         # part_spec: the named part with another mass or friction (a sweep's part axes)
         self.plant = self.plant_class(part=s.get("part_spec") or s["part"], params=plant_params, seed=seeds.derive("sensor_noise", self.seed, self.cycle) if noise_seed is None else noise_seed,
-                                      part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"])
+                                      part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"], arm=arm)
         self.cfg = cfg if cfg is not None else Config()
         self.judge = self.judge_class(self.cfg.approach_height_um / 1000.0)
         self.sample_ms = sample_ms
@@ -113,8 +114,8 @@ class World:
         """The scenario's job as an operator would send it: (pick, place, width_um), um/mdeg."""
         s = self.setup
         width = s["part_width_mm"]
-        pick = s["pick_mm"] or scenarios.pick_pose_mm(s["part"], width)
-        place = scenarios.place_pose_mm(s["part"])
+        pick = s["pick_mm"] or scenarios.pick_pose_mm(s["part"], width, self.arm)
+        place = scenarios.place_pose_mm(s["part"], self.arm)
         return _um(pick), _um(place), int(round(width * 1000))
 
     def continue_from(self, old):

@@ -16,7 +16,7 @@ R_ZUP_TO_YUP = R_YUP_TO_ZUP.T
 # An OpenVR controller points along its own -Z axis; +X is its right.
 CONTROLLER_FORWARD = np.array([0.0, 0.0, -1.0])
 CONTROLLER_RIGHT = np.array([1.0, 0.0, 0.0])
-# The arm's tool points along the jaw_centre site's +X axis; +Y is its left (sim/arm.xml).
+# The arm's tool points along the jaw_centre site's +X axis; +Y is its left (sim/arm_model.py).
 TOOL_FORWARD = np.array([1.0, 0.0, 0.0])
 TOOL_RIGHT = np.array([0.0, -1.0, 0.0])
 _UP = np.array([0.0, 0.0, 1.0])
@@ -91,7 +91,7 @@ def pitch_of(r, forward, right):
 
 def tool_rotation(yaw_deg, pitch_deg):
     # The tool frame of the arm at base yaw and tool pitch: yaw about +Z, then pitch about the
-    # arm's lateral axis, where positive pitch tips +X up (the joints turn about -Y in arm.xml).
+    # arm's lateral axis, where positive pitch tips +X up (the joints turn about -Y in the arm's model, sim/arm_model.py).
     cp, sp = math.cos(math.radians(pitch_deg)), math.sin(math.radians(pitch_deg))
     pitch = np.array([[cp, 0.0, -sp], [0.0, 1.0, 0.0], [sp, 0.0, cp]])
     return rot_z(yaw_deg) @ pitch

@@ -29,10 +29,10 @@ POSE_KEYS = ("x_mm", "y_mm", "z_mm", "pitch_deg")
 TOP_KEYS = ("format", "version", "pick", "place", "part_width_mm", "approach_height_mm", "max_attempts",
             "taught")
 # The gripper's pads and finger plates reach FINGER_TIP_MM beyond the jaw centre along the tool
-# axis and FINGER_HALF_MM either side of it across (sim/arm.xml: pad_l / face_r boxes 10 mm half
-# long, the finger plates 10 mm half high; tests/teleop check these against the model).
-FINGER_TIP_MM = 10.0
-FINGER_HALF_MM = 10.0
+# axis and FINGER_HALF_MM either side of it across (the reference arm's description: gripper
+# finger_tip_mm and half its finger_height_mm; tests/teleop check these against the model).
+FINGER_TIP_MM = kin.REFERENCE.gripper["finger_tip_mm"]
+FINGER_HALF_MM = kin.REFERENCE.gripper["finger_height_mm"] / 2.0
 TABLE_CLEARANCE_MM = 1.0        # the lowest finger point stays this far above the table
 ATTEMPTS_MIN = link.KIND_LO[link.K_TRIES]
 ATTEMPTS_MAX = link.KIND_HI[link.K_TRIES]

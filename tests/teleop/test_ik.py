@@ -1,4 +1,4 @@
-# The two IK solvers against each other and against MuJoCo's forward kinematics of sim/arm.xml
+# The two IK solvers against each other and against MuJoCo's forward kinematics of the generated reference model (sim/arm_model.py)
 # (the independent oracle for the shared analytic kinematics).
 import numpy as np
 import pytest

@@ -7,7 +7,8 @@ import math
 import mujoco
 import pytest
 
-from surepick.sim.plant import ARM_XML_PATH
+from surepick.shared_fsm import kinematics
+from surepick.sim import arm_model
 from surepick.teleop import jobfile
 
 GOOD = {"format": "surepick-job", "version": 1,
@@ -117,9 +118,9 @@ def test_files_that_are_not_jobs(tmp_path):
 
 
 def test_finger_extent_matches_the_model():
-    # The pads and finger plates in sim/arm.xml, measured from the jaw centre site along the
+    # The pads and finger plates in the reference arm's generated model, measured from the jaw centre site along the
     # gripper body's x axis (the tool axis) and its z axis (across the tool, in the arm's plane).
-    m = mujoco.MjModel.from_xml_path(str(ARM_XML_PATH))
+    m = arm_model.arm_spec(kinematics.REFERENCE).compile()
     d = mujoco.MjData(m)
     mujoco.mj_kinematics(m, d)
     site = m.site("jaw_centre").id

@@ -1,0 +1,56 @@
+# /arm.json: the arm description deploy ships (docs/arm-description.md), read once at boot.
+# Whatever the file holds the board boots. A description that fails validation (one field
+# named, shared_fsm/arm.py) or cannot be read (torn, erased, too big, not JSON) is not used in
+# part: the board keeps the arm's servos unpowered, refuses every job, rescue and teleop, and
+# names the field in its rejects ("arm", field, "invalid"; HELLO, STATUS, REJECTS). A board
+# whose flash has no /arm.json runs the reference arm, as every board did before descriptions.
+import json
+
+from . import fsutil                          # host: surepick.firmware (the simulator)
+from ..shared_fsm import arm as arm_mod
+from ..shared_fsm.arm_reference import DESCRIPTION as REFERENCE_DESCRIPTION
+
+PATH = "/arm.json"
+MAX_FILE_BYTES = 8192    # a full description is about 3 KB of compact JSON
+
+
+def load(path=PATH, rejected=None):
+    # -> (Arm, error text). error "" means the description is valid (or absent: the reference
+    # arm); otherwise the Arm returned is the reference arm, which the controller never moves.
+    # Never raises.
+    reference = arm_mod.validate(REFERENCE_DESCRIPTION)
+    status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
+    if status == fsutil.READ_MISSING:
+        return reference, ""
+    reason = fsutil.READ_REASONS[status]
+    d = None
+    if reason is None:
+        try:
+            d = json.loads(data.decode())
+        except UnicodeError:        # erased flash (0xff), a torn multi-byte character
+            reason = "utf8"
+        except MemoryError:         # deep nesting: the parser's stack did not fit
+            reason = "no_memory"
+        except Exception:           # ValueError, RuntimeError (recursion): not JSON
+            reason = "json"
+        data = None
+    if reason is None and not isinstance(d, dict):
+        reason = "not_object"
+    if reason is not None:
+        if rejected is not None:
+            rejected.add("arm", "-", reason)
+        return reference, "%s: %s" % (path, reason)
+    try:
+        return arm_mod.validate(d), ""
+    except arm_mod.ArmError as e:
+        if rejected is not None:
+            rejected.add("arm", e.field, "invalid")
+        return reference, str(e)
+    except MemoryError:
+        if rejected is not None:
+            rejected.add("arm", "-", "no_memory")
+        return reference, "%s: no_memory" % path
+    except Exception:               # a bug in the validator must not stop the boot
+        if rejected is not None:
+            rejected.add("arm", "-", "unreadable")
+        return reference, "%s: unreadable" % path

@@ -1,0 +1,640 @@
+# The arm description: one validator and the analytic kinematics of each kind of arm
+# (docs/arm-description.md). Runs on the board (MicroPython) and on the host alike: the board
+# validates /arm.json with it at boot, the host validates a TOML file with it before anything
+# else looks at the numbers. Floats are fine: this runs when a move is planned, never per tick.
+#
+#   arm = validate(description_dict)     # -> Arm, or raises ArmError naming the field
+#   q = arm.inverse(x_mm, y_mm, z_mm, pitch_deg)   # -> [q0, q1, q2, q3] deg, or Unreachable
+#   x, y, z, pitch = arm.forward(q)
+#   wrist, jaw, tool_dir, left = arm.frame(q)      # world points / unit vectors (mm)
+#   tip_l, tip_r = arm.finger_tips(q, jaw_mm)
+#
+# The joint vector always has four slots (base yaw, shoulder, elbow, wrist pitch), whatever the
+# kind, because the board drives five servo slots. What a slot means per kind:
+#   serial          q1 shoulder elevation, q2 elbow relative to the upper arm (0 straight,
+#                   negative bends down), q3 wrist relative to the forearm; pitch = q1+q2+q3
+#   serial_nowrist  as serial, no wrist servo: q3 is always 0 and the tool sits at
+#                   geometry.wrist_fixed_deg to the forearm; the pitch follows the pose
+#   parallel        q1 shoulder elevation, q2 the forearm's ABSOLUTE angle to the horizontal
+#                   (what the elbow servo sets through the linkage); q3 always 0, hand level:
+#                   the pitch is geometry.hand_pitch_deg whatever the pose
+# Kinds without a free pitch ignore the pitch a pose asks for (IK solves the position) and
+# forward() reports the pitch the arm has.
+import math
+
+from .compat import const
+
+FORMAT = const(1)
+N_ARM_JOINTS = const(4)
+JOINT_NAMES = ("base", "shoulder", "elbow", "wrist")
+SERVO_NAMES = ("base", "shoulder", "elbow", "wrist", "gripper")
+KINDS = ("serial", "serial_nowrist", "parallel")
+GRIPPER = const(4)
+WRIST = const(3)
+
+# Reasons a pose is unreachable (Unreachable.code).
+TOO_FAR = const(1)
+TOO_CLOSE = const(2)
+JOINT_LIMIT = const(3)
+BELOW_TABLE = const(4)
+REASON_NAMES = ("", "too far", "too close", "joint limit", "below the table")
+
+_MAX_NAME = const(40)
+_MAX_KEYS = const(64)      # keys in one table: a description is small; a huge one is hostile
+
+
+class ArmError(ValueError):
+    # One bad field: .field is its dotted path ("servos.elbow.min_us"), the message says what
+    # is wrong with it and what would be right.
+    def __init__(self, field, message):
+        super().__init__("arm description field '%s': %s" % (field, message))
+        self.field = field
+
+
+class Unreachable(ValueError):
+    def __init__(self, code, detail):
+        # super(), not ValueError.__init__(self, ...): MicroPython has no unbound __init__ there
+        super().__init__("pose unreachable (%s): %s" % (REASON_NAMES[code], detail))
+        self.code = code
+        self.detail = detail
+
+
+def _where(x_mm, y_mm, z_mm, pitch_deg):
+    # Built only when a pose is refused: formatting floats allocates.
+    return "x=%.1f y=%.1f z=%.1f pitch=%.1f" % (x_mm, y_mm, z_mm, pitch_deg)
+
+
+# ---- the schema ---------------------------------------------------------------------------
+# Each field: (key, type, min, max, default). type: "n" a finite number, "i" an integer,
+# "d" a direction (+1 or -1), "s" a name. default None: the field is required.
+_GEOMETRY = (
+    ("base_height_mm", "n", 0.0, 1000.0, None),       # table to the shoulder axis
+    ("shoulder_forward_mm", "n", -200.0, 200.0, 0.0),  # base yaw axis to the shoulder axis, along the arm
+    ("upper_arm_mm", "n", 10.0, 1000.0, None),         # shoulder axis to elbow axis
+    ("forearm_mm", "n", 10.0, 1000.0, None),           # elbow axis to wrist axis
+    ("tool_mm", "n", 0.0, 1000.0, None),               # wrist axis (or level hand pivot) to the jaw centre
+    ("tool_drop_mm", "n", -200.0, 200.0, 0.0),         # jaw centre below the tool axis (hand's own drop)
+    ("wrist_fixed_deg", "n", -180.0, 180.0, 0.0),      # serial_nowrist: tool angle to the forearm
+    ("hand_pitch_deg", "n", -90.0, 90.0, 0.0),         # parallel: the level hand's pitch
+    ("min_radius_mm", "n", 0.0, 1000.0, None),         # closer to the base axis the arm hits itself
+    ("min_z_mm", "n", -100.0, 1000.0, 0.0),            # the jaw centre never below this
+)
+_JOINT = (
+    ("min_deg", "n", -360.0, 360.0, None),
+    ("max_deg", "n", -360.0, 360.0, None),
+    ("coupled_to", "s", None, None, ""),               # "" or an earlier joint's name
+    ("min_per_deg", "n", -10.0, 10.0, 0.0),            # min_deg + min_per_deg * q(coupled_to)
+    ("max_per_deg", "n", -10.0, 10.0, 0.0),
+)
+_SERVO = (
+    ("gpio", "i", 0, 29, None),
+    ("min_us", "i", 300, 1500, 500),                   # pulse at servo angle 0
+    ("max_us", "i", 1500, 2800, 2500),                 # pulse at the servo's full travel
+    ("travel_deg", "i", 90, 360, 180),                 # the servo's travel, min_us to max_us
+    ("trim_us", "i", -300, 300, 0),                    # calibrated pulse correction
+    ("direction", "d", None, None, 1),                 # -1: the servo turns against the joint
+    ("zero_deg", "n", -360.0, 360.0, None),            # servo angle at joint angle 0
+    ("model", "s", None, None, None),                  # a servo_models entry (the simulator's servo)
+    ("mass_g", "n", 0.0, 500.0, 0.0),                  # carried on the link it drives (simulator)
+)
+_SERVO_MODEL = (
+    ("stall_torque_nm_4v8", "n", 0.01, 10.0, None),
+    ("speed_s_per_60deg_4v8", "n", 0.02, 2.0, None),
+    ("deadband_us", "n", 0.0, 50.0, None),
+    ("band_deg", "n", 0.5, 90.0, None),
+    ("armature_kgm2", "n", 0.00001, 0.1, None),
+    ("idle_ma", "n", 0.0, 500.0, None),
+    ("stall_ma_5v", "n", 10.0, 10000.0, None),
+    ("backdrive_torque_nm", "n", 0.0, 10.0, 0.0),
+)
+_GRIPPER = (
+    ("jaw_max_mm", "n", 5.0, 200.0, None),
+    ("servo_deg_per_mm", "i", 1, 40, None),            # servo degrees per mm of jaw opening
+    ("finger_length_mm", "n", 5.0, 200.0, None),
+    ("finger_tip_mm", "n", -100.0, 100.0, None),       # finger tips past the jaw centre, along the tool
+    ("finger_height_mm", "n", 2.0, 100.0, None),
+    ("finger_thickness_mm", "n", 0.5, 20.0, None),
+    ("pad_length_mm", "n", 2.0, 100.0, None),
+    ("pad_thickness_mm", "n", 0.5, 20.0, None),
+    ("beam_behind_mm", "n", -50.0, 100.0, None),       # IR beam this far behind the jaw centre
+    ("palm_from_mm", "n", -100.0, 500.0, None),        # wrist axis to the palm's back, along the tool
+    ("palm_mm", "n", 5.0, 200.0, None),                # palm length along the tool
+    ("palm_width_mm", "n", 5.0, 200.0, None),
+    ("palm_height_mm", "n", 5.0, 200.0, None),
+)
+_LINKS = (   # masses the simulator puts on the links (g); servo masses are in servos.*.mass_g
+    ("turret_g", "n", 0.0, 2000.0, None),
+    ("upper_arm_g", "n", 0.1, 2000.0, None),
+    ("forearm_g", "n", 0.1, 2000.0, None),
+    ("palm_g", "n", 0.1, 2000.0, None),
+    ("finger_g", "n", 0.1, 500.0, None),
+    ("pad_g", "n", 0.1, 500.0, None),
+)
+_PAD = (
+    ("stiffness_n_per_m", "n", 10.0, 100000.0, None),
+    ("damping_ns_per_m", "n", 0.0, 100.0, None),
+    ("travel_mm", "n", 0.5, 20.0, None),
+    ("preload_mm", "n", 0.0, 10.0, None),
+    ("friction", "n", 0.05, 3.0, None),
+    ("finger_friction", "n", 0.05, 3.0, None),
+)
+_SWITCH = (
+    ("trip_mm", "n", 0.05, 20.0, None),
+    ("release_mm", "n", 0.0, 20.0, None),
+    ("bounce_min_ms", "i", 0, 200, None),
+    ("bounce_max_ms", "i", 0, 200, None),
+)
+_POT = (
+    ("closed_counts", "n", 0.0, 65535.0, None),
+    ("counts_per_mm", "n", 1.0, 65535.0, None),
+    ("offset_counts", "n", -65535.0, 65535.0, 0.0),
+    ("noise_counts", "n", 0.0, 5000.0, None),
+)
+_CURRENT = (
+    ("offset_counts", "n", 0.0, 65535.0, None),
+    ("counts_per_a", "n", 1.0, 65535.0, None),
+    ("noise_counts", "n", 0.0, 5000.0, None),
+)
+_RAIL = (
+    ("nominal_mv", "n", 3000.0, 12000.0, None),
+    ("source_mohm", "n", 0.0, 10000.0, None),
+    ("divider", "n", 1.0, 20.0, None),
+    ("reset_mv", "n", 1000.0, 12000.0, None),
+    ("servo_reset_ms", "i", 0, 10000, None),
+    ("brownout_mv", "n", 0.0, 12000.0, None),
+    ("noise_counts", "n", 0.0, 5000.0, None),
+)
+_BENCH = (
+    ("pad_x_mm", "n", -1000.0, 1000.0, None),          # source pad centre
+    ("pad_y_mm", "n", -1000.0, 1000.0, None),
+    ("pad_half_mm", "n", 5.0, 500.0, None),
+    ("pad_top_mm", "n", 0.0, 100.0, None),
+    ("bin_x_mm", "n", -1000.0, 1000.0, None),          # target bin centre
+    ("bin_y_mm", "n", -1000.0, 1000.0, None),
+    ("bin_inner_half_mm", "n", 5.0, 500.0, None),
+    ("bin_floor_mm", "n", 0.0, 100.0, None),
+    ("bin_wall_top_mm", "n", 0.0, 500.0, None),
+    ("part_mm", "n", 1.0, 200.0, None),                # the bench part's size (cube edge)
+    ("pitch_deg", "n", -90.0, 90.0, None),             # the tool pitch of pick and place poses
+    ("home_base_deg", "n", -360.0, 360.0, None),       # the rest pose at start (joint angles)
+    ("home_shoulder_deg", "n", -360.0, 360.0, None),
+    ("home_elbow_deg", "n", -360.0, 360.0, None),
+    ("home_wrist_deg", "n", -360.0, 360.0, 0.0),
+    ("home_jaw_mm", "n", 0.0, 200.0, None),
+)
+_SENSORS = (("pad", _PAD), ("switch", _SWITCH), ("pot", _POT), ("current", _CURRENT), ("rail", _RAIL))
+_TOP = (("format", "i", 1, 1, None), ("name", "s", None, None, None), ("kind", "s", None, None, None),
+        ("notes", "s", None, None, ""))
+_SECTIONS = ("geometry", "joints", "servos", "servo_models", "gripper", "links", "sensors", "bench")
+
+SCHEMA = {"geometry": _GEOMETRY, "joint": _JOINT, "servo": _SERVO, "servo_model": _SERVO_MODEL,
+          "gripper": _GRIPPER, "links": _LINKS, "bench": _BENCH, "top": _TOP,
+          "sensors": _SENSORS}
+
+
+def _is_num(v):
+    # a finite int or float (bool is not a number here): inf - inf and nan - nan are nan
+    return (isinstance(v, int) or isinstance(v, float)) and not isinstance(v, bool) and (v - v) == 0
+
+
+def _name_ok(v):
+    if not isinstance(v, str) or not 0 < len(v) <= _MAX_NAME:
+        return False
+    for c in v:
+        if not (c.isalpha() or c.isdigit() or c in "_-."):
+            return False
+    return True
+
+
+def _table(d, path):
+    if not isinstance(d, dict):
+        raise ArmError(path, "must be a table (an object), got %s" % _kind_of(d))
+    if len(d) > _MAX_KEYS:
+        raise ArmError(path, "has %d keys, at most %d" % (len(d), _MAX_KEYS))
+    return d
+
+
+def _kind_of(v):
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list) or isinstance(v, tuple):
+        return "a list"
+    if isinstance(v, str):
+        return "a string"
+    if v is None:
+        return "nothing"
+    if _is_num(v):
+        return "the number %r" % (v,)
+    if isinstance(v, float):
+        return "a non-finite number"
+    return "a value of another type"
+
+
+def _fields(d, fields, path, out):
+    # Checks table d against fields; unknown keys are an error (a typo must not vanish).
+    # Writes the checked values (defaults filled in) into out; returns out.
+    _table(d, path)
+    known = {}
+    for f in fields:
+        known[f[0]] = f
+    for key in sorted(d):
+        if key not in known:
+            raise ArmError(path + "." + str(key), "unknown field (known: %s)" % ", ".join(sorted(known)))
+    for f in fields:
+        key, typ, lo, hi, default = f
+        where = path + "." + key if path else key
+        if key not in d:
+            if default is None:
+                raise ArmError(where, "missing")
+            out[key] = default
+            continue
+        v = d[key]
+        if typ == "s":
+            if key == "notes":
+                if not isinstance(v, str) or len(v) > 2000:
+                    raise ArmError(where, "must be a string of at most 2000 characters")
+            elif key == "coupled_to" and v == "":
+                pass
+            elif not _name_ok(v):
+                raise ArmError(where, "must be a name (1..%d letters, digits, _ - .), got %s" % (_MAX_NAME, _kind_of(v)))
+        elif typ == "d":
+            if isinstance(v, bool) or v not in (1, -1):
+                raise ArmError(where, "must be 1 or -1, got %s" % _kind_of(v))
+        else:
+            if not _is_num(v):
+                raise ArmError(where, "must be a finite number, got %s" % _kind_of(v))
+            if typ == "i" and (isinstance(v, float) and v != int(v)):
+                raise ArmError(where, "must be a whole number, got %r" % (v,))
+            if typ == "i":
+                v = int(v)
+            else:
+                v = float(v)
+            if v < lo or v > hi:
+                raise ArmError(where, "%s outside %s..%s" % (_num(v), _num(lo), _num(hi)))
+        out[key] = v
+    return out
+
+
+def _num(v):
+    if isinstance(v, int):
+        return "%d" % v
+    return "%g" % v
+
+
+def joints_of(kind):
+    # The joints (and arm servos) a kind has.
+    if kind == "serial":
+        return JOINT_NAMES
+    return JOINT_NAMES[:3]
+
+
+def validate(d):
+    # The description (a dict, as parsed from TOML or JSON) -> an Arm. Raises ArmError naming the
+    # first bad field (checked in the file's order: top, geometry, joints, servos, ...).
+    _table(d, "(top)")
+    for key in sorted(d):
+        if key not in ("format", "name", "kind", "notes") and key not in _SECTIONS:
+            raise ArmError(str(key), "unknown section (known: format, name, kind, notes, %s)" % ", ".join(_SECTIONS))
+    head = {}
+    for key in ("format", "name", "kind", "notes"):
+        if key in d:
+            head[key] = d[key]
+    top = _fields(head, _TOP, "", {})
+    if top["kind"] not in KINDS:
+        raise ArmError("kind", "must be one of %s, got %r" % (", ".join(KINDS), top["kind"]))
+    for s in _SECTIONS:
+        if s not in d:
+            raise ArmError(s, "missing section")
+    kind = top["kind"]
+    geo = _fields(d["geometry"], _GEOMETRY, "geometry", {})
+    names = joints_of(kind)
+    joints = _named(d["joints"], "joints", names, _JOINT)
+    servos = _named(d["servos"], "servos", names + ("gripper",), _SERVO)
+    models_in = _table(d["servo_models"], "servo_models")
+    models = {}
+    for name in sorted(models_in):
+        if not _name_ok(name):
+            raise ArmError("servo_models." + str(name)[:_MAX_NAME], "must be a name (letters, digits, _ - .)")
+        models[name] = _fields(models_in[name], _SERVO_MODEL, "servo_models." + name, {})
+    grip = _fields(d["gripper"], _GRIPPER, "gripper", {})
+    links = _fields(d["links"], _LINKS, "links", {})
+    sens_in = _table(d["sensors"], "sensors")
+    for key in sorted(sens_in):
+        if key not in ("pad", "switch", "pot", "current", "rail"):
+            raise ArmError("sensors." + str(key), "unknown section (known: current, pad, pot, rail, switch)")
+    sensors = {}
+    for key, fields in _SENSORS:
+        if key not in sens_in:
+            raise ArmError("sensors." + key, "missing section")
+        sensors[key] = _fields(sens_in[key], fields, "sensors." + key, {})
+    bench = _fields(d["bench"], _BENCH, "bench", {})
+    arm = Arm(top, geo, joints, servos, models, grip, links, sensors, bench)
+    _relations(arm)
+    return arm
+
+
+def _named(d, path, names, fields):
+    _table(d, path)
+    for key in sorted(d):
+        if key not in names:
+            raise ArmError(path + "." + str(key), "not a %s of this kind of arm (it has: %s)" % (path[:-1], ", ".join(names)))
+    out = []
+    for name in names:
+        if name not in d:
+            raise ArmError(path + "." + name, "missing")
+        out.append(_fields(d[name], fields, path + "." + name, {}))
+    return out
+
+
+def _relations(arm):
+    # Checks between fields: the first broken relation names the field to change.
+    names = arm.joint_names
+    for j in range(len(names)):
+        lim = arm.joints[j]
+        where = "joints." + names[j]
+        c = lim["coupled_to"]
+        if c:
+            if c not in names[:j]:
+                raise ArmError(where + ".coupled_to", "must name an earlier joint (%s), got %r" % (", ".join(names[:j]) or "none", c))
+            ci = names.index(c)
+            # the range must be non-empty somewhere over the coupled joint's own range
+            ok = 0
+            lo_c, hi_c = arm.joints[ci]["min_deg"], arm.joints[ci]["max_deg"]
+            for k in range(9):
+                qc = lo_c + (hi_c - lo_c) * k / 8.0
+                if arm.limit(j, qc)[0] < arm.limit(j, qc)[1]:
+                    ok = 1
+            if not ok:
+                raise ArmError(where + ".min_deg", "the coupled range is empty over all of %s's range" % c)
+        elif lim["min_per_deg"] != 0.0 or lim["max_per_deg"] != 0.0:
+            raise ArmError(where + ".coupled_to", "min_per_deg/max_per_deg need coupled_to")
+        elif lim["min_deg"] >= lim["max_deg"]:
+            raise ArmError(where + ".min_deg", "%g must be below max_deg %g (no workspace)" % (lim["min_deg"], lim["max_deg"]))
+    used = {}
+    for i in range(len(arm.servos)):
+        s = arm.servos[i]
+        where = "servos." + arm.servo_names[i]
+        if s["min_us"] >= s["max_us"]:
+            raise ArmError(where + ".min_us", "must be below max_us")
+        if s["model"] not in arm.servo_models:
+            raise ArmError(where + ".model", "%r is not in servo_models (%s)" % (s["model"], ", ".join(sorted(arm.servo_models)) or "none"))
+        g = s["gpio"]
+        if 26 <= g <= 28:
+            raise ArmError(where + ".gpio", "GP%d is an ADC pin (pot, current, rail)" % g)
+        if g in used:
+            raise ArmError(where + ".gpio", "GP%d already drives %s" % (g, used[g]))
+        used[g] = arm.servo_names[i]
+    for i in range(len(arm.joint_names)):
+        # the joint's whole range must map inside the servo's travel
+        s = arm.servos[i]
+        lo, hi = arm.joint_span(i)
+        for q in (lo, hi):
+            sv = s["zero_deg"] + q
+            if sv < -0.001 or sv > s["travel_deg"] + 0.001:
+                raise ArmError("servos.%s.zero_deg" % arm.servo_names[i],
+                               "joint angle %g deg puts the servo at %g deg, outside its 0..%d travel"
+                               % (q, sv, s["travel_deg"]))
+    g = arm.gripper
+    if g["jaw_max_mm"] * g["servo_deg_per_mm"] > arm.servos[GRIPPER]["travel_deg"]:
+        raise ArmError("gripper.jaw_max_mm", "%g mm at %d deg/mm exceeds the gripper servo's %d deg travel"
+                       % (g["jaw_max_mm"], g["servo_deg_per_mm"], arm.servos[GRIPPER]["travel_deg"]))
+    sw = arm.sensors["switch"]
+    if sw["release_mm"] >= sw["trip_mm"]:
+        raise ArmError("sensors.switch.release_mm", "must be below trip_mm (the switch's hysteresis)")
+    if sw["bounce_min_ms"] > sw["bounce_max_ms"]:
+        raise ArmError("sensors.switch.bounce_min_ms", "must not exceed bounce_max_ms")
+    if sw["trip_mm"] >= arm.sensors["pad"]["travel_mm"]:
+        raise ArmError("sensors.switch.trip_mm", "must be below the pad's travel_mm")
+    b = arm.bench
+    try:
+        arm.check_limits(arm.home_deg())
+    except Unreachable as e:
+        raise ArmError("bench.home_%s_deg" % JOINT_NAMES[e.joint], e.detail)
+    if b["home_jaw_mm"] > g["jaw_max_mm"]:
+        raise ArmError("bench.home_jaw_mm", "%g mm is wider than gripper.jaw_max_mm" % b["home_jaw_mm"])
+    geo = arm.geo
+    reach = abs(geo["shoulder_forward_mm"]) + geo["upper_arm_mm"] + geo["forearm_mm"] + abs(geo["tool_mm"]) + abs(geo["tool_drop_mm"])
+    if reach <= geo["min_radius_mm"]:
+        raise ArmError("geometry.min_radius_mm", "%g mm leaves no workspace: the arm reaches %g mm at most" % (geo["min_radius_mm"], reach))
+
+
+class Arm:
+    # A validated description. Attributes are plain dicts/lists of the checked values; the
+    # geometry is also cached as floats for the kinematics.
+    def __init__(self, top, geo, joints, servos, models, grip, links, sensors, bench):
+        self.name = top["name"]
+        self.kind = top["kind"]
+        self.notes = top["notes"]
+        self.geo = geo
+        self.joint_names = joints_of(self.kind)
+        self.servo_names = self.joint_names + ("gripper",)
+        self.joints = joints
+        self.servos = servos
+        self.servo_models = models
+        self.gripper = grip
+        self.links = links
+        self.sensors = sensors
+        self.bench = bench
+        self.has_wrist = 1 if self.kind == "serial" else 0
+        self.free_pitch = self.has_wrist
+        self.H = geo["base_height_mm"]
+        self.S = geo["shoulder_forward_mm"]
+        self.U = geo["upper_arm_mm"]
+        self.F = geo["forearm_mm"]
+        self.T = geo["tool_mm"]
+        self.D = geo["tool_drop_mm"]
+        self.min_radius_mm = geo["min_radius_mm"]
+        self.min_z_mm = geo["min_z_mm"]
+        if self.kind == "serial_nowrist":
+            th = math.radians(geo["wrist_fixed_deg"])
+            self._tool_rel = th
+        elif self.kind == "parallel":
+            th = math.radians(geo["hand_pitch_deg"])
+            self._tool_rel = th
+        else:
+            th = 0.0
+            self._tool_rel = 0.0
+        # serial_nowrist: elbow -> jaw centre is one rigid link of length L2 at phi to the forearm
+        vx = self.F + self.T * math.cos(th) + self.D * math.sin(th)
+        vy = self.T * math.sin(th) - self.D * math.cos(th)
+        self.L2 = math.sqrt(vx * vx + vy * vy)
+        self.phi = math.atan2(vy, vx)
+        # parallel: the level hand's offset from the wrist pivot to the jaw centre (r, z)
+        self.hand_r = self.T * math.cos(th) + self.D * math.sin(th)
+        self.hand_z = self.T * math.sin(th) - self.D * math.cos(th)
+
+    # ---- limits ----
+
+    def limit(self, j, q_coupled=0.0):
+        # (min, max) deg of joint j given the angle of the joint it is coupled to.
+        lim = self.joints[j]
+        if not lim["coupled_to"]:
+            return lim["min_deg"], lim["max_deg"]
+        return (lim["min_deg"] + lim["min_per_deg"] * q_coupled,
+                lim["max_deg"] + lim["max_per_deg"] * q_coupled)
+
+    def joint_span(self, j):
+        # The widest range joint j can take over its coupled joint's range (servo travel check).
+        lim = self.joints[j]
+        if not lim["coupled_to"]:
+            return lim["min_deg"], lim["max_deg"]
+        ci = self.joint_names.index(lim["coupled_to"])
+        a = self.limit(j, self.joints[ci]["min_deg"])
+        b = self.limit(j, self.joints[ci]["max_deg"])
+        return min(a[0], b[0]), max(a[1], b[1])
+
+    def coupled_index(self, j):
+        c = self.joints[j]["coupled_to"]
+        return self.joint_names.index(c) if c else -1
+
+    def check_limits(self, q, where=""):
+        # Raises Unreachable(JOINT_LIMIT) naming the first joint outside its (coupled) range.
+        for j in range(len(self.joint_names)):
+            ci = self.coupled_index(j)
+            lo, hi = self.limit(j, q[ci] if ci >= 0 else 0.0)
+            if q[j] < lo - 1e-6 or q[j] > hi + 1e-6:
+                e = Unreachable(JOINT_LIMIT, "%s %.1f deg outside %.0f..%.0f%s"
+                                % (self.joint_names[j], q[j], lo, hi, (" at " + where) if where else ""))
+                e.joint = j
+                raise e
+
+    def home_deg(self):
+        b = self.bench
+        return [b["home_base_deg"], b["home_shoulder_deg"], b["home_elbow_deg"],
+                b["home_wrist_deg"] if self.has_wrist else 0.0]
+
+    # ---- kinematics ----
+
+    def inverse(self, x_mm, y_mm, z_mm, pitch_deg):
+        # -> joint angles in degrees [q0..q3], elbow-up solution. Raises Unreachable.
+        yaw = math.atan2(y_mm, x_mm)
+        r = math.sqrt(x_mm * x_mm + y_mm * y_mm)
+        kind = self.kind
+        U = self.U
+        if kind == "serial":
+            p = math.radians(pitch_deg)
+            # operation order as the reference arm's original closed form (bit-equal results)
+            rw = r - self.T * math.cos(p) - self.D * math.sin(p) - self.S
+            zw = z_mm - self.T * math.sin(p) - self.H + self.D * math.cos(p)
+            L = self.F
+        elif kind == "parallel":
+            rw = r - self.hand_r - self.S
+            zw = z_mm - self.hand_z - self.H
+            L = self.F
+        else:
+            rw = r - self.S
+            zw = z_mm - self.H
+            L = self.L2
+        d2 = rw * rw + zw * zw
+        c = (d2 - U * U - L * L) / (2.0 * U * L)
+        if r < self.min_radius_mm:
+            raise Unreachable(TOO_CLOSE, _where(x_mm, y_mm, z_mm, pitch_deg))
+        if z_mm < self.min_z_mm:
+            raise Unreachable(BELOW_TABLE, _where(x_mm, y_mm, z_mm, pitch_deg))
+        if c > 1.0:
+            raise Unreachable(TOO_FAR, _where(x_mm, y_mm, z_mm, pitch_deg))
+        if c < -1.0:
+            raise Unreachable(TOO_CLOSE, _where(x_mm, y_mm, z_mm, pitch_deg))
+        b = -math.acos(c)
+        q1 = math.atan2(zw, rw) - math.atan2(L * math.sin(b), U + L * math.cos(b))
+        if kind == "serial":
+            q = [math.degrees(yaw), math.degrees(q1), math.degrees(b), 0.0]
+            q[3] = pitch_deg - q[1] - q[2]
+        elif kind == "parallel":
+            q = [math.degrees(yaw), math.degrees(q1), math.degrees(q1 + b), 0.0]
+        else:
+            q = [math.degrees(yaw), math.degrees(q1), math.degrees(b - self.phi), 0.0]
+        self.check_limits(q, _where(x_mm, y_mm, z_mm, pitch_deg))
+        return q
+
+    def _angles(self, q_deg):
+        # (shoulder, forearm, tool) absolute angles in rad in the arm's vertical plane
+        q1 = math.radians(q_deg[1])
+        if self.kind == "parallel":
+            return q1, math.radians(q_deg[2]), self._tool_rel
+        q12 = q1 + math.radians(q_deg[2])
+        if self.kind == "serial":
+            return q1, q12, q12 + math.radians(q_deg[3])
+        return q1, q12, q12 + self._tool_rel
+
+    def forward(self, q_deg):
+        # Joint angles in degrees -> (x, y, z of the jaw centre in mm, tool pitch in degrees).
+        a1, a2, a3 = self._angles(q_deg)
+        # operation order as the reference arm's original closed form (bit-equal results)
+        r = self.U * math.cos(a1) + self.F * math.cos(a2) + self.T * math.cos(a3) + self.D * math.sin(a3) + self.S
+        z = self.H + self.U * math.sin(a1) + self.F * math.sin(a2) + self.T * math.sin(a3) - self.D * math.cos(a3)
+        yaw = math.radians(q_deg[0])
+        return (r * math.cos(yaw), r * math.sin(yaw), z, math.degrees(a3))
+
+    def frame(self, q_deg):
+        # -> (wrist point, jaw centre, tool direction, left direction): points in mm and unit
+        # vectors in the world frame. The wrist point is the wrist axis (serial) or the level
+        # hand's pivot (parallel); "left" is the direction the left finger opens to.
+        a1, a2, a3 = self._angles(q_deg)
+        yaw = math.radians(q_deg[0])
+        cy, sy = math.cos(yaw), math.sin(yaw)
+        rw = self.S + self.U * math.cos(a1) + self.F * math.cos(a2)
+        zw = self.H + self.U * math.sin(a1) + self.F * math.sin(a2)
+        rj = rw + self.T * math.cos(a3) + self.D * math.sin(a3)
+        zj = zw + self.T * math.sin(a3) - self.D * math.cos(a3)
+        ca, sa = math.cos(a3), math.sin(a3)
+        return ((rw * cy, rw * sy, zw), (rj * cy, rj * sy, zj), (ca * cy, ca * sy, sa), (-sy, cy, 0.0))
+
+    def finger_tips(self, q_deg, jaw_mm):
+        # -> (left tip, right tip): the inner corners of the finger tips (mm, world frame) at a
+        # jaw opening of jaw_mm (the left finger's pad face, the right finger's face).
+        _, jaw, u, left = self.frame(q_deg)
+        t = self.gripper["finger_tip_mm"]
+        h = jaw_mm / 2.0
+        tl = tuple(jaw[i] + t * u[i] + h * left[i] for i in range(3))
+        tr = tuple(jaw[i] + t * u[i] - h * left[i] for i in range(3))
+        return tl, tr
+
+    def inverse_mdeg(self, x_um, y_um, z_um, pitch_mdeg, out):
+        # Integer front end: writes q0..q3 in millidegrees into the list `out`.
+        q = self.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
+        for i in range(N_ARM_JOINTS):
+            out[i] = int(round(q[i] * 1000.0))
+        return out
+
+    # ---- servos ----
+
+    def servo_cal(self, i):
+        # (min_us, max_us, trim_us, inverted) of servo slot i, as shared_fsm.servo_cal takes it
+        # (a slot the kind has no servo for: the default calibration, never driven).
+        if i == WRIST and not self.has_wrist:
+            return (500, 2500, 0, 0)
+        s = self.servos[i if i < len(self.joint_names) else len(self.servos) - 1]
+        return (s["min_us"], s["max_us"], s["trim_us"], 1 if s["direction"] < 0 else 0)
+
+    def servo(self, i):
+        # The servo entry of slot i (0..4), None for a wrist the kind does not have.
+        if i == WRIST and not self.has_wrist:
+            return None
+        if i == GRIPPER:
+            return self.servos[-1]
+        return self.servos[i]
+
+    def zero_mdeg(self, i):
+        # Servo angle (mdeg) at joint angle 0 of arm slot i (0..3).
+        s = self.servo(i)
+        return 0 if s is None else int(round(s["zero_deg"] * 1000.0))
+
+    def to_dict(self):
+        # The validated description with every default filled in (what deploy ships as JSON).
+        d = {"format": FORMAT, "name": self.name, "kind": self.kind, "geometry": dict(self.geo),
+             "joints": {}, "servos": {}, "servo_models": {}, "gripper": dict(self.gripper),
+             "links": dict(self.links), "sensors": {}, "bench": dict(self.bench)}
+        if self.notes:
+            d["notes"] = self.notes
+        for i in range(len(self.joint_names)):
+            d["joints"][self.joint_names[i]] = dict(self.joints[i])
+        for i in range(len(self.servo_names)):
+            d["servos"][self.servo_names[i]] = dict(self.servos[i])
+        for k in self.servo_models:
+            d["servo_models"][k] = dict(self.servo_models[k])
+        for k in self.sensors:
+            d["sensors"][k] = dict(self.sensors[k])
+        return d

@@ -80,10 +80,12 @@ _GEOMETRY = (
     ("min_z_mm", "n", -100.0, 1000.0, 0.0),            # the jaw centre never below this
 )
 _JOINT = (
-    ("min_deg", "n", -360.0, 360.0, None),
+    ("min_deg", "n", -360.0, 360.0, None),             # the joint's own range, always
     ("max_deg", "n", -360.0, 360.0, None),
-    ("coupled_to", "s", None, None, ""),               # "" or an earlier joint's name
-    ("min_per_deg", "n", -10.0, 10.0, 0.0),            # min_deg + min_per_deg * q(coupled_to)
+    ("coupled_to", "s", None, None, ""),               # "" or an earlier joint's name, and then
+    ("coupled_min_deg", "n", -720.0, 720.0, -720.0),   # also q >= coupled_min_deg + min_per_deg * q(coupled_to)
+    ("min_per_deg", "n", -10.0, 10.0, 0.0),
+    ("coupled_max_deg", "n", -720.0, 720.0, 720.0),    # and  q <= coupled_max_deg + max_per_deg * q(coupled_to)
     ("max_per_deg", "n", -10.0, 10.0, 0.0),
 )
 _SERVO = (
@@ -94,6 +96,7 @@ _SERVO = (
     ("trim_us", "i", -300, 300, 0),                    # calibrated pulse correction
     ("direction", "d", None, None, 1),                 # -1: the servo turns against the joint
     ("zero_deg", "n", -360.0, 360.0, None),            # servo angle at joint angle 0
+    ("gear", "n", 0.1, 10.0, 1.0),                     # servo degrees per joint degree (geared base)
     ("model", "s", None, None, None),                  # a servo_models entry (the simulator's servo)
     ("mass_g", "n", 0.0, 500.0, 0.0),                  # carried on the link it drives (simulator)
 )
@@ -354,24 +357,25 @@ def _relations(arm):
     for j in range(len(names)):
         lim = arm.joints[j]
         where = "joints." + names[j]
+        if lim["min_deg"] >= lim["max_deg"]:
+            raise ArmError(where + ".min_deg", "%g must be below max_deg %g (no workspace)" % (lim["min_deg"], lim["max_deg"]))
         c = lim["coupled_to"]
         if c:
             if c not in names[:j]:
                 raise ArmError(where + ".coupled_to", "must name an earlier joint (%s), got %r" % (", ".join(names[:j]) or "none", c))
             ci = names.index(c)
-            # the range must be non-empty somewhere over the coupled joint's own range
+            # the coupled range must be non-empty somewhere over the coupled joint's own range
             ok = 0
             lo_c, hi_c = arm.joints[ci]["min_deg"], arm.joints[ci]["max_deg"]
-            for k in range(9):
-                qc = lo_c + (hi_c - lo_c) * k / 8.0
-                if arm.limit(j, qc)[0] < arm.limit(j, qc)[1]:
+            for k in range(33):
+                lo, hi = arm.limit(j, lo_c + (hi_c - lo_c) * k / 32.0)
+                if lo < hi:
                     ok = 1
             if not ok:
-                raise ArmError(where + ".min_deg", "the coupled range is empty over all of %s's range" % c)
-        elif lim["min_per_deg"] != 0.0 or lim["max_per_deg"] != 0.0:
-            raise ArmError(where + ".coupled_to", "min_per_deg/max_per_deg need coupled_to")
-        elif lim["min_deg"] >= lim["max_deg"]:
-            raise ArmError(where + ".min_deg", "%g must be below max_deg %g (no workspace)" % (lim["min_deg"], lim["max_deg"]))
+                raise ArmError(where + ".coupled_min_deg", "the coupled range is empty over all of %s's range (no workspace)" % c)
+        elif (lim["min_per_deg"] != 0.0 or lim["max_per_deg"] != 0.0 or lim["coupled_min_deg"] != -720.0
+              or lim["coupled_max_deg"] != 720.0):
+            raise ArmError(where + ".coupled_to", "the coupled_* and *_per_deg fields need coupled_to")
     used = {}
     for i in range(len(arm.servos)):
         s = arm.servos[i]
@@ -391,15 +395,15 @@ def _relations(arm):
         s = arm.servos[i]
         lo, hi = arm.joint_span(i)
         for q in (lo, hi):
-            sv = s["zero_deg"] + q
+            sv = s["zero_deg"] + s["gear"] * q
             if sv < -0.001 or sv > s["travel_deg"] + 0.001:
                 raise ArmError("servos.%s.zero_deg" % arm.servo_names[i],
                                "joint angle %g deg puts the servo at %g deg, outside its 0..%d travel"
                                % (q, sv, s["travel_deg"]))
     g = arm.gripper
-    if g["jaw_max_mm"] * g["servo_deg_per_mm"] > arm.servos[GRIPPER]["travel_deg"]:
+    if g["jaw_max_mm"] * g["servo_deg_per_mm"] > arm.servos[-1]["travel_deg"]:
         raise ArmError("gripper.jaw_max_mm", "%g mm at %d deg/mm exceeds the gripper servo's %d deg travel"
-                       % (g["jaw_max_mm"], g["servo_deg_per_mm"], arm.servos[GRIPPER]["travel_deg"]))
+                       % (g["jaw_max_mm"], g["servo_deg_per_mm"], arm.servos[-1]["travel_deg"]))
     sw = arm.sensors["switch"]
     if sw["release_mm"] >= sw["trip_mm"]:
         raise ArmError("sensors.switch.release_mm", "must be below trip_mm (the switch's hysteresis)")
@@ -470,20 +474,19 @@ class Arm:
     def limit(self, j, q_coupled=0.0):
         # (min, max) deg of joint j given the angle of the joint it is coupled to.
         lim = self.joints[j]
-        if not lim["coupled_to"]:
-            return lim["min_deg"], lim["max_deg"]
-        return (lim["min_deg"] + lim["min_per_deg"] * q_coupled,
-                lim["max_deg"] + lim["max_per_deg"] * q_coupled)
+        lo, hi = lim["min_deg"], lim["max_deg"]
+        if lim["coupled_to"]:
+            clo = lim["coupled_min_deg"] + lim["min_per_deg"] * q_coupled
+            chi = lim["coupled_max_deg"] + lim["max_per_deg"] * q_coupled
+            if clo > lo:
+                lo = clo
+            if chi < hi:
+                hi = chi
+        return lo, hi
 
     def joint_span(self, j):
-        # The widest range joint j can take over its coupled joint's range (servo travel check).
-        lim = self.joints[j]
-        if not lim["coupled_to"]:
-            return lim["min_deg"], lim["max_deg"]
-        ci = self.joint_names.index(lim["coupled_to"])
-        a = self.limit(j, self.joints[ci]["min_deg"])
-        b = self.limit(j, self.joints[ci]["max_deg"])
-        return min(a[0], b[0]), max(a[1], b[1])
+        # The joint's own range: what its servo must be able to reach.
+        return self.joints[j]["min_deg"], self.joints[j]["max_deg"]
 
     def coupled_index(self, j):
         c = self.joints[j]["coupled_to"]

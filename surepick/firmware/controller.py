@@ -422,10 +422,10 @@ class Controller:
         if (self.rescue_op is not None or self.cal is not None or self.job_waiting is not None
                 or self.teleop.on):
             return M_BUSY
-        if self.arm_off and not self.m.fault and not self.m.holding:
-            return M_ARM_OFF             # (faulted, or a part held: the machine says so first)
         if self.arm_error:
             return E_ARM_INVALID         # no valid arm description: nothing moves (arm_error says why)
+        if self.arm_off and not self.m.fault and not self.m.holding:
+            return M_ARM_OFF             # (faulted, or a part held: the machine says so first)
         r = self.m.start_job(job, self.check_pose)
         if r == M_OK and self.persist:
             self.job_waiting = job

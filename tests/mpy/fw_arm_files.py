@@ -1,0 +1,77 @@
+# The board boots on every /arm.json under the real `micropython` with the scripted stand-in HAL:
+# one boot per file in CASES_DIR (named NAME.json), a JOB sent after the boot. For each file it
+# prints what a person at the bench and on the link sees:
+#   RESULT <name>_job_code N       the JOB's reply code (0 OK, 21 E_STATE, ...)
+#   RESULT <name>_job_invalid N    1 when the reply's payload says arm_invalid
+#   RESULT <name>_arm_pulses N     arm servo pulse changes to anything but 0 (PWM off) during the run
+#   RESULT <name>_hello_arm N      1 when HELLO's first rejected item names the arm file
+#   FIELD <name> <key>             the key HELLO names
+#   micropython tests/mpy/fw_arm_files.py CASES_DIR FLASH_DIR PICK_X_UM (the pick x of *far* cases)
+import os
+import sys
+
+from surepick.shared_fsm import link, fake_scenarios
+from surepick.shared_fsm.config import Config
+from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware import app as app_mod
+from checks import result
+
+cases = sys.argv[1]
+flash = sys.argv[2]
+pick_x = int(sys.argv[3])
+spec = fake_scenarios.find("nominal")
+
+
+def boot(name):
+    root = flash + "/" + name          # a fresh flash per boot
+    os.mkdir(root)
+    src = open(cases + "/" + name + ".json", "rb")
+    data = src.read()
+    src.close()
+    out = open(root + "/arm.json", "wb")
+    out.write(data)
+    out.close()
+    hal = StandInHal(Config(spec[2]), spec[1])
+    hal.log_pulses = 1
+    a = app_mod.App(hal, root=root)
+    hal.out = a.m.out
+    st = {"sent": 0, "ticks": 0}
+    # a case named *far* sends the job to PICK_X_UM (its pad), the others the scenario's pick
+    x = pick_x if "far" in name else fake_scenarios.PICK[0]
+    pick = (x, fake_scenarios.PICK[1], fake_scenarios.PICK[2], fake_scenarios.PICK[3])
+
+    def on_tick(h):
+        st["ticks"] += 1
+        if not st["sent"] and h.ticks > 40:
+            h.send(link.job(7, pick, fake_scenarios.PLACE, 25000))
+            st["sent"] = 1
+        if st["ticks"] > 400:
+            raise StopRun()
+
+    hal.run_app(a, on_tick)
+    code = -1
+    invalid = 0
+    hello_arm = 0
+    field = "-"
+    for ftype, fields in hal.frames():
+        if ftype == link.T_REPLY and fields[0] == 7:
+            code = fields[1]
+            invalid = 1 if "arm_invalid" in fields[2:] else 0
+        if ftype == link.T_HELLO and len(fields) >= 10:
+            hello_arm = 1 if fields[7] == "arm" else 0
+            field = fields[8]
+    moved = 0
+    for t, i, us in hal.pulse_log:
+        if i < 4 and us != 0:
+            moved += 1
+    result(name + "_job_code", code)
+    result(name + "_job_invalid", invalid)
+    result(name + "_arm_pulses", moved)
+    result(name + "_hello_arm", hello_arm)
+    print("FIELD", name, field)
+
+
+names = sorted(n[:-5] for n in os.listdir(cases) if n.endswith(".json"))
+for n in names:
+    boot(n)
+print("END")

@@ -43,6 +43,9 @@ def add_arguments(p):
     r.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides (every engine: "
                    "the virtual board and the emulated RP2040 get them in their /config.json)")
     r.add_argument("--plant", metavar="PLANT.json", help="plant parameters (e.g. from `surepick fit`)")
+    r.add_argument("--arm", metavar="NAME|FILE", help="the arm: a preset (`surepick arm list`) or a description "
+                   "file (docs/arm-description.md); default the reference arm. Its bench gives the pad, the bin "
+                   "and the poses; the simulated board boots with it as /arm.json (engine sim)")
     r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     r.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer (needs a display)")
     r.add_argument("--engine", choices=("sim", "vboard", "rp2040"), default="sim",
@@ -90,6 +93,7 @@ def run(args):
     cfg = config_overrides_file(args.config) if args.config else None
     plant_params = plant_params_file(args.plant) if args.plant else None
     if verb == "run":
+        arm = _arm(args)
         job = None
         if args.job is not None:
             job, cfg = _job_file(args.job, cfg)
@@ -107,7 +111,7 @@ def run(args):
             if job is not None:
                 raise CommandError("--job runs with --engine sim (on a board: surepick job start --job FILE)")
             return _run_rp2040(args, overrides, cfg, plant_params)
-        return _run(args, overrides, cfg, plant_params, job)
+        return _run(args, overrides, cfg, plant_params, job, arm)
     return _batch(args, overrides, cfg, plant_params)
 
 
@@ -168,13 +172,29 @@ def _said(rec):
         flush=True)
 
 
-def _run(args, overrides, cfg, plant_params, job=None):
+def _arm(args):
+    # --arm NAME|FILE -> an Arm (None: the reference arm); bad input named, exit 2.
+    if getattr(args, "arm", None) is None:
+        return None
+    from surepick.cli.arm import load_arm
+    arm, _ = load_arm(args.arm)
+    if args.engine != "sim":
+        raise CommandError("--arm runs with --engine sim for now (the %s engine boots the reference arm)" % args.engine)
+    if arm.kind != "serial":
+        raise CommandError("%s: a %s arm's model is generated (surepick arm model) but the simulator's plant "
+                           "drives serial arms only for now" % (args.arm, arm.kind))
+    return arm
+
+
+def _run(args, overrides, cfg, plant_params, job=None, arm=None):
     from surepick.engines.inproc_cycles import run_cycles, run_meta
     from surepick.engines.summary import summarise
     from surepick.records.report import ReportWriter
     viewer = args.viewer and _has_display()
     state = prepare_run_dir(args.out, args.resume, args.force)
     meta = run_meta(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg)
+    if arm is not None:
+        meta["arm"] = arm.name
     if args.job is not None:
         meta["job_file"] = os.path.abspath(args.job)
     writer = ReportWriter(args.out, meta, plots=not args.no_plots)
@@ -190,7 +210,7 @@ def _run(args, overrides, cfg, plant_params, job=None):
     try:
         if first < args.cycles:
             run_cycles(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg, viewer=viewer,
-                       on_cycle=on_cycle, first=first, job=job)
+                       on_cycle=on_cycle, first=first, job=job, arm=arm)
     except KeyboardInterrupt:
         return _interrupted(args, len(writer.cycles))
     except OSError as e:

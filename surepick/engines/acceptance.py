@@ -86,19 +86,22 @@ def limits(cfg_overrides=None):
             "max_attempts": cfg.max_attempts, "loop_period_ms": cfg.loop_period_ms}
 
 
-def plan(scale=1.0, cfg_overrides=None):
+def plan(scale=1.0, cfg_overrides=None, arm=None, labels_wanted=None):
+    # arm: an Arm (None: the reference arm); labels_wanted: only these groups (None: all)
     items, labels = [], []
     for label, (name, overrides, n, _) in list(GROUPS.items()) + list(REPORTED.items()):
+        if labels_wanted is not None and label not in labels_wanted:
+            continue
         n = max(2, int(n * scale))
         seed0 = YAWED_SEED0 if label in REPORTED else SEED0
-        for it in batch.plan([name], n, seed0, overrides, cfg_overrides):
+        for it in batch.plan([name], n, seed0, overrides, cfg_overrides, arm=arm):
             items.append(it)
             labels.append(label)
     return items, labels
 
 
-def run(scale=1.0, jobs=2, out_dir=None, cfg_overrides=None):
-    items, labels = plan(scale, cfg_overrides)
+def run(scale=1.0, jobs=2, out_dir=None, cfg_overrides=None, arm=None, labels_wanted=None):
+    items, labels = plan(scale, cfg_overrides, arm, labels_wanted)
     key = {}
     for it, label in zip(items, labels):
         key[(it[0], json.dumps(it[1], sort_keys=True), it[2])] = label

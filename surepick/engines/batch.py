@@ -18,22 +18,30 @@ def _ignore_sigint():
 
 
 def _one(item):
-    name, overrides, seed, cfg_overrides, plant_params = item
+    name, overrides, seed, cfg_overrides, plant_params, arm_description = item
     from surepick.engines.inproc import run_cycle
+    arm = None
+    if arm_description is not None:
+        from surepick.shared_fsm.arm import validate
+        arm = validate(arm_description)
     rec, _, _ = run_cycle(name, overrides, seed=seed, cycle=0, plant_params=plant_params,
-                          cfg_overrides=cfg_overrides, record_trajectory=False)
+                          cfg_overrides=cfg_overrides, record_trajectory=False, arm=arm)
     rec["scenario"] = name
     rec["overrides"] = overrides
     return rec
 
 
-def plan(names, count, seed, overrides=None, cfg_overrides=None, plant_params=None):
+def plan(names, count, seed, overrides=None, cfg_overrides=None, plant_params=None, arm=None):
+    # -> items (scenario, overrides, seed, config overrides, plant params, arm description dict
+    # or None for the reference arm)
+    arm_description = arm.to_dict() if arm is not None else None
     items = []
     for name in names:
         sc = scenarios.get(name)
         sc.resolve(overrides if len(names) == 1 else None)  # validate before any work starts
         for i in range(count):
-            items.append((name, overrides if len(names) == 1 else None, seed + i, cfg_overrides, plant_params))
+            items.append((name, overrides if len(names) == 1 else None, seed + i, cfg_overrides, plant_params,
+                          arm_description))
     return items
 
 
@@ -49,8 +57,10 @@ def _identity(items):
     # What must be equal for two batches to share a cycles.jsonl: per scenario, its parameters,
     # the config overrides and the plant.
     out = {}
-    for name, overrides, seed, cfg, plant in items:
+    for name, overrides, seed, cfg, plant, arm in items:
         out[name] = {"params": overrides or {}, "config": cfg or {}, "plant": plant or {}}
+        if arm is not None:
+            out[name]["arm"] = arm
     return out
 
 

@@ -86,9 +86,10 @@ class SimulatedBoard:
         self._tmp = tempfile.TemporaryDirectory(prefix="surepick-simflash-") if flash is None else None
         self.flash = flash or self._tmp.name
         settings.save(self.flash + fw_settings.PATH)   # what the board's /config.json holds
-        if world.arm is not None:                       # what deploy ships as /arm.json
+        arm = getattr(world, "arm", None)               # a replayed world has none: the reference
+        if arm is not None:                             # what deploy ships as /arm.json
             with open(self.flash + arm_file.PATH, "w") as f:
-                json.dump(world.arm.to_dict(), f, separators=(",", ":"))
+                json.dump(arm.to_dict(), f, separators=(",", ":"))
         self.period = settings.cfg.loop_period_ms
         # The controller's own loop figures, as the firmware keeps them (firmware/telemetry.py):
         # the period on the world's clock, the tick's work on this host's CPU clock.

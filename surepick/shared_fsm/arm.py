@@ -109,6 +109,7 @@ _SERVO_MODEL = (
     ("idle_ma", "n", 0.0, 500.0, None),
     ("stall_ma_5v", "n", 10.0, 10000.0, None),
     ("backdrive_torque_nm", "n", 0.0, 10.0, 0.0),
+    ("part", "s", None, None, ""),                     # the servo's part number for people (default: the model's name)
 )
 _GRIPPER = (
     ("jaw_max_mm", "n", 5.0, 200.0, None),
@@ -258,7 +259,7 @@ def _fields(d, fields, path, out):
             if key == "notes":
                 if not isinstance(v, str) or len(v) > 2000:
                     raise ArmError(where, "must be a string of at most 2000 characters")
-            elif key == "coupled_to" and v == "":
+            elif key in ("coupled_to", "part") and v == "":
                 pass
             elif not _name_ok(v):
                 raise ArmError(where, "must be a name (1..%d letters, digits, _ - .), got %s" % (_MAX_NAME, _kind_of(v)))
@@ -387,6 +388,8 @@ def _relations(arm):
         g = s["gpio"]
         if 26 <= g <= 28:
             raise ArmError(where + ".gpio", "GP%d is an ADC pin (pot, current, rail)" % g)
+        if g in (23, 24, 25, 29):
+            raise ArmError(where + ".gpio", "GP%d is not on the Pico's header (the board's own)" % g)
         if g in used:
             raise ArmError(where + ".gpio", "GP%d already drives %s" % (g, used[g]))
         used[g] = arm.servo_names[i]

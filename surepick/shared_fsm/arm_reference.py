@@ -40,7 +40,7 @@ DESCRIPTION = {
                  "backdrive_torque_nm": 0.04},
         # The gripper's SG90: its wide proportional band is what makes a 6 mm squeeze draw a
         # middling current instead of stall current (docs/conventions.md, "Gripper servo").
-        "SG90_jaw": {"stall_torque_nm_4v8": 0.18, "speed_s_per_60deg_4v8": 0.10, "deadband_us": 5.0,
+        "SG90_jaw": {"part": "SG90", "stall_torque_nm_4v8": 0.18, "speed_s_per_60deg_4v8": 0.10, "deadband_us": 5.0,
                      "band_deg": 20.0, "armature_kgm2": 0.0004, "idle_ma": 10.0,
                      "stall_ma_5v": 650.0, "backdrive_torque_nm": 0.04},
     },

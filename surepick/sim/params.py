@@ -41,10 +41,10 @@ def servo_params(arm, slot):
     entry = arm.servo(slot)
     if entry is None:              # a slot the kind has no servo for: never driven
         entry = arm.servos[-1]
-    model = arm.servo_models[entry["model"]]
+    model = dict(arm.servo_models[entry["model"]])
+    kind = model.pop("part") or entry["model"]
     cal = arm.servo_cal(slot)
-    return ServoParams(kind=entry["model"], min_us=cal[0], max_us=cal[1], trim_us=cal[2], inverted=cal[3],
-                       **model)
+    return ServoParams(kind=kind, min_us=cal[0], max_us=cal[1], trim_us=cal[2], inverted=cal[3], **model)
 
 
 def _reference():

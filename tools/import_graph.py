@@ -1,6 +1,6 @@
 """Print the imports that cross folders of the surepick package, and fail on one pointing up.
 
-The folders are layers (README, Layout): shared core <- firmware <- sim <- vboard <- host <-
+The folders are layers (README, Layout): shared core <- firmware <- sim <- arms <- vboard <- host <-
 engines <- teleop <- records <- cli. A module may import its own folder and the folders to its left;
 an import from a folder to its right is an upward arrow and exits 1.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from surepick.source_tree import PACKAGE
 
-LAYERS = ("shared_fsm", "firmware", "sim", "vboard", "host", "engines", "teleop", "records", "cli")
+LAYERS = ("shared_fsm", "firmware", "sim", "arms", "vboard", "host", "engines", "teleop", "records", "cli")
 
 
 def module_of(path, root=PACKAGE):

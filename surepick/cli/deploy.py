@@ -38,6 +38,10 @@ def add_arguments(parser):
                         help="seconds to wait for the hello frame after the reset (default 15)")
     parser.add_argument("--no-cache", action="store_true",
                         help="compile every module again instead of using the .mpy cache")
+    parser.add_argument("--arm", metavar="NAME|FILE",
+                        help="ship this arm description (a preset or a file, docs/arm-description.md) as "
+                        "/arm.json, checked first; without it the board keeps the /arm.json it has (none: the "
+                        "reference arm)")
     parser.add_argument("--quiet", action="store_true", help="print only errors and the summary")
     add_force_arguments(parser, "deploying")
 
@@ -50,6 +54,13 @@ def run(args):
             print(msg, flush=True)
 
     from surepick.cli.progress import Status
+    arm_json = None
+    if args.arm is not None:
+        from surepick.arms import files
+        from surepick.cli.arm import load_arm
+        arm, _ = load_arm(args.arm)          # a bad description is refused before the board is touched
+        arm_json = files.compact_json(arm)
+        say("arm: %s (%s)" % (arm.name, arm.kind))
     port = board_port(args)
     if port != args.port:
         say("board: %s" % port)     # found by auto, or the default port
@@ -62,7 +73,7 @@ def run(args):
             say(msg)
         res = deploy(port, source=args.source, progress=step, wait_hello=not args.no_wait,
                      hello_timeout=args.hello_timeout, cache=not args.no_cache, on_build=on_build,
-                     force=args.force, rest_timeout=args.rest_timeout)
+                     force=args.force, rest_timeout=args.rest_timeout, arm_json=arm_json)
     print("deployed to %s in %.1f s: %d copied, %d unchanged%s"
           % (port, res.seconds, len(res.copied), len(res.unchanged),
              (", %d removed" % len(res.removed)) if res.removed else ""), flush=True)

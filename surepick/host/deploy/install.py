@@ -15,7 +15,7 @@ import os
 import subprocess
 import time
 
-from surepick.host.deploy.artifacts import BuildStats, build, find_mpy_cross, mpy_cross_version
+from surepick.host.deploy.artifacts import Artifact, BuildStats, build, find_mpy_cross, mpy_cross_version
 from surepick.host.deploy.errors import DeployError
 from surepick.host.deploy.target import DeployTarget
 
@@ -87,19 +87,23 @@ def _git_describe():
         return None
 
 
+ARM_FILE = "/arm.json"
+
+
 def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, hello_timeout=15.0,
-           connect_timeout=6, cache=True, force=False, rest_timeout=None, on_build=None):
+           connect_timeout=6, cache=True, force=False, rest_timeout=None, on_build=None, arm_json=None):
     # -> Result. Raises DeployError with a message for the user, BoardBusy (a LinkError) when the
     # arm is busy and not `force` (or would not come to rest). When a link hub serves the port,
     # the deploy goes through the hub's raw console (the hub's other clients wait).
     # on_build(i, n, board path) before each file is built (compiling is the slow part of a
-    # --no-cache deploy).
+    # --no-cache deploy). arm_json: the arm description to ship as /arm.json (arms.files.
+    # compact_json); None leaves the board's own /arm.json as it is.
     from surepick.host.link.hub_client import raw_console
     try:
         _check_idle(port, force, rest_timeout, progress or (lambda msg: None))
         with raw_console(port, "surepick deploy") as console:
             return _deploy(console, source, src_root, progress, wait_hello, hello_timeout,
-                           connect_timeout, cache, on_build)
+                           connect_timeout, cache, on_build, arm_json)
     except DeployError:
         raise
     except Exception as e:
@@ -136,7 +140,7 @@ def _check_idle(port, force, rest_timeout, say):
 
 
 def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache=True,
-            on_build=None):
+            on_build=None, arm_json=None):
     from surepick.firmware import manifest
     say = progress or (lambda msg: None)
     t0 = time.monotonic()
@@ -169,6 +173,8 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
                                   % (info.mpy_major, major, banner, info.version_text))
         bs = BuildStats()
         arts = build(src_root, source, exe, cache=cache, stats=bs, march=info.march, on_file=on_build)
+        if arm_json is not None:
+            arts = sorted(arts + [Artifact(ARM_FILE, arm_json.encode(), None)], key=lambda a: a.board_path)
         res.compiled, res.cached = bs.compiled, bs.cached
         say("built %d files (%s, %.1f KB%s)" % (
             len(arts), "source" if source else "mpy v%d.%d" % mpy, sum(a.size for a in arts) / 1024,
@@ -187,7 +193,8 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
         # Stale: deployed last time and no longer shipped, twins that shadow, leftover temps.
         stale = set(_twins(paths, listing))
         if old_manifest and isinstance(old_manifest.get("files"), dict):
-            stale |= {p for p in old_manifest["files"] if p not in paths and _on_board(p, listing)}
+            # the arm description stays until a deploy ships another (it is the board's, not the firmware's)
+            stale |= {p for p in old_manifest["files"] if p not in paths and p != ARM_FILE and _on_board(p, listing)}
         for d, names in listing.items():
             stale |= {d.rstrip("/") + "/" + n for n in names or () if n.endswith(TEMP_SUFFIX)}
         stale = sorted(stale)

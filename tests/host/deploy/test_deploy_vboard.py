@@ -306,3 +306,27 @@ def test_deploy_waits_for_the_firmware_hello(flash):
         b.wait_booted(20)
         res = dp.deploy(b.address, wait_hello=True, hello_timeout=30)
         assert res.hello is not None and res.hello[2] == 1
+
+
+def test_deploy_ships_the_arm_description_and_keeps_it(board, flash):
+    # --arm ships the checked description as compact JSON; a later deploy without it leaves the
+    # board's /arm.json alone; the firmware validates it (the shared validator, under micropython).
+    from surepick.arms import files
+    from surepick.shared_fsm import arm as arm_mod
+    arm, _ = files.load("al5d_mg996r")
+    res = dp.deploy(board.address, wait_hello=False, arm_json=files.compact_json(arm))
+    assert "/arm.json" in res.copied
+    on_board = json.loads((flash / "arm.json").read_text())
+    assert arm_mod.validate(on_board).to_dict() == arm.to_dict()
+    res2 = dp.deploy(board.address, wait_hello=False)
+    assert "/arm.json" not in res2.copied and (flash / "arm.json").exists()
+    assert json.loads((flash / "arm.json").read_text()) == on_board
+
+
+def test_deploy_refuses_a_bad_description_before_touching_the_board(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("format = 1\nname = \"x\"\nkind = \"delta\"\n")
+    proc = subprocess.run([SUREPICK, "deploy", "--port", "socket://127.0.0.1:9", "--arm", str(bad)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "'kind'" in proc.stderr

@@ -444,6 +444,15 @@ class Arm:
         self.links = links
         self.sensors = sensors
         self.bench = bench
+        # per joint: (min, max, coupled joint index or -1, coupled_min, min_per, coupled_max, max_per)
+        lims = []
+        for j in range(len(joints)):
+            lim = joints[j]
+            c = lim["coupled_to"]
+            ci = self.joint_names.index(c) if c in self.joint_names else -1
+            lims.append((lim["min_deg"], lim["max_deg"], ci, lim["coupled_min_deg"], lim["min_per_deg"],
+                         lim["coupled_max_deg"], lim["max_per_deg"]))
+        self._lims = tuple(lims)
         self.has_wrist = 1 if self.kind == "serial" else 0
         self.free_pitch = self.has_wrist
         self.H = geo["base_height_mm"]
@@ -476,11 +485,10 @@ class Arm:
 
     def limit(self, j, q_coupled=0.0):
         # (min, max) deg of joint j given the angle of the joint it is coupled to.
-        lim = self.joints[j]
-        lo, hi = lim["min_deg"], lim["max_deg"]
-        if lim["coupled_to"]:
-            clo = lim["coupled_min_deg"] + lim["min_per_deg"] * q_coupled
-            chi = lim["coupled_max_deg"] + lim["max_per_deg"] * q_coupled
+        lo, hi, ci, cmin, kmin, cmax, kmax = self._lims[j]
+        if ci >= 0:
+            clo = cmin + kmin * q_coupled
+            chi = cmax + kmax * q_coupled
             if clo > lo:
                 lo = clo
             if chi < hi:
@@ -492,17 +500,25 @@ class Arm:
         return self.joints[j]["min_deg"], self.joints[j]["max_deg"]
 
     def coupled_index(self, j):
-        c = self.joints[j]["coupled_to"]
-        return self.joint_names.index(c) if c else -1
+        return self._lims[j][2]
 
-    def check_limits(self, q, where=""):
-        # Raises Unreachable(JOINT_LIMIT) naming the first joint outside its (coupled) range.
-        for j in range(len(self.joint_names)):
-            ci = self.coupled_index(j)
-            lo, hi = self.limit(j, q[ci] if ci >= 0 else 0.0)
+    def check_limits(self, q, pose=None):
+        # Raises Unreachable(JOINT_LIMIT) naming the first joint outside its (coupled) range;
+        # pose (x, y, z, pitch) only goes into the message. No allocation unless it raises.
+        lims = self._lims
+        for j in range(len(lims)):
+            lo, hi, ci, cmin, kmin, cmax, kmax = lims[j]
+            if ci >= 0:
+                clo = cmin + kmin * q[ci]
+                chi = cmax + kmax * q[ci]
+                if clo > lo:
+                    lo = clo
+                if chi < hi:
+                    hi = chi
             if q[j] < lo - 1e-6 or q[j] > hi + 1e-6:
                 e = Unreachable(JOINT_LIMIT, "%s %.1f deg outside %.0f..%.0f%s"
-                                % (self.joint_names[j], q[j], lo, hi, (" at " + where) if where else ""))
+                                % (self.joint_names[j], q[j], lo, hi,
+                                   (" at " + _where(pose[0], pose[1], pose[2], pose[3])) if pose else ""))
                 e.joint = j
                 raise e
 
@@ -521,9 +537,11 @@ class Arm:
         U = self.U
         if kind == "serial":
             p = math.radians(pitch_deg)
+            cp = math.cos(p)
+            sp = math.sin(p)
             # operation order as the reference arm's original closed form (bit-equal results)
-            rw = r - self.T * math.cos(p) - self.D * math.sin(p) - self.S
-            zw = z_mm - self.T * math.sin(p) - self.H + self.D * math.cos(p)
+            rw = r - self.T * cp - self.D * sp - self.S
+            zw = z_mm - self.T * sp - self.H + self.D * cp
             L = self.F
         elif kind == "parallel":
             rw = r - self.hand_r - self.S
@@ -552,7 +570,7 @@ class Arm:
             q = [math.degrees(yaw), math.degrees(q1), math.degrees(q1 + b), 0.0]
         else:
             q = [math.degrees(yaw), math.degrees(q1), math.degrees(b - self.phi), 0.0]
-        self.check_limits(q, _where(x_mm, y_mm, z_mm, pitch_deg))
+        self.check_limits(q, (x_mm, y_mm, z_mm, pitch_deg))
         return q
 
     def _angles(self, q_deg):
@@ -568,9 +586,11 @@ class Arm:
     def forward(self, q_deg):
         # Joint angles in degrees -> (x, y, z of the jaw centre in mm, tool pitch in degrees).
         a1, a2, a3 = self._angles(q_deg)
+        c3 = math.cos(a3)
+        s3 = math.sin(a3)
         # operation order as the reference arm's original closed form (bit-equal results)
-        r = self.U * math.cos(a1) + self.F * math.cos(a2) + self.T * math.cos(a3) + self.D * math.sin(a3) + self.S
-        z = self.H + self.U * math.sin(a1) + self.F * math.sin(a2) + self.T * math.sin(a3) - self.D * math.cos(a3)
+        r = self.U * math.cos(a1) + self.F * math.cos(a2) + self.T * c3 + self.D * s3 + self.S
+        z = self.H + self.U * math.sin(a1) + self.F * math.sin(a2) + self.T * s3 - self.D * c3
         yaw = math.radians(q_deg[0])
         return (r * math.cos(yaw), r * math.sin(yaw), z, math.degrees(a3))
 

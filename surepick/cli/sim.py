@@ -75,6 +75,8 @@ def add_arguments(p):
                    help="scenario parameter override (single scenario only)")
     b.add_argument("--config", metavar="FILE", help="JSON file of state-machine config overrides")
     b.add_argument("--plant", metavar="PLANT.json", help="plant parameters")
+    b.add_argument("--arm", metavar="NAME|FILE", help="the arm: a preset or a description file (default the "
+                   "reference arm); see `surepick sim run --help`")
 
     from surepick.cli import sim_sweep
     sim_sweep.add_arguments(sub)
@@ -349,7 +351,8 @@ def _batch(args, overrides, cfg, plant_params):
         raise CommandError("--param works with a single scenario, not 'all'")
     for name in names:
         _check_scenario(name, overrides if len(names) == 1 else None)
-    items = batch.plan(names, args.count, args.seed, overrides, cfg, plant_params)
+    args.engine = "sim"
+    items = batch.plan(names, args.count, args.seed, overrides, cfg, plant_params, arm=_arm(args))
     state = prepare_run_dir(args.out, args.resume, args.force)
     done = batch.resume(items, args.out) if state == "resume" else []
     if done:

@@ -47,3 +47,16 @@ def test_acceptance_gates_hold_on_other_serial_arms(tmp_path, which):
     assert res["nominal"]["verified_placed"] == res["nominal"]["cycles"] >= 8
     assert res["_all"]["false_success"] == 0
     assert [b for b in acceptance.check(res) if b[0] != "part_offset_12"] == []
+
+
+def test_batch_runs_an_arm_and_refuses_to_resume_it_as_another(tmp_path, capsys):
+    out = str(tmp_path / "b")
+    assert main(["sim", "batch", "--scenario", "nominal", "--count", "1", "--jobs", "1", "--arm", "al5d_mg996r",
+                 "--out", out]) == 0
+    plan = json.loads((tmp_path / "b" / "batch.json").read_text())
+    assert plan["scenarios"]["nominal"]["arm"]["name"] == "al5d_mg996r"
+    capsys.readouterr()
+    # the same directory resumed with the reference arm is another batch: refused, named
+    code = main(["sim", "batch", "--scenario", "nominal", "--count", "2", "--jobs", "1", "--out", out, "--resume"])
+    err = capsys.readouterr().err
+    assert code == 2 and "another batch" in err

@@ -4,24 +4,52 @@
 # part: the board keeps the arm's servos unpowered, refuses every job, rescue and teleop, and
 # names the field in its rejects ("arm", field, "invalid"; HELLO, STATUS, REJECTS). A board
 # whose flash has no /arm.json runs the reference arm, as every board did before descriptions.
+import gc
 import json
+import sys
 
 from . import fsutil                          # host: surepick.firmware (the simulator)
 from ..shared_fsm import arm as arm_mod
-from ..shared_fsm.arm_reference import DESCRIPTION as REFERENCE_DESCRIPTION
 
 PATH = "/arm.json"
 MAX_FILE_BYTES = 8192    # a full description is about 3 KB of compact JSON
 
 
+def _reference():
+    from ..shared_fsm.arm_reference import DESCRIPTION
+    return arm_mod.validate(DESCRIPTION)
+
+
+def _drop(name):
+    # Forget a module imported for the boot only (the validator's schema, the reference's dict):
+    # the Arm keeps copies of what it needs, and the heap gets the rest back.
+    full = "surepick.shared_fsm." + name
+    if full in sys.modules:
+        del sys.modules[full]
+    pkg = sys.modules.get("surepick.shared_fsm")
+    try:
+        delattr(pkg, name)
+    except Exception:              # not imported, or no attribute to drop
+        pass
+
+
 def load(path=PATH, rejected=None):
     # -> (Arm, error text). error "" means the description is valid (or absent: the reference
     # arm); otherwise the Arm returned is the reference arm, which the controller never moves.
-    # Never raises.
-    reference = arm_mod.validate(REFERENCE_DESCRIPTION)
+    # Never raises. The validator and the reference's dict are dropped afterwards (board heap).
+    try:
+        return _load(path, rejected)
+    finally:
+        if sys.implementation.name == "micropython":
+            _drop("arm_check")
+            _drop("arm_reference")
+            gc.collect()
+
+
+def _load(path, rejected):
     status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
     if status == fsutil.READ_MISSING:
-        return reference, ""
+        return _reference(), ""
     reason = fsutil.READ_REASONS[status]
     d = None
     if reason is None:
@@ -36,21 +64,19 @@ def load(path=PATH, rejected=None):
         data = None
     if reason is None and not isinstance(d, dict):
         reason = "not_object"
-    if reason is not None:
-        if rejected is not None:
-            rejected.add("arm", "-", reason)
-        return reference, "%s: %s" % (path, reason)
-    try:
-        return arm_mod.validate(d), ""
-    except arm_mod.ArmError as e:
-        if rejected is not None:
-            rejected.add("arm", e.field, "invalid")
-        return reference, str(e)
-    except MemoryError:
-        if rejected is not None:
-            rejected.add("arm", "-", "no_memory")
-        return reference, "%s: no_memory" % path
-    except Exception:               # a bug in the validator must not stop the boot
-        if rejected is not None:
-            rejected.add("arm", "-", "unreadable")
-        return reference, "%s: unreadable" % path
+    if reason is None:
+        try:
+            return arm_mod.validate(d), ""
+        except arm_mod.ArmError as e:
+            d = None
+            if rejected is not None:
+                rejected.add("arm", e.field, "invalid")
+            return _reference(), str(e)
+        except MemoryError:
+            reason = "no_memory"
+        except Exception:           # a bug in the validator must not stop the boot
+            reason = "unreadable"
+    d = None
+    if rejected is not None:
+        rejected.add("arm", "-", reason)
+    return _reference(), "%s: %s" % (path, reason)

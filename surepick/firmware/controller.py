@@ -29,7 +29,7 @@
 # the holding squeeze back on a held part. Nothing moves until an operator's RESCUE: it powers the
 # arm at the pose the operator names (or the board's own setpoints when it never lost them), then
 # moves only gently (boot_recovery.Rescue), or opens the jaw when the operator says so.
-from ..shared_fsm import kinematics, link, servo_cal
+from ..shared_fsm import link, servo_cal
 from ..shared_fsm.compat import const, micropython
 from ..shared_fsm.codes import (K_NOTE, F_INTERRUPTED, F_STALL, F_RAIL_LOW, F_ABORTED, R_RESCUE,
                                R_UNPOWERED)
@@ -57,8 +57,6 @@ def pose_checker(arm):
         arm.inverse(x_um / 1000.0, y_um / 1000.0, z_um / 1000.0, pitch_mdeg / 1000.0)
     return check_pose
 
-
-check_pose = pose_checker(kinematics.REFERENCE)
 
 
 class Sensors:
@@ -123,12 +121,6 @@ class Controller:
         self.hal = hal
         self.root = root
         self.settings = settings if settings is not None else settings_mod.load(root + settings_mod.PATH)
-        if arm is None:
-            arm, self.arm_error = arm_file.load(root + arm_file.PATH, self.settings.rejected)
-        else:
-            self.arm_error = ""
-        self.arm = arm               # the reference arm stands in (never moved) when arm_error is set
-        self.check_pose = pose_checker(arm)
         self.cfg = self.settings.cfg
         hal.setup(self.settings.pins())
         self.sensors = Sensors(hal, self.settings)
@@ -168,6 +160,18 @@ class Controller:
         self.settings_unsaved = 0 # a calibration's result waits for the arm to settle
         self.still = 0            # every servo driver sat on its target at the last look
         self._cache_limits()
+        self.arm = arm               # the reference arm stands in (never moved) when arm_error is set
+        self.arm_error = ""
+        if type(self) is Controller:
+            self.load_arm()          # a subclass (the App) calls it at the end of its own constructor
+
+    def load_arm(self):
+        # The arm description (arm_file.py), unless one was handed in. Last in the construction:
+        # the validator's garbage (dropped once it has run) then cannot split the heap under the
+        # buffers built before it.
+        if self.arm is None:
+            self.arm, self.arm_error = arm_file.load(self.root + arm_file.PATH, self.settings.rejected)
+        self.check_pose = pose_checker(self.arm)
 
     def _cache_limits(self):
         # Board settings the tick reads, as attributes (no dict lookup per tick).

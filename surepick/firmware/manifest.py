@@ -12,6 +12,7 @@ MODULES = (
     "__init__",
     "shared_fsm/__init__",
     "shared_fsm/arm",
+    "shared_fsm/arm_check",
     "shared_fsm/arm_reference",
     "shared_fsm/codes",
     "shared_fsm/compat",

@@ -15,7 +15,12 @@ import gc
 
 
 def load():
-    from ..shared_fsm import codes, config, events, kinematics, states, ticks  # noqa: F401
+    # First the arm description's boot-only modules (its validator, the reference's dict): the
+    # controller drops them once the description is checked (arm_file.py), and loaded at the
+    # bottom of the heap they leave one block there instead of holes between the firmware's.
+    from ..shared_fsm import arm, arm_check, arm_reference  # noqa: F401
+    gc.collect()
+    from ..shared_fsm import codes, config, events, states, ticks  # noqa: F401
     gc.collect()
     from ..shared_fsm import link  # noqa: F401
     gc.collect()
@@ -27,7 +32,7 @@ def load():
     gc.collect()
     from . import boot_recovery  # noqa: F401
     gc.collect()
-    from . import sensors, servo, rejects  # noqa: F401
+    from . import sensors, servo, rejects, arm_file  # noqa: F401
     gc.collect()
     from . import settings  # noqa: F401
     gc.collect()

@@ -17,7 +17,6 @@ from array import array
 
 from .compat import const, micropython
 from .ticks import ticks_diff
-from . import kinematics
 from .config import MAX_ATTEMPTS
 from .machine import MOVE_FREE, MOVE_LINE, spiral_dx_um, spiral_dy_um
 
@@ -71,7 +70,10 @@ class Motion:
     # arm: the Arm whose kinematics plan the moves (shared_fsm/arm.py); None: the reference arm.
     def __init__(self, cfg, start_joints_mdeg, start_jaw_um, arm=None):
         self.cfg = cfg
-        self.arm = arm if arm is not None else kinematics.REFERENCE
+        if arm is None:
+            from . import kinematics          # host callers without an arm: the reference arm
+            arm = kinematics.REFERENCE
+        self.arm = arm
         self.joints = array("i", start_joints_mdeg)   # current setpoint, mdeg
         self.jaw_um = int(start_jaw_um)               # current jaw setpoint, um
         self.wp = array("i", [0] * (MAX_WAYPOINTS * N_JOINTS))

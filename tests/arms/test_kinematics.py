@@ -60,7 +60,8 @@ def in_workspace(arm, q):
 
 
 @pytest.mark.parametrize("name", PRESETS)
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# (the workspace is a fraction of the joint box: most draws are filtered, on purpose)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much])
 @given(u=st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=4, max_size=4))
 def test_ik_of_fk_is_the_identity(name, u):
     arm = ARMS[name]

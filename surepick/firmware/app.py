@@ -100,7 +100,6 @@ class App(Controller):
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
         self._hil_wait = None     # hal/hil.py's wait_input (the module loads at HIL_MODE)
         self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
-        self.load_arm()           # last (Controller.load_arm)
 
     def _cache_settings(self):
         # what the loop reads every tick, out of the settings dict

@@ -7,13 +7,14 @@
 #
 # The Pico's figures: MicroPython v1.28.0 RPI_PICO (/work/shared/rp2040/firmware.uf2) in rp2040js,
 # this firmware built for armv6m as deploy builds it, copied to /lib with `mpremote fs cp -r`,
-# MEASURE run with `mpremote exec` (a fresh raw REPL, twice, the same both times): heap 245,888 B;
-# 4,400 B allocated at a fresh raw REPL; importing surepick.firmware.app and building App(rp2040
-# HAL) took 165,552 B more: 68.6 % of what code can use, 75,936 B left (the arm description's
-# kinematics and its boot-time check take 12,464 B of it: the firmware without them measured
-# 153,088 B the same way). As the firmware grows the share grows on both in step (the heap here
-# is ~1.37 x a Pico's plus the board's own preloaded modules), so the figure ages slowly;
-# re-measure it as above.
+# MEASURE run with `mpremote exec` after `preload.load()` as main.py boots it (on the chip the
+# modules imported in one go fragment its heap; a fresh raw REPL, twice, the same both times):
+# heap 245,888 B; 4,432 B allocated at a fresh raw REPL; importing surepick.firmware.app and
+# building App(rp2040 HAL) took 167,216 B more: 69.3 % of what code can use, 74,240 B left (the
+# arm description's kinematics and boot-time check take 13,296 B of it: the firmware without them
+# measured 153,920 B the same way). As the firmware grows the share grows on both in step (the
+# heap here is ~1.37 x a Pico's plus the board's own preloaded modules), so the figure ages
+# slowly; re-measure it as above.
 import subprocess
 import sys
 from pathlib import Path
@@ -32,9 +33,9 @@ MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
 pytestmark = NEEDS_MICROPYTHON
 
 PICO_HEAP = 245888
-PICO_FRESH_ALLOC = 4400
-PICO_FIRMWARE = 165552
-PICO_SHARE = PICO_FIRMWARE / (PICO_HEAP - PICO_FRESH_ALLOC)      # 68.6 % of what code can use
+PICO_FRESH_ALLOC = 4432
+PICO_FIRMWARE = 167216
+PICO_SHARE = PICO_FIRMWARE / (PICO_HEAP - PICO_FRESH_ALLOC)      # 69.3 % of what code can use
 
 MEASURE = """
 import gc

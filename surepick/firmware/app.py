@@ -443,12 +443,47 @@ class App(Controller):
             return link.BUSY_RESCUE
         if self.cal is not None:
             return link.BUSY_CALIBRATION
+        if self.teleop.on:
+            return link.BUSY_TELEOP
         if self.motion.active:
             return link.BUSY_MOVING
         for sv in self.servos:
             if sv.vel:
                 return link.BUSY_MOVING
         return link.BUSY_NONE
+
+    @micropython.native
+    def conditions(self):
+        # TELEMETRY's conditions (link.COND_*): what keeps jobs refused or makes a reset unsafe
+        # besides the state and the fault, so a host can name it and the command that leaves it.
+        # Allocates nothing (it is built in a telemetry part's tick).
+        c = 0
+        if self.m.holding:
+            c |= link.COND_HOLDING
+        if self.arm_off:
+            c |= link.COND_ARM_OFF
+            if not self.arm_pose_known:
+                c |= link.COND_POSE_UNKNOWN
+        elif not self.settled():
+            c |= link.COND_AWAY
+        else:
+            j = self.motion.joints
+            r = self.rest_q
+            if j[0] != r[0] or j[1] != r[1] or j[2] != r[2] or j[3] != r[3]:
+                c |= link.COND_AWAY          # a reset would start the arm elsewhere
+        if not self.servos[4].enabled:
+            c |= link.COND_GRIPPER_OFF
+        tm = self.teleop
+        if tm.on:
+            c |= link.COND_TELEOP_HELD if tm.mode == teleop_mode.HELD else link.COND_TELEOP
+        if self.cycle_open:
+            c |= link.COND_CYCLE_OPEN
+        e = self.estop
+        if e.closed_streak < e.reset_reads:
+            c |= link.COND_ESTOP_OPEN
+        if self.hil is not None:
+            c |= link.COND_HIL
+        return c
 
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)

@@ -185,9 +185,9 @@ def _clip(v, lo, hi):
 
 _U30 = const(0x3FFFFFFF)
 _S30 = const(0x3FFFFFFF)
-# TELEMETRY is built over six ticks, four fields a tick (a whole frame at once was the longest
-# thing a plain tick did on an RP2040: 1.6-2.2 ms); STATUS still gets a whole frame at once
-# (frame()). Values that may leave a field's range are clipped inline.
+# TELEMETRY is built over seven ticks, four fields a tick and the conditions alone in the last (a
+# whole frame at once was the longest thing a plain tick did on an RP2040: 1.6-2.2 ms); STATUS
+# still gets a whole frame at once (frame()). Values that may leave a field's range are clipped inline.
 
 
 def _p0(app, w):
@@ -247,11 +247,16 @@ def _p5(app, w):
     w.add(_clip(st.c_max_us, 0, _U30))
     w.add(_clip(st.c_overruns, 0, _U30))
     w.add(_clip(st.c_gc_max_us, 0, _U30))
+
+
+def _p6(app, w):
+    # the board's conditions (link.COND_*: a part held, teleop on, the arm unpowered, ...)
+    w.add(app.conditions())
     return w.finish()
 
 
-_PARTS = (_p0, _p1, _p2, _p3, _p4, _p5)
-_LAST = const(5)
+_PARTS = (_p0, _p1, _p2, _p3, _p4, _p5, _p6)
+_LAST = const(6)
 
 
 def frame(app):
@@ -260,7 +265,7 @@ def frame(app):
     w = app.fw
     for i in range(_LAST):
         _PARTS[i](app, w)
-    return _p5(app, w)
+    return _p6(app, w)
 
 
 class Spread:
@@ -280,7 +285,7 @@ class Spread:
         p = self.part
         if p == _LAST:
             self.part = 0
-            return _p5(app, self.w)
+            return _p6(app, self.w)
         _PARTS[p](app, self.w)
         self.part = p + 1
         return None

@@ -84,6 +84,20 @@ BUSY_JOB = const(1)         # a pick-and-place job is running
 BUSY_RESCUE = const(2)      # the operator's RESCUE is moving the arm (place, rest or release)
 BUSY_CALIBRATION = const(3)  # a CALIBRATE routine is running
 BUSY_MOVING = const(4)      # nothing running, but the arm is still moving (settling after an abort)
+BUSY_TELEOP = const(5)      # teleop mode is on: the arm follows the host's setpoints (or holds after a deadman)
+
+# ---- TELEMETRY's `conditions`: what the board is in besides its state and fault, as bits (the
+# host's table of these, with how each shows and the command that leaves it: host/board_state.py) ----
+COND_HOLDING = const(1)        # a verified part is between the fingers: jobs refused until a RESCUE places or releases it
+COND_ARM_OFF = const(2)        # the arm servos are unpowered (a reset mid-job, an arm stall): RESCUE powers them
+COND_POSE_UNKNOWN = const(4)   # ... and the board cannot know where the arm stands (RESCUE needs where)
+COND_GRIPPER_OFF = const(8)    # the gripper's PWM is off (a stall the back-off did not end, a broken pot)
+COND_TELEOP = const(16)        # teleop mode is on, following the host's setpoints
+COND_TELEOP_HELD = const(32)   # teleop mode is on, holding where it is: no setpoint came for the deadman time
+COND_CYCLE_OPEN = const(64)    # a job's marker is on flash: a reset now boots into INTERRUPTED
+COND_AWAY = const(128)         # the arm is powered but not settled at the pose a boot starts from (its rest pose)
+COND_ESTOP_OPEN = const(256)   # the e-stop contact reads open (or not yet closed long enough to release)
+COND_HIL = const(512)          # hardware-in-the-loop mode
 
 # ---- error codes: returned by decode() and carried in REPLY.code ----
 OK = const(0)
@@ -147,17 +161,18 @@ SCHEMA = {
               (K_TOK, K_TOK, K_U8, K_U8, K_U30, K_U30, K_U8, K_TOK, K_TOK, K_TOK),
               ("board_id", "fw_version", "proto_version", "reset_cause", "boot_count",
                "log_last_seq", "rejected", "rejected_file", "rejected_key", "rejected_reason")),
-    # The last seven fields (optional: older firmware sends 17) describe the loop over the
-    # cycle window, since the current job started (or since boot before the first job).
+    # The next seven fields (optional: older firmware sends 17) describe the loop over the
+    # cycle window, since the current job started (or since boot before the first job); the last
+    # (optional too) is the board's conditions, COND_* bits.
     T_TELEMETRY: ("TELEMETRY", 17,
                   (K_U30, K_U8, K_U8, K_U8, K_U30, K_U30, K_U30, K_U16, K_S30,
                    K_BIT, K_BIT, K_U8, K_U16, K_BIT, K_U30, K_U30, K_U30,
-                   K_U30, K_U30, K_U30, K_U30, K_U30, K_U30, K_U30),
+                   K_U30, K_U30, K_U30, K_U30, K_U30, K_U30, K_U30, K_U30),
                   ("t_ms", "state", "attempt", "fault", "cycles_ok", "cycles_failed",
                    "faults_total", "pot_counts", "current_ma", "switch_pressed", "beam_broken",
                    "present_mask", "rail_mv", "estop", "loop_period_us", "worst_step_us",
                    "overruns", "cycle_ticks", "cycle_period_us", "tick_median_us",
-                   "tick_p99_us", "tick_max_us", "cycle_overruns", "gc_max_us")),
+                   "tick_p99_us", "tick_max_us", "cycle_overruns", "gc_max_us", "conditions")),
     T_EVENT: ("EVENT", 12, _EVENT_KINDS, EVENT_FIELDS),
     T_FAULT: ("FAULT", 6,
               (K_U30, K_U8, K_U8, K_U8, K_U16, K_U30),

@@ -48,6 +48,16 @@ _SPIRAL_COS = (-737, 87, 609, -985, 843, -259, -462, 940, -924, 423)
 _SPIRAL_SIN = (676, -996, 793, -174, -537, 966, -887, 342, 383, -906)
 
 
+def fault_where(fault, state):
+    # The state a fault is named by: the one the machine was in when it latched, except the
+    # verdict after the last attempt (RECOVER found no further try), which belongs to VERIFY.
+    # The machine's fault_state and every host that names a fault from its event record
+    # (event from_state) use this one rule, so one fault reads the same everywhere.
+    if state == RECOVER and (fault == F_GRASP_FAILED or fault == F_SENSOR_DISAGREE):
+        return VERIFY
+    return state
+
+
 def spiral_dx_um(cfg, attempt):
     # The x shift of attempt `attempt`'s grasp from the pick pose (0 for the first attempt).
     # Used by the machine and by the planner that prepares a job's retry moves ahead.
@@ -223,6 +233,10 @@ class Machine:
         # For the controller (F_INTERRUPTED at boot, F_STALL, F_RAIL_LOW, a rescue's fault):
         # latch a fault found outside the machine, with the same hold and logging as its own.
         # log=False: latch without a new event (an interruption a previous boot already logged).
+        # The same fault found again while it is still latched (a rail that sags again before
+        # anyone cleared RAIL_LOW) is the same event: logged and counted once.
+        if code == self.fault:
+            return
         if log:
             self._fault(code)
             return
@@ -450,7 +464,7 @@ class Machine:
             if self.attempt >= self.max_attempts:
                 # Something was sensed but never confirmed on some attempt: say the sensors
                 # disagreed; nothing sensed on any attempt: the part is not there.
-                self._fault(F_SENSOR_DISAGREE if self.disagreed else F_GRASP_FAILED, VERIFY)
+                self._fault(F_SENSOR_DISAGREE if self.disagreed else F_GRASP_FAILED)
                 return
             self.attempt += 1
             reason = R_RETRY
@@ -478,13 +492,13 @@ class Machine:
     def _note(self, reason):
         self.events.put(self, K_NOTE, self.state, self.state, reason)
 
-    def _fault(self, code, where=-1):
+    def _fault(self, code):
         # Latch, freeze every setpoint in this same step, go to IDLE and wait for a human. The
         # arm holds where it is (a limp arm falls); the jaw setpoint stops where it is: a closing
         # jaw stops closing, an opening one stops opening, and a verified grip stays at the
         # holding squeeze it was backed off to (an opened gripper drops the part).
         self.fault = code
-        self.fault_state = self.state if where < 0 else where
+        self.fault_state = fault_where(code, self.state)
         self.out.hold = 1
         if self.inp.jaw_setpoint_um >= 0:
             self.out.jaw_um = self.inp.jaw_setpoint_um

@@ -2,6 +2,7 @@
 # the link (JOB, ABORT, CLEAR_FAULT, RESCUE, STATUS in docs/protocol.md). `start --wait` follows
 # the board's EVENT frames until the cycle ends and exits 0 only when the machine reports PLACED;
 # `rescue --wait` until the rescue has placed the part, rested the arm or released the part.
+import sys
 import time
 
 from surepick.cli import exitcodes
@@ -25,9 +26,13 @@ def add_arguments(p):
                         % (DEFAULT_PLACE_MM,))
     s.add_argument("--width", type=float, default=None, metavar="MM", help="part width across the jaws (default 25)")
     s.add_argument("--attempts", type=int, metavar="N", help="max attempts (default: the board's max_attempts)")
-    s.add_argument("--wait", action="store_true", help="follow the cycle's events until it ends")
+    s.add_argument("--wait", action="store_true", help="follow the cycle's events until it ends. Ctrl-C "
+                   "stops following, not the arm: the job goes on and the command that stops it is printed")
     s.add_argument("--timeout", type=float, default=120.0, metavar="S",
                    help="with --wait: give up after S seconds (default 120)")
+    s.add_argument("--abort-on-interrupt", action="store_true",
+                   help="with --wait: Ctrl-C also aborts the job on the board (the arm holds where it is, "
+                        "a held part stays held, ABORTED latches)")
     for name, text in (("abort", "stop the running job: the arm holds where it is, a fault latches"),
                        ("clear", "clear a latched fault (refused while the e-stop is pressed)"),
                        ("status", "print the board's state and counters")):
@@ -48,7 +53,8 @@ def add_arguments(p):
                             "where the board last stored it at rest")
     where.add_argument("--arm-at", type=_pose, metavar="X,Y,Z[,PITCH]",
                        help="... or the jaw centre as you measured it, mm (pitch deg, default -90)")
-    r.add_argument("--wait", action="store_true", help="follow the rescue's events until it ends")
+    r.add_argument("--wait", action="store_true", help="follow the rescue's events until it ends (Ctrl-C "
+                   "stops following, not the rescue)")
     r.add_argument("--timeout", type=float, default=120.0, metavar="S",
                    help="with --wait: give up after S seconds (default 120)")
     for sp in sub.choices.values():
@@ -80,6 +86,7 @@ def run(args):
         if verb == "rescue":
             return _rescue(c, args, link, codes)
         if verb == "status":
+            from surepick.host import board_state
             r = c.request(link.T_STATUS, (), 3.0, collect=(link.T_TELEMETRY,))
             if not r.frames:
                 raise CommandError("the board sent no telemetry with its status", exitcodes.FAILED)
@@ -89,6 +96,9 @@ def run(args):
                       states.name(t["state"]), t["attempt"], codes.name(t["fault"]) if t["fault"] else "none",
                       t["cycles_ok"], t["cycles_failed"], t["faults_total"], t["loop_period_us"],
                       t["worst_step_us"], t["overruns"]))
+            if r.ok:       # what keeps jobs refused, and the way out of each
+                for line in board_state.lines(board_state.View(r.payload, r.frames[-1].fields), args.port):
+                    print(line)
             if r.ok and len(r.payload) > 7 and r.payload[7]:   # what the boot rejected from flash
                 from surepick.host import rejects
                 got = rejects.fetch(c, 3.0)
@@ -152,16 +162,23 @@ def _start(c, args, link, codes, states):
         raise CommandError(str(e)) from None
     if args.config_needed:
         _set_config(c, args, link)
-    seen = []
     r = c.request(link.T_JOB, um, 3.0, collect=(link.T_EVENT,))
     if not r.ok:
-        from surepick.host.link.answers import refusal
-        raise CommandError("refused: %s" % refusal(r.code, r.payload, args.port), exitcodes.FAILED)
+        raise CommandError("refused: %s" % _refused(c, r, args.port), exitcodes.FAILED)
     jobs.remember(c.port, spec)      # the monitor's live view starts it again on a key
     print("job accepted")
     if not args.wait:
         return exitcodes.OK
-    events = list(r.frames)
+    try:
+        return _follow_job(c, args, r.frames, link, codes, states)
+    except KeyboardInterrupt:
+        return _interrupted(c, args, "job", link)
+
+
+def _follow_job(c, args, events, link, codes, states):
+    from surepick.host.link.answers import event_text, fault_text
+    from surepick.shared_fsm.machine import fault_where
+    seen = []
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
         for f in events:
@@ -169,19 +186,74 @@ def _start(c, args, link, codes, states):
             if e in seen:        # whole events: a board that restarted numbers its events from 1 again
                 continue
             seen.append(e)
-            kind = codes.KIND_NAMES[e[2]] if e[2] < len(codes.KIND_NAMES) else str(e[2])
-            print("  t=%d %s %s>%s %s attempt %d" % (e[1], kind, states.name(e[3]), states.name(e[4]),
-                                                     codes.name(e[5]), e[6]))
+            print("  " + event_text(e))
             if e[2] == codes.K_FAULT:
-                from surepick.host.link.answers import fault_text
-                print("cycle ended: fault %s" % fault_text(e[5], e[3], e[6]))
+                print("cycle ended: fault %s" % fault_text(e[5], fault_where(e[5], e[3]), e[6]))
                 return exitcodes.FAILED
             if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED:
                 print("cycle ended: placed")
                 return exitcodes.OK
         f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
         events = [f] if f is not None else []
-    raise CommandError("no end of cycle within %.0f s" % args.timeout, exitcodes.FAILED)
+    raise CommandError("no end of cycle within %.0f s: the job may still run on the board (`surepick job "
+                       "status%s`; `surepick job abort%s` stops it)" % (args.timeout, _port(args.port),
+                                                                        _port(args.port)), exitcodes.FAILED)
+
+
+def _port(port):
+    from surepick.host.board_state import port_text
+    return port_text(port)
+
+
+def _refused(c, r, port):
+    # The firmware's refusal of a JOB (or a RESCUE), as what the board is in that refuses it and
+    # the command that leaves it (host/board_state.py): a refusal never ends without the next step.
+    from surepick.host import board_state
+    from surepick.host.link.answers import FAULT_MEANING, refusal
+    from surepick.host.link.errors import LinkError
+    from surepick.shared_fsm import codes, link
+    base = refusal(r.code, r.payload, port)
+    try:
+        view = board_state.read(c)
+    except LinkError:
+        view = None
+    first = board_state.job_blocker(view) if view is not None else None
+    if first is None or (first.key == "fault" and r.code == link.E_FAULTED):
+        return base                  # the refusal already names the fault and `job clear`
+    text = board_state.sentence(first, view, port)
+    if view.fault and first.key != "fault":
+        text = "%s is latched (%s); %s" % (codes.name(view.fault), FAULT_MEANING.get(view.fault, "a fault"), text)
+    return text
+
+
+def _interrupted(c, args, what, link):
+    # Ctrl-C while following a job or a rescue: the client stops, the arm does not (unless
+    # --abort-on-interrupt). Say what the arm is doing now and the command that stops it.
+    from surepick.host import board_state
+    from surepick.host.link.errors import LinkError
+    abort = getattr(args, "abort_on_interrupt", False)
+    try:
+        if abort:
+            r = c.request(link.T_ABORT, (), 3.0)
+            if r.ok or r.code == link.E_STATE:
+                print("interrupted: the %s was aborted on the board: the arm holds where it is (a held part "
+                      "stays held) and ABORTED is latched; `surepick job status%s` says what it holds, "
+                      "`surepick job clear%s` once you have looked at the arm"
+                      % (what, _port(args.port), _port(args.port)), file=sys.stderr, flush=True)
+                return exitcodes.INTERRUPTED
+        view = board_state.read(c, 2.0)
+    except (LinkError, OSError, KeyboardInterrupt):
+        view = None
+    if view is None:
+        now = "what the arm does now is unknown (the board did not answer)"
+    else:
+        running = [e for e in board_state.active(view) if e.key in ("job", "rescue")]
+        now = ("the %s goes on: %s" % (what, board_state.shows(running[0], view)) if running
+               else "the board is in %s, nothing running" % view.where())
+    print("interrupted: stopped following, not the arm; %s. Stop it with `surepick job abort%s` "
+          "(the arm holds where it is); follow it with `surepick job status%s`"
+          % (now, _port(args.port), _port(args.port)), file=sys.stderr, flush=True)
+    return exitcodes.INTERRUPTED
 
 
 _ACTIONS = {"place": 0, "rest": 1, "release": 2}      # link.RESCUE_*
@@ -211,13 +283,23 @@ def _rescue(c, args, link, codes):
     r = c.request(link.T_RESCUE, fields, 3.0, collect=(link.T_EVENT,))
     if not r.ok:
         why = r.payload[0] if r.payload else ""
-        raise CommandError("refused: %s" % _REFUSALS.get(why, "%s %s" % (r.code_name, why)), exitcodes.FAILED)
+        raise CommandError("refused: %s" % (_REFUSALS[why] if why in _REFUSALS else _refused(c, r, args.port)),
+                           exitcodes.FAILED)
     print("rescue accepted")
     if not args.wait:
         return exitcodes.OK
+    try:
+        return _follow_rescue(c, args, r.frames, link, codes)
+    except KeyboardInterrupt:
+        return _interrupted(c, args, "rescue", link)
+
+
+def _follow_rescue(c, args, events, link, codes):
+    from surepick.host.link.answers import event_text, fault_text
+    from surepick.shared_fsm.machine import fault_where
     ends = {codes.R_PLACED: "placed", codes.R_RESTED: "rested", codes.R_RELEASED: "released"}
     seen = []
-    events = list(r.frames)
+    events = list(events)
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
         for f in events:
@@ -225,10 +307,9 @@ def _rescue(c, args, link, codes):
             if e[0] in seen:
                 continue
             seen.append(e[0])
-            kind = codes.KIND_NAMES[e[2]] if e[2] < len(codes.KIND_NAMES) else str(e[2])
-            print("  t=%d %s %s" % (e[1], kind, codes.name(e[5])))
+            print("  " + event_text(e))
             if e[2] == codes.K_FAULT:
-                print("rescue ended: fault %s" % codes.name(e[5]))
+                print("rescue ended: fault %s" % fault_text(e[5], fault_where(e[5], e[3]), e[6]))
                 return exitcodes.FAILED
             if e[2] == codes.K_NOTE and e[5] in ends:
                 print("rescue ended: %s" % ends[e[5]])

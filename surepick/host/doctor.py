@@ -7,12 +7,15 @@
 #                   the wiring as its readings show it (wiring_checks.py)
 #   at the REPL     (raw REPL, through the link hub's raw console when one serves the port) the
 #                   deploy manifest against what `surepick deploy` would ship now, the files
-#                   against the manifest, free flash. Reaching the REPL stops the firmware, so
-#                   this look is skipped while a job runs, and a firmware that was running is
-#                   soft-reset afterwards (and its hello awaited); one that was stopped stays so.
+#                   against the manifest, free flash. Reaching the REPL stops the firmware and a
+#                   firmware that was running is soft-reset afterwards (and its hello awaited),
+#                   which turns the servo PWM off: so this look is skipped, saying why and what
+#                   makes it safe, while the board is in any state where that would move, release
+#                   or unpower the arm (a job, teleop, a part held, the arm away from rest:
+#                   host/board_state.py), unless forced. One that was stopped stays so.
 import json
 
-from surepick.shared_fsm import link, states
+from surepick.shared_fsm import codes, link, states
 from surepick.host.link.errors import LinkError, RequestTimeout
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
@@ -33,13 +36,15 @@ class Finding:
 
 
 class Doctor:
-    def __init__(self, port, progress=None, repl=True):
+    def __init__(self, port, progress=None, repl=True, force=False):
         self.port = port
         self.say = progress or (lambda msg: None)
         self.repl = repl
+        self.force = force
         self.findings = []
         self.running = False
-        self.busy = False
+        self.dangers = []        # board_state entries that make stopping the firmware unsafe
+        self.view = None
         self.hello = None
 
     def add(self, level, topic, text, fix=None):
@@ -82,12 +87,13 @@ class Doctor:
             st = c.request(link.T_STATUS, (), 3.0, collect=(link.T_TELEMETRY,))
             tel = dict(zip(link.SCHEMA[link.T_TELEMETRY][3], st.frames[-1].fields)) if st.frames else None
             p = list(st.payload) + [None] * 8
-            state, fault, busy, boots, rejected = p[0], p[1], p[2], p[3], p[7]
-            self.busy = bool(busy)
+            state, boots, rejected = p[0], p[3], p[7]
             self.add(OK, "link", "the board answers on %s%s" % (self.port, how))
-            self.add(OK, "running", "%s runs firmware %s: state %s, boot %s"
-                     % (bid, fw, states.name(state) if isinstance(state, int) else "?", boots))
-            self._fault(fault, state, tel)
+            fault = p[1]
+            self.add(OK, "running", "%s runs firmware %s: state %s%s, boot %s"
+                     % (bid, fw, states.name(state) if isinstance(state, int) else "?",
+                        ", fault %s latched" % codes.name(fault) if fault else "", boots))
+            self._states(st, tel)
             self._rejected(c, rejected)
             self._config(c)
             self._log(c, tel)
@@ -97,10 +103,14 @@ class Doctor:
             return False
         finally:
             c.close()
-        if self.busy:
-            self.add(WARN, "firmware", "a job is running: the firmware files and free flash were not checked "
-                                       "(that needs the REPL, which stops the firmware)",
-                     "run `%s` again when the arm is at rest" % self.cmd("doctor"))
+        if self.dangers and self.repl and not self.force:
+            from surepick.host import board_state
+            first = self.dangers[0]
+            self.add(WARN, "firmware", "not checked: the deploy manifest, the files and free flash (reading them "
+                                       "needs the REPL, which stops the firmware, and restarting it soft-resets "
+                                       "the board: the servo PWM goes off) while %s" % board_state.shows(first, self.view),
+                     "%s, then `%s` again (`--force` looks anyway: the arm may go limp)"
+                     % (board_state.way_out(first, self.port), self.cmd("doctor")))
             return False
         return True
 
@@ -110,17 +120,23 @@ class Doctor:
         for level, topic, text, fix in wiring_checks.check(wiring_checks.readings(c), self.port):
             self.add(level, topic, text, fix)
 
-    def _fault(self, fault, state, tel):
-        from surepick.shared_fsm import codes
-        if not fault:
-            self.add(OK, "fault", "no fault latched")
+    def _states(self, st, tel):
+        # What the board is in besides running (host/board_state.py): each with its way out.
+        from surepick.host import board_state
+        if not st.ok:
+            self.add(WARN, "state", "the board refused STATUS: %s" % st.code_name)
             return
-        estop = tel is not None and tel.get("estop")
-        fix = "`%s`" % self.cmd("job clear")
-        if estop:
-            fix = "release the e-stop, then " + fix
-        self.add(FAIL, "fault", "%s is latched (state %s)%s" % (codes.name(fault), states.name(state),
-                                                               ", the e-stop is pressed" if estop else ""), fix)
+        view = board_state.View(st.payload, st.frames[-1].fields if st.frames else None)
+        self.view = view
+        self.dangers = board_state.reset_dangers(view)
+        shown = [e for e in board_state.active(view) if e.blocks_job or e.level != OK]
+        for e in shown:
+            self.add(e.level, e.key, board_state.shows(e, view), board_state.way_out(e, self.port))
+        if not view.fault:
+            self.add(OK, "fault", "no fault latched")
+        if view.conditions is None:
+            self.add(WARN, "state", "this firmware does not report a held part, teleop or the arm's power",
+                     "`%s`" % self.cmd("deploy"))
 
     def _rejected(self, c, count):
         # What the board's boot rejected from its flash (host/rejects.py): a bad config key, a
@@ -258,9 +274,9 @@ class Doctor:
             self.add(FAIL, "firmware", "not deployed: MicroPython runs, but there is no firmware (no /main.py)",
                      "`%s`" % self.cmd("deploy"))
             return False
-        self.add(FAIL, "running", "the firmware is stopped at the REPL (it does not answer on the link)",
-                 "press Ctrl-D in `mpremote repl` (`surepick link mpremote --port %s repl`) to restart it, or "
-                 "run `%s`" % (self.port, self.cmd("deploy")))
+        from surepick.host import board_state
+        repl = board_state.BY_KEY["repl"]
+        self.add(FAIL, "running", repl.shows, board_state.way_out(repl, self.port))
         text = t.read_text("/config.json") if hashes.get("/config.json") else None
         self._config_file(text)
         return True

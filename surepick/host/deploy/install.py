@@ -117,8 +117,10 @@ def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, he
 
 def _check_idle(port, force, rest_timeout, say):
     # Ask the firmware over the link, before anything interrupts it (mpremote's Ctrl-C and soft
-    # reset would stop a job mid-air): a busy arm is refused unless `force`, which aborts the job
-    # and waits until the arm is at rest (host/link/busy.py). No answer: no firmware, not busy.
+    # reset would stop a job mid-air, and the reset turns the servo PWM off): a board in a state
+    # where that would move, release or unpower the arm (a job, teleop, a part held, the arm away
+    # from rest: host/board_state.py) is refused unless `force`, which aborts what runs and waits
+    # until the arm is at rest (host/link/busy.py). No answer: no firmware, nothing to stop.
     from surepick.host.link import busy
     from surepick.host.link import hub_client
     from surepick.host.link.client import LinkClient
@@ -128,7 +130,8 @@ def _check_idle(port, force, rest_timeout, say):
     except LinkError:
         return                   # connect() says why in a moment, in deploy's words
     try:
-        st = busy.check_idle(client, force, rest_timeout or busy.REST_TIMEOUT_S, say)
+        st = busy.check_safe_to_stop(client, "deploying", force, rest_timeout or busy.REST_TIMEOUT_S, say,
+                                     port=port)
         if st is None:
             say("no firmware answers on the link: nothing to interrupt")
     except busy.BoardBusy:

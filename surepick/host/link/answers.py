@@ -52,6 +52,14 @@ def fault_text(fault, state=None, attempt=None):
     return text + (": " + meaning if meaning else "")
 
 
+def event_text(e):
+    # One event record (EVENT frame) as `job start --wait` and `job rescue --wait` print it:
+    # "t=5230 transition GRASP>VERIFY DWELL_DONE attempt 1".
+    kind = codes.KIND_NAMES[e[2]] if 0 <= e[2] < len(codes.KIND_NAMES) else "kind%d" % e[2]
+    return "t=%d %s %s>%s %s attempt %d" % (e[1], kind, states.name(e[3]), states.name(e[4]),
+                                            codes.name(e[5]), e[6])
+
+
 def _ints(payload, n):
     return [v if isinstance(v, int) else None for v in (list(payload) + [None] * n)[:n]]
 

@@ -18,6 +18,7 @@ WHAT = {
     link.BUSY_RESCUE: "running an operator's rescue (surepick job rescue)",
     link.BUSY_CALIBRATION: "calibrating",
     link.BUSY_MOVING: "the arm is still moving",
+    link.BUSY_TELEOP: "teleop mode on",
 }
 
 
@@ -26,12 +27,15 @@ class BoardBusy(LinkError):
 
 
 class Status:
-    # One STATUS answer: state, attempt (TELEMETRY's), max_attempts, fault, busy (link.BUSY_*).
+    # One STATUS answer: state, attempt (TELEMETRY's), max_attempts, fault, busy (link.BUSY_*);
+    # view: the same answer as host/board_state.py reads it (a part held, teleop, ...).
     def __init__(self, payload, telemetry):
+        from surepick.host.board_state import View
         p = payload
         self.state, self.fault, self.busy = p[0], p[1], p[2]
         self.max_attempts = p[8] if len(p) > 8 else 0
         self.attempt = telemetry[2] if telemetry is not None else 0
+        self.view = View(payload, telemetry)
 
     def describe(self):
         # "LIFT, attempt 1 of 3 (job running)"
@@ -75,8 +79,9 @@ def check_idle(client, force=False, rest_timeout=REST_TIMEOUT_S, say=None):
     if st is None or not st.busy:
         return st
     if not force:
-        raise BoardBusy("the board is busy: %s; wait for it to finish, `surepick job abort`, "
-                        "or --force" % st.describe())
+        how = ("end the teleop session or `surepick job abort`" if st.busy == link.BUSY_TELEOP else
+               "wait for it to finish, `surepick job abort`")
+        raise BoardBusy("the board is busy: %s; %s, or --force" % (st.describe(), how))
     (say or (lambda m: None))("the board is busy: %s; --force: aborting it and waiting for the "
                               "arm to come to rest" % st.describe())
     return bring_to_rest(client, rest_timeout)
@@ -103,4 +108,33 @@ def bring_to_rest(client, timeout=REST_TIMEOUT_S):
                             "over")
         still = still + 1 if not st.busy else 0
         time.sleep(POLL_S)
+    return st
+
+
+def check_safe_to_stop(client, doing, force=False, rest_timeout=REST_TIMEOUT_S, say=None, port=None):
+    # Before a verb stops the firmware or resets the board (deploy, doctor's look at the files,
+    # mpremote through the hub): stopping the firmware ends the loop that holds the arm, and a soft
+    # reset turns the servo PWM off (the arm goes limp, a held part may drop, a job's marker boots
+    # into INTERRUPTED). So while any state of host/board_state.py says that would move, release
+    # or unpower the arm, refuse (BoardBusy) naming the state and the command that makes it safe,
+    # unless `force`: then a running job, rescue, calibration or teleop is aborted and the arm
+    # brought to rest first, and the verb goes on as asked. `doing`: "deploying", ...
+    # -> the last Status (None: no firmware answers, nothing to stop).
+    from surepick.host import board_state
+    st = status(client)
+    if st is None:
+        return None
+    dangers = board_state.reset_dangers(st.view)
+    if not dangers:
+        return st
+    first = dangers[0]
+    limp = ("stops the firmware and soft-resets the board: the servo PWM goes off and the arm goes limp%s"
+            % (", a held part may drop" if st.view.has(link.COND_HOLDING) else ""))
+    if not force:
+        raise BoardBusy("not %s: %s. %s %s; way out: %s, then try again (--force: %s anyway)"
+                        % (doing, board_state.shows(first, st.view), doing[:1].upper() + doing[1:], limp,
+                           board_state.way_out(first, port), doing))
+    (say or (lambda m: None))("--force: %s although %s (%s)" % (doing, board_state.shows(first, st.view), limp))
+    if st.busy:
+        st = bring_to_rest(client, rest_timeout)
     return st

@@ -2,8 +2,12 @@
 # sits under one, or cannot be written, or already holds another run, is found in the first
 # second, not after minutes of simulating or fitting. Runs never mix: a directory that holds
 # another run is refused (naming what is there) unless the verb was asked to --resume it or to
-# --force (clear it first).
+# --force (clear it first); and a directory has one writer at a time (own_dir: a second `sim
+# run|batch|sweep` into it, --resume and --force included, is refused with the owner's pid).
+import json
 import os
+import sys
+import time
 
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
@@ -87,11 +91,78 @@ def describe_run(path):
     return "files of another run"
 
 
+OWNER_FILE = ".surepick-owner"
+_owned = {}          # real path -> the open owner file whose lock this process holds until it ends
+
+
+def own_dir(path, flag="--out"):
+    # Make this process the one writer of the directory `path` (which exists) until it ends: an
+    # exclusive POSIX record lock (fcntl.lockf) on DIR/.surepick-owner, which names the owner (pid,
+    # command, start). Such a lock belongs to a process: the kernel drops it when the process dies
+    # however it dies, and forked workers do not inherit it, so a lock left by a crash is free and
+    # taken over (saying whose it was). Held by a live process: CommandError naming it.
+    import fcntl
+    real = os.path.realpath(path)
+    if real in _owned:
+        return
+    name = os.path.join(path, OWNER_FILE)
+    try:
+        f = open(name, "a+")
+    except OSError as e:
+        raise CommandError("cannot use %s %s: %s" % (flag, path, _why(e))) from None
+    f.seek(0)
+    before = f.read()
+    try:
+        fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise CommandError("%s %s is being written by %s: two runs into one directory would mix their "
+                           "cycles; wait for it to end (then --resume continues it), stop it, or choose another "
+                           "directory" % (flag, path, _owner_text(before)), exitcodes.USAGE) from None
+    f.seek(0)
+    f.truncate()
+    f.write(json.dumps({"pid": os.getpid(), "command": " ".join(["surepick"] + sys.argv[1:]),
+                        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n")
+    f.flush()
+    if not _owned:
+        import atexit
+        atexit.register(_release_all)
+    _owned[real] = f
+    if before.strip():
+        print("%s %s: took it over from %s, which is no longer running" % (flag, path, _owner_text(before)),
+              file=sys.stderr, flush=True)
+
+
+def _release_all():
+    # A run that ends (done, refused, Ctrl-C) empties its owner files: only one a process left
+    # behind by dying still names it, and the next writer says it took that one over.
+    for f in _owned.values():
+        try:
+            f.seek(0)
+            f.truncate()
+            f.close()
+        except OSError:
+            pass
+    _owned.clear()
+
+
+def _owner_text(text):
+    # "pid 4242 (surepick sim batch ..., since 2026-...)" from an owner file's line
+    try:
+        d = json.loads(text)
+        return "pid %d (%s, since %s)" % (d["pid"], d.get("command", "?"), d.get("started", "?"))
+    except (ValueError, KeyError, TypeError):
+        return "another process (its owner file %s is unreadable)" % OWNER_FILE
+
+
 def prepare_run_dir(path, resume=False, force=False, flag="--out", can_resume=True):
     # Before any work. -> "new", "resume" or "cleared". A directory holding another run's files
-    # is refused unless resume (the caller continues it) or force (its run files are removed).
+    # is refused unless resume (the caller continues it) or force (its run files are removed);
+    # one written by another process is refused whatever the flags (own_dir).
     if os.path.exists(path) and not os.path.isdir(path):
         raise CommandError("cannot use %s %s: it is a file, not a directory" % (flag, path))
+    check_writable_dir(path, flag)
+    own_dir(path, flag)
     found = run_files_in(path)
     state = "new"
     if found and force:
@@ -111,5 +182,4 @@ def prepare_run_dir(path, resume=False, force=False, flag="--out", can_resume=Tr
                            exitcodes.USAGE)
     elif resume:
         state = "new"        # nothing to resume: a fresh run
-    check_writable_dir(path, flag)
     return state

@@ -138,11 +138,15 @@ def _sweep(args):
         raise CommandError("--resume and --force contradict each other")
     if args.backend == "dask":
         sweep_dask.versions()          # a missing extra is said now, before any work
+    from surepick.cli.outputs import own_dir
+    if os.path.isdir(args.out):
+        own_dir(args.out)              # one writer at a time, before its results are looked at
     plan = _plan(args)
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
         raise CommandError("cannot use --out %s: %s" % (args.out, e.strerror or e)) from None
+    own_dir(args.out)
     command = ["surepick"] + sys.argv[1:]
     if not args.resume:
         sweep_run.write_plan(args.out, plan, {"command": command})   # before any work

@@ -166,25 +166,31 @@ class Appender:
 
     def resume(self, same=("kind", "scenario", "params", "seed", "config", "plant_params")):
         # Continue the record in self.path: -> cycles already finished. RunRecordError when it is
-        # not the same run (the fields in `same` differ) or cannot be read. Rows past the last
-        # finished cycle (a cycle cut short) are removed.
-        old = load(self.path, ticks=False) if os.path.exists(os.path.join(self.path, RUN_JSON)) else None
-        if old is None:
+        # not the same run (the fields in `same` differ) or cannot be read. run.json is written
+        # last for each cycle, so its count is what finished: whatever a run cut short left past
+        # it (a torn last line, a cycle half written) is removed first, then the rest is checked
+        # as any record is. Finished cycles are kept.
+        if not os.path.exists(os.path.join(self.path, RUN_JSON)):
             self.start()
             return 0
+        meta = _load_meta(self.path)
         for k in same:
-            where = _first_difference(old.meta.get(k), json.loads(json.dumps(self.meta.get(k))), k)
+            where = _first_difference(meta.get(k), json.loads(json.dumps(self.meta.get(k))), k)
             if where is not None:
                 raise RunRecordError("%s holds another run: its %s is %s, this run's is %s (use --force to replace "
                                      "it, or another --out)" % (self.path, where[0], _short(where[1]), _short(where[2])))
-        n = old.meta["cycles"]
+        n = meta["cycles"]
+        for name in FILES:
+            if not os.path.isfile(os.path.join(self.path, name)):
+                load(self.path, ticks=False)          # says what is missing
         _cut_jsonl(os.path.join(self.path, CYCLES_JSONL), n)
         for name in (EVENTS_CSV, TICKS_CSV):
             cut_csv_at_cycle(os.path.join(self.path, name), n)
+        load(self.path, ticks=False)
         self.count = n
         for k in ("model_hash", "versions"):
-            if old.meta.get(k) and not self.meta.get(k):
-                self.meta[k] = old.meta[k]
+            if meta.get(k) and not self.meta.get(k):
+                self.meta[k] = meta[k]
         return n
 
     def add(self, cycle_row, events, ticks):
@@ -226,9 +232,11 @@ def _short(v):
 
 
 def _cut_jsonl(path, n):
-    # Keep the first n lines of a JSON-lines file (a cycle cut short leaves more, or half a line).
+    # Keep the first n whole lines of a JSON-lines file (a cycle cut short leaves more, or half a
+    # line: one without its newline is never kept).
     with open(path, "rb") as f:
-        lines = f.read().split(b"\n")
+        data = f.read()
+    lines = data[:data.rfind(b"\n") + 1].split(b"\n")[:-1]
     keep = b"".join(line + b"\n" for line in lines[:n])
     with open(path, "wb") as f:
         f.write(keep)

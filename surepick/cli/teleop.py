@@ -127,8 +127,9 @@ class _Board:
             raise
 
     def close(self):
+        # -> True when the board left teleop mode on request
         try:
-            self.target.close()
+            return self.target.close()
         finally:
             self.client.close()
 
@@ -181,11 +182,19 @@ def run_session(args, source, settings, out_dir, observers=()):
             else:
                 viewer = display.ViewerThread(target)
         say = ClampNotices()
+        if hasattr(source, "keys"):          # keyboard jog: where the tool is, after every key
+            from surepick.teleop.sources.keyboard import JogEcho
+            clamps, echo = say, JogEcho(source)
+
+            def say(tick_ms, ctrl):
+                clamps(tick_ms, ctrl)
+                echo(tick_ms, ctrl)
         try:
-            if live:
-                summary = run_live(session, source, max_s=args.max_s, on_tick=say)
-            else:
-                summary = run_recorded(session, source.samples, on_tick=say)
+            with _hangup_is_interrupt():
+                if live:
+                    summary = run_live(session, source, max_s=args.max_s, on_tick=say)
+                else:
+                    summary = run_recorded(session, source.samples, on_tick=say)
         except KeyboardInterrupt:
             summary = session.summary({"interrupted": True})
     finally:
@@ -199,8 +208,32 @@ def run_session(args, source, settings, out_dir, observers=()):
             summary["snapshot"] = "teleop_final.png" if why is None else "not rendered (%s)" % why
         if log is not None:
             log.close(summary)
-        close_target()
+        left = close_target()
+        if summary is not None and summary.get("interrupted") and getattr(target, "realtime", False):
+            _say("interrupted: %s" % ("teleop mode left on the board: the arm holds where it stands (`surepick job "
+                                      "status --port %s` shows it)" % args.target if left else
+                                      "the board could not be told to leave teleop mode: it holds the arm by its "
+                                      "deadman; `surepick job abort --port %s` ends teleop mode" % args.target))
     return summary, target
+
+
+class _hangup_is_interrupt:
+    # A closed terminal (SIGHUP) or a polite kill (SIGTERM) ends the session as Ctrl-C does: the
+    # board is told to leave teleop mode, instead of being left held by its deadman.
+    def __enter__(self):
+        import signal
+        self.old = {}
+        for sig in (signal.SIGHUP, signal.SIGTERM):
+            try:
+                self.old[sig] = signal.signal(sig, signal.default_int_handler)
+            except (ValueError, OSError):      # not the main thread: leave them be
+                pass
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+        for sig, h in self.old.items():
+            signal.signal(sig, h)
 
 
 def _ms(v):

@@ -193,3 +193,61 @@ def test_teleop_closed_leaves_a_state_job_status_names(tmp_path):
         out = _until(b, "teleop_held:")
         assert "no setpoint came for 200 ms" in out, out
         assert _way_out_until_accepted(b), "a job was accepted while teleop held the arm"
+
+
+# ---- interrupting a client is not interrupting the arm ----
+
+def _job_interrupted(b, *extra):
+    # `job start --wait` at the Pico's pace, Ctrl-C once the arm is on its way.
+    p = b.start("job", "start", "--port", b.port, "--wait", *extra)
+    end = time.monotonic() + 60
+    while "IDLE>APPROACH" not in p.out.read_text():
+        assert time.monotonic() < end and p.poll() is None, (p.out.read_text(), p.err.read_text())
+        time.sleep(0.1)
+    p.send_signal(signal.SIGINT)
+    assert p.wait(30) == 130
+    return p.err.read_text()
+
+
+def test_ctrl_c_on_job_start_wait_says_the_job_goes_on_and_how_to_stop_it(tmp_path):
+    with PlantBench(tmp_path, "nominal", 2, realtime=True) as b:
+        b.wait_firmware()
+        err = _job_interrupted(b)
+        assert "not the arm" in err and "the job goes on: a job is running (" in err, err
+        assert "`surepick job abort --port %s`" % b.port in err, err
+        status = b.run("job", "status", "--port", b.port).stdout
+        assert "job:" in status and "fault none" in status, status       # it does go on
+        r = b.run("job", "abort", "--port", b.port)                         # and the named command stops it
+        assert r.returncode == 0 and "fault ABORTED" in b.run("job", "status", "--port", b.port).stdout
+        b.run("job", "clear", "--port", b.port)
+        _still(b)
+        err = _job_interrupted(b, "--abort-on-interrupt")
+        assert "was aborted on the board" in err and "ABORTED is latched" in err, err
+        time.sleep(1.0)
+        before = b.truth()["joint_angles_deg"]
+        time.sleep(1.0)
+        assert "fault ABORTED" in b.run("job", "status", "--port", b.port).stdout
+        assert np.abs(np.subtract(b.truth()["joint_angles_deg"], before)).max() < 0.5    # the arm holds
+
+
+def test_a_teleop_session_ended_by_ctrl_c_or_a_closed_terminal_leaves_teleop(tmp_path):
+    def path(t):
+        return HOME_MM + np.array([15.0, 0.0, 0.0]) * smooth_step((t - 0.2) / 1.0)
+    write_jsonl(tmp_path / "s.jsonl", path_stream(path, 60.0))
+    with PlantBench(tmp_path, "nominal", 1, realtime=True) as b:
+        b.wait_firmware()
+        for sig in (signal.SIGINT, signal.SIGHUP):
+            start = b.truth()["joint_angles_deg"]
+            p = b.start("teleop", "--source", tmp_path / "s.jsonl", "--target", b.port)
+            end = time.monotonic() + 90
+            while max(abs(x - y) for x, y in zip(b.truth()["joint_angles_deg"], start)) < 2.0:
+                assert time.monotonic() < end and p.poll() is None, (p.out.read_text(), p.err.read_text())
+                time.sleep(0.2)
+            p.send_signal(sig)
+            p.wait(30)
+            if sig == signal.SIGINT:
+                assert "teleop mode left on the board: the arm holds where it stands" in p.err.read_text()
+            status = b.run("job", "status", "--port", b.port).stdout
+            assert "teleop" not in status, status
+            _still(b)
+        assert b.run("job", "start", "--port", b.port).returncode == 0        # nothing left holding the board

@@ -4,6 +4,7 @@ import csv
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -165,3 +166,49 @@ def test_keyboard_jog_over_a_pty(tmp_path):
     got = np.array([float(last["target_x_mm"]), float(last["target_y_mm"]), float(last["target_z_mm"])])
     assert np.allclose(got, expect, atol=0.5), (got, expect)
     assert abs(float(last["ik_q0_deg"]) - 5.0) < 0.05
+
+
+def _pose_lines(text, what):
+    # "tool x=105.0 y=0.0 z=80.0 mm, pitch -90.0 deg, jaw 40.0 mm[; joints a b c d deg]" -> numbers
+    out = []
+    for m in re.finditer(r"%s x=(\S+) y=(\S+) z=(\S+) mm, pitch (\S+) deg, jaw (\S+) mm(?:; joints (.+?) deg)?"
+                         % what, text):
+        out.append(([float(v) for v in m.groups()[:5]], [float(v) for v in m.group(6).split()] if m.group(6) else None))
+    return out
+
+
+def test_keyboard_jog_prints_where_the_tool_is_after_every_key(tmp_path):
+    # Without a viewer a person sees the pose in the terminal: the start pose (the sim's home,
+    # jaw centre (100, 0, 80) mm pointing down), then after each key where the tool goes. Oracle:
+    # the home pose, steps of 5 mm, and the base turn done by hand (x, y = r cos, r sin).
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(SUREPICK + ["teleop", "--source", "keyboard", "--part", "none", "--viewer", "off"],
+                            stdin=slave, stdout=subprocess.PIPE, stderr=slave, env=_env())
+    os.close(slave)
+    seen = b""
+    try:
+        seen += _read_until(master, b"start x=", 120)
+        for ch, wait_for in (("w", b"tool x="), ("r", b"tool x="), ("m", b"joints"), ("q", b"joints")):
+            mark = seen.count(wait_for)
+            os.write(master, ch.encode())
+            end = time.monotonic() + 20
+            while seen.count(wait_for) <= mark and time.monotonic() < end:
+                seen += _read_until(master, b"\n", 1)
+        os.write(master, b"x")
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    text = seen.decode("utf-8", "replace")
+    start = _pose_lines(text, "start")
+    assert start and np.allclose(start[0][0][:4], [100.0, 0.0, 80.0, -90.0], atol=0.05), text
+    tool = _pose_lines(text, "tool")
+    assert len(tool) >= 4, text
+    assert np.allclose(tool[0][0][:4], [105.0, 0.0, 80.0, -90.0], atol=0.05), tool        # w: x + 5 mm
+    assert tool[0][0][4] == 40.0 and tool[0][1] is None                                    # jaw open, cartesian
+    assert np.allclose(tool[1][0][:4], [105.0, 0.0, 85.0, -90.0], atol=0.05), tool        # r: z + 5 mm
+    a = np.radians(5.0)
+    last, joints = tool[-1]
+    assert joints is not None and abs(joints[0] - 5.0) < 0.05, tool                        # q: base + 5 deg
+    assert np.allclose(last[:3], [105.0 * np.cos(a), 105.0 * np.sin(a), 85.0], atol=0.1), tool

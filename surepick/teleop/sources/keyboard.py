@@ -11,6 +11,12 @@
 #   c / v  close / open the jaw by the step (mm): a light grip, e.g. to teach a part's width
 #   teach marks (surepick teach): 1 pick approach, 2 pick, 3 part width (jaw gripping),
 #   4 place approach, 5 place, n the next one still missing
+#
+# The keys move the tool relative to where the session started (the sim: its home pose, jaw
+# centre at x=100 y=0 z=80 mm, pitch -90 deg; a board: where its arm stands), the jaw 40 mm open
+# until space, c or v close it.
+# After every key the session prints where the tool is going (JogEcho below): x, y, z, pitch
+# and jaw, with the four joint angles in joint mode, so nobody jogs blind without a viewer.
 import os
 import select
 import sys
@@ -56,6 +62,7 @@ class KeyboardSource(PoseSource):
         self.step_index = int(step_index)
         self.grip = 0.0
         self._jog = np.zeros(4)
+        self.keys = 0             # keys that moved something: JogEcho prints the pose after each
         self._mark = None
         self._quit = False
         self._closed = False
@@ -75,6 +82,8 @@ class KeyboardSource(PoseSource):
     def key(self, ch):
         # One key press -> state change (also used by tests directly).
         step = STEPS[self.step_index]
+        if ch in CART_KEYS or ch in JOINT_KEYS or ch in (" ", "c", "v", "m"):
+            self.keys += 1
         if ch in ("x", "\x03", "\x04"):
             self._quit = True
         elif ch == "m":
@@ -147,3 +156,58 @@ class KeyboardSource(PoseSource):
                 self._termios.tcsetattr(self.fd, self._termios.TCSADRAIN, self._saved)
             except Exception:
                 pass
+
+
+class JogEcho:
+    """Prints where the tool is once the pipeline has taken a key: the commanded tool pose once it
+    moved and came to rest (the low-pass converging: under 0.005 mm a tick for three ticks), or
+    half a second after a key that moved nothing (a mode switch, a jog against a limit): x, y, z,
+    pitch, jaw, and in joint mode the joint angles. Called every control tick: echo(tick_ms, ctrl)."""
+
+    STILL_MM = 0.005
+    STILL_TICKS = 3
+    LATEST_MS = 500
+
+    def __init__(self, source, out=None):
+        self.source = source
+        self.out = out if out is not None else source.out
+        self.seen = 0
+        self.since_ms = None          # tick of the first look after an unreported key
+        self.before = None            # the commanded pose then
+        self.last = None
+        self.still = 0
+        self.started = False
+
+    @staticmethod
+    def _pose(ctrl):
+        return np.concatenate([np.asarray(ctrl.target_mm, dtype=float), [ctrl.target_pitch, ctrl.jaw_um / 1000.0],
+                               np.asarray(ctrl.q_ik_deg, dtype=float)])
+
+    def __call__(self, tick_ms, ctrl):
+        pose = self._pose(ctrl)
+        last, self.last = self.last, pose
+        if not self.started:
+            self.started = True
+            self.say("start", ctrl)
+        keys = self.source.keys
+        if keys == self.seen:
+            return
+        if self.since_ms is None:
+            self.since_ms, self.before, self.still = tick_ms, pose, 0
+        step = float(np.max(np.abs(pose[:3] - last[:3]))) if last is not None else 0.0
+        self.still = self.still + 1 if step < self.STILL_MM else 0
+        moved = bool(np.any(np.abs(pose - self.before) > 1e-6))
+        if self.still < self.STILL_TICKS or not moved and tick_ms - self.since_ms < self.LATEST_MS:
+            return
+        self.seen = keys
+        self.since_ms = None
+        self.say("tool", ctrl)
+
+    def say(self, what, ctrl):
+        x, y, z = (float(v) for v in ctrl.target_mm)
+        text = "%s x=%.1f y=%.1f z=%.1f mm, pitch %+.1f deg, jaw %.1f mm" % (
+            what, x, y, z, float(ctrl.target_pitch), ctrl.jaw_um / 1000.0)
+        if self.source.mode == "joint":
+            text += "; joints %s deg" % " ".join("%.1f" % v for v in ctrl.q_ik_deg)
+        self.out.write("\r" + text + "\n")
+        self.out.flush()

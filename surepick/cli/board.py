@@ -200,6 +200,12 @@ def _run_rp2040(args):
                                                                        else "the firmware, installed")))
         if args.scenario is not None:
             note("plant: scenario %s, seed %d, lockstep emulated time" % (args.scenario, args.seed or 0))
+        if not args.bare:
+            # "serving on" means the firmware answers, as when a Pico's firmware is up
+            note("waiting for the firmware to start (MicroPython boots first: about 15 s emulated)")
+            if not board.wait_firmware():
+                note("the firmware did not speak within 180 s: serving the chip anyway (`surepick doctor` "
+                     "says what runs on it)")
         print(READY_PREFIX + board.address, flush=True)
         listed = _list(board.address, "emulated RP2040", args.flash, None, args.scenario, args.seed)
         try:
@@ -228,6 +234,7 @@ def _reset_world(args):
     if not entry.get("control"):
         raise CommandError("%s is an %s: it has no world to reset (only `surepick board` "
                            "--engine vboard does)" % (port, entry.get("kind") or "other board"))
+    _check_world_free(args, port)
     try:
         r = request(entry["control"], "reset-world")
     except ControlError as e:
@@ -236,3 +243,25 @@ def _reset_world(args):
     print("world reset: world %d of scenario %s is ready (the previous world, as judged: %s%s)"
           % (r["world"], entry.get("scenario"), outcome, ": " + reason if reason else ""))
     return exitcodes.OK
+
+
+def _check_world_free(args, port):
+    # Ask the firmware first, as a person at a bench would look at the arm: a part put back on its
+    # pad while the firmware believes it holds one (or while a job, a rescue, a calibration or
+    # teleop moves the arm) makes the next rescue or job act on a world that is not there.
+    from surepick.host import board_state
+    from surepick.host.link.errors import LinkError
+    from surepick.cli.options import board_link
+    try:
+        with board_link(args, "board --reset-world") as c:
+            view = board_state.read(c)
+    except LinkError as e:
+        raise CommandError("the world was not reset: the firmware could not be asked first (%s)" % e,
+                           exitcodes.FAILED) from None
+    first = board_state.world_reset_blocker(view) if view is not None else None
+    if first is not None:
+        raise CommandError("the world was not reset: %s; the part would be put back on its pad under a "
+                           "firmware that %s; way out: %s, then reset the world"
+                           % (board_state.shows(first, view),
+                              "believes it holds one" if first.key in ("holding", "arm_unpowered") else "is moving the arm",
+                              board_state.way_out(first, args.port)), exitcodes.FAILED)

@@ -218,6 +218,17 @@ def reset_dangers(view):
     return [e for e in active(view) if e.unsafe_reset]
 
 
+def world_reset_blocker(view):
+    """What forbids putting a virtual board's world back (`surepick board --reset-world`): a part
+    the firmware believes it holds, or anything moving the arm. -> the entry, or None."""
+    for e in active(view):
+        if e.key in ("job", "rescue", "calibrating", "teleop", "teleop_held", "moving"):
+            return e
+    if view.has(link.COND_HOLDING):
+        return BY_KEY["arm_unpowered"] if view.has(link.COND_POSE_UNKNOWN) else BY_KEY["holding"]
+    return None
+
+
 def read(client, timeout=3.0):
     """Ask the board (STATUS and its TELEMETRY) -> View, or None when no firmware answers the link
     (a bare REPL echoes the request, a stopped firmware says nothing). Never stops the firmware."""

@@ -6,16 +6,25 @@
 #     rescue pending and while the rescue runs, in teleop held by its deadman after the teleop
 #     session was killed) moves nothing and the gripper's current stays what it was;
 #   - every refusal of `surepick job start` names a command that, run next, gets the board out of
-#     the state that refused it, until a job is accepted.
+#     the state that refused it, until a job is accepted; a teleop session that ends leaves a state
+#     `job status` names (killed) or no teleop at all (Ctrl-C, a closed terminal);
+#   - Ctrl-C on `job start --wait` stops following, not the arm, and says how to stop the arm
+#     (--abort-on-interrupt aborts it);
+#   - `surepick board --reset-world` is refused while the firmware holds a part; the emulated
+#     RP2040 says "serving on" once its firmware answers, and its hints name options that exist.
+import os
 import re
+import shutil
 import signal
+import subprocess
 import time
 
 import numpy as np
 import pytest
 
 from surepick.teleop.sources.stream_file import write_jsonl
-from tests.support.bench import PlantBench
+from tests.support.bench import PlantBench, bench_env
+from tests.support.cli import SUREPICK_BIN, surepick
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.teleop.streams import HOME_MM, path_stream, smooth_step
 
@@ -251,3 +260,61 @@ def test_a_teleop_session_ended_by_ctrl_c_or_a_closed_terminal_leaves_teleop(tmp
             assert "teleop" not in status, status
             _still(b)
         assert b.run("job", "start", "--port", b.port).returncode == 0        # nothing left holding the board
+
+
+# ---- the virtual boards behave like a Pico at the edges ----
+
+def test_reset_world_is_refused_while_the_firmware_holds_a_part(tmp_path):
+    with PlantBench(tmp_path, "estop", 1) as b:
+        b.wait_firmware()
+        b.run("job", "start", "--port", b.port, "--wait")
+        _until(b, "fault ESTOP")
+        before = _still(b)
+        r = b.run("board", "--reset-world", "--port", b.port)
+        assert r.returncode == 1 and "the world was not reset" in r.stderr, r.stdout + r.stderr
+        assert "a part is held" in r.stderr and "job rescue --place --port %s" % b.port in r.stderr, r.stderr
+        after = b.truth()
+        assert after["finger_contact"] and np.allclose(after["part_pos_mm"], before["part_pos_mm"], atol=1.0)
+        b.plant.inject("estop", on=False)                 # the person releases the e-stop
+        time.sleep(0.5)
+        assert b.run("job", "rescue", "--place", "--wait", "--port", b.port).returncode == 0
+        r = b.run("board", "--reset-world", "--port", b.port)
+        assert r.returncode == 0 and "world reset" in r.stdout, r.stdout + r.stderr
+
+
+def _options_of(*verb):
+    return set(re.findall(r"--[a-z][a-z0-9-]*", surepick(*verb, "--help").stdout))
+
+
+def test_the_emulated_boards_hints_name_options_that_exist(tmp_path):
+    # Without ../shared the bootrom is missing: the way out names a setting that exists.
+    uf2 = tmp_path / "image.uf2"
+    uf2.write_bytes(b"\0" * 512)
+    env = dict(os.environ, SUREPICK_RP2040_BOOTROM=str(tmp_path / "no-bootrom.bin"))
+    r = surepick("board", "--engine", "rp2040", "--bare", "--uf2", uf2, env=env)
+    assert r.returncode != 0 and "bootrom" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", r.stderr))
+    assert named <= _options_of("board"), (named - _options_of("board"), r.stderr)
+    assert "SUREPICK_RP2040_BOOTROM" in r.stderr
+
+
+def test_the_emulated_board_says_serving_once_its_firmware_answers(tmp_path):
+    from tests.support.rp2040 import chip_image
+    chip_image()                              # skips (or fails under CI) without the RP2040 image
+    env = bench_env(tmp_path)
+    p = subprocess.Popen([SUREPICK_BIN, "board", "--engine", "rp2040", "--listen", "127.0.0.1:0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        port = None
+        end = time.monotonic() + 300
+        while port is None and time.monotonic() < end:
+            m = re.search(r"serving on (socket://\S+)", p.stdout.readline())
+            port = m.group(1) if m else None
+        assert port, p.stderr.read()
+        r = subprocess.run([SUREPICK_BIN, "job", "status", "--port", port], capture_output=True, text=True,
+                           env=env, timeout=60)             # the first tool to connect finds the firmware
+        assert r.returncode == 0 and r.stdout.startswith("state "), r.stdout + r.stderr
+    finally:
+        p.terminate()
+        p.communicate(timeout=60)
+        shutil.rmtree(env["XDG_RUNTIME_DIR"], ignore_errors=True)

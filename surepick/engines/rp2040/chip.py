@@ -58,8 +58,8 @@ def find_uf2(uf2=None):
 def find_bootrom(bootrom=None):
     path = Path(bootrom or os.environ.get(BOOTROM_ENV) or shared_dir() / "probe" / "bootrom.mjs")
     if not path.is_file():
-        raise EngineError("RP2040 bootrom %s not found: pass --bootrom FILE (a 16 KiB .bin or a "
-                          "bootrom.mjs) or set %s" % (path, BOOTROM_ENV))
+        raise EngineError("RP2040 bootrom %s not found: set %s=FILE (a 16 KiB .bin or a bootrom.mjs)"
+                          % (path, BOOTROM_ENV))
     return path
 
 

@@ -72,6 +72,29 @@ class ChipBoard:
                 self.error = e
                 self.log("the emulated chip stopped: %s" % e)
 
+    def wait_firmware(self, timeout=180.0):
+        # -> True once the firmware speaks on the serial port (its HELLO or TELEMETRY), False
+        # after `timeout`: the chip boots MicroPython and then the firmware, seconds after the
+        # engine is up, and a tool that connects in between finds a REPL. Only listens: nothing
+        # is sent to the chip.
+        import time
+
+        from surepick.host.link import hub_client
+        from surepick.host.link.client import LinkClient
+        from surepick.host.link.errors import LinkError
+        from surepick.shared_fsm import link
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self.running:
+            try:
+                with LinkClient(self.address, hub=hub_client.DIRECT) as c:
+                    while time.monotonic() < end and self.running:
+                        for f in c.read_frames(0.2):
+                            if f.ftype in (link.T_HELLO, link.T_TELEMETRY):
+                                return True
+            except LinkError:
+                time.sleep(0.5)          # the serial port is not up yet
+        return False
+
     @property
     def running(self):
         return self.chip is not None and self.chip.running and self.error is None

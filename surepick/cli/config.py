@@ -110,7 +110,7 @@ def _get(c, args, key):
     if not r.ok:
         raise _refused(r, args)
     s = bs.BY_KEY[key]
-    print("%s = %s%s" % (key, r.payload[1] if len(r.payload) > 1 else "?", (" " + s.unit) if s.unit else ""))
+    print("%s = %s" % (key, s.value_text(r.payload[1]) if len(r.payload) > 1 else "?"))
     return exitcodes.OK
 
 
@@ -128,8 +128,9 @@ def _set(c, args, key, value):
     s = bs.BY_KEY[key]
     got = r.payload[1] if len(r.payload) > 1 else value
     reboot = len(r.payload) > 2 and r.payload[2]
-    print("%s = %s%s (saved%s)" % (key, got, (" " + s.unit) if s.unit else "",
-                                   "; takes effect after a reboot" if reboot else ""))
+    print("%s = %s (saved%s)" % (key, s.value_text(got),
+                                 "; takes effect after a reboot: power the board off and on, or `surepick "
+                                 "deploy`" if reboot else ""))
     return exitcodes.OK
 
 
@@ -158,7 +159,7 @@ def _list(args, board, only_changed):
         if not rows:
             print("every setting is at its default (%d settings)" % len(board))
         for s, v in rows:
-            print("%s = %s (default %s%s)%s" % (s.key, v, s.default, (" " + s.unit) if s.unit else "",
+            print("%s = %s (default %s%s)%s" % (s.key, v, s.default, (" " + s.measure) if s.measure else "",
                                                  "  needs a reboot" if s.reboot else ""))
         return exitcodes.OK
     w = max(len(s.key) for s, _ in rows)

@@ -69,7 +69,7 @@ def run(args):
     job = _job(args)
     db = args.db or default_db_path()
     store = Store(db)
-    status = BoardStatus(port)
+    status = BoardStatus(port, args.port)
     stop = threading.Event()
     if args.seconds:
         threading.Timer(args.seconds, stop.set).start()

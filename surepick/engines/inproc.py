@@ -15,7 +15,7 @@ from surepick.firmware.telemetry import LoopStats
 from surepick.engines.loopfigures import from_stats
 from surepick.firmware.hal.plant_pins import PlantPins
 from surepick.shared_fsm import codes, link, states
-from surepick.shared_fsm.machine import Job
+from surepick.shared_fsm.machine import Job, fault_where
 from surepick.shared_fsm.ticks import ticks_diff
 from surepick.firmware import arm_file
 from surepick.firmware import settings as fw_settings
@@ -44,7 +44,7 @@ def machine_belief(events, ended):
         return "incomplete", None, None
     for e in events:
         if e[2] == codes.K_FAULT:
-            return "fault", codes.name(e[5]), states.name(e[3])
+            return "fault", codes.name(e[5]), states.name(fault_where(e[5], e[3]))
         if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED:
             return "placed", None, None
     return "incomplete", None, None

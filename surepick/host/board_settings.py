@@ -17,6 +17,27 @@ class Setting:
     def range_text(self):
         return "%d..%d%s" % (self.lo, self.hi, (" " + self.unit) if self.unit else "")
 
+    @property
+    def measure(self):
+        # the unit a value is measured in ("ms", "mA"), or "" for flags, masks, pins and counts
+        u = self.unit
+        return "" if u == "0 or 1" or u.startswith("bit mask") or u in ("GPIO", "ADC channel") else u
+
+    def value_text(self, v):
+        # A value as a person reads it, its unit apart: "380 ms", "GPIO 25", "15 (jaw+switch+current+beam)",
+        # a 0/1 flag alone (its "unit" says what values it takes, not what they measure).
+        if not isinstance(v, int):
+            return str(v)
+        u = self.unit
+        if u == "0 or 1":
+            return "%d" % v
+        if u.startswith("bit mask"):
+            from surepick.shared_fsm.codes import checks_text
+            return "%d (%s)" % (v, checks_text(v))
+        if u in ("GPIO", "ADC channel"):
+            return "%s %d" % (u, v)
+        return "%d %s" % (v, u) if u else "%d" % v
+
     def check(self, value):
         # -> None, or what is wrong with `value` for this setting alone.
         if isinstance(value, bool) or not isinstance(value, int):

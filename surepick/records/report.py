@@ -127,7 +127,7 @@ class ReportWriter:
             with open(os.path.join(self.out, "trajectory.csv"), "a", newline="") as f:
                 w = csv.writer(f)
                 for r in trajectory:
-                    w.writerow((k,) + tuple("" if v is None else v for v in r))
+                    w.writerow(csv_row(k, r))
             if self.plots and k < MAX_PLOTS:
                 plot_cycle(os.path.join(self.out, "cycle_%03d.png" % k), trajectory, c)
         self.cycles.append(c)
@@ -156,5 +156,17 @@ def write_trajectory(path, trajectories):
         w.writerow(("cycle",) + TRAJECTORY_COLUMNS)
         for k, rows in enumerate(trajectories):
             for r in rows:
-                w.writerow((k,) + tuple("" if v is None else v for v in r))
+                w.writerow(csv_row(k, r))
     os.replace(tmp, path)
+_STATE_COL = TRAJECTORY_COLUMNS.index("state")
+_FAULT_COL = TRAJECTORY_COLUMNS.index("fault")
+
+
+def csv_row(cycle, r):
+    # One trajectory row as trajectory.csv holds it: the state and the fault by name (the one
+    # names table, shared_fsm), every other value as measured, None as an empty cell.
+    from surepick.shared_fsm import codes, states
+    row = ["" if v is None else v for v in r]
+    row[_STATE_COL] = states.name(r[_STATE_COL])
+    row[_FAULT_COL] = codes.name(r[_FAULT_COL]) if r[_FAULT_COL] else "none"
+    return [cycle] + row

@@ -1,18 +1,21 @@
 # `surepick monitor --plain`: one line per record on stdout, for piping into grep/awk; link
 # notes and REPL text on stderr. Every line starts with the host time and a kind word:
-#   2026-05-01T10:00:00.123 hello board=pico-e66 fw=0.1.0 boot=4 reset=1 log_last_seq=812 rejected=0
+#   2026-05-01T10:00:00.123 hello board=pico-e66 fw=0.1.0 boot=4 reset=POWER_ON log_last_seq=812 rejected=0
 #   ... rejected board=pico-e66 /config.json wdt_ms: out of range (default used)
 #   ... event seq=17 t_ms=5230 transition GRASP->VERIFY reason=DWELL_DONE attempt=1 pot=23000 ...
+#       present=jaw+switch (the grasp checks that said "part present", by name)
 #   ... fault t_ms=5400 GRASP_FAILED state=VERIFY attempt=3 faults_total=2
 #   ... record board=pico-e66 seq=813 type=fault ...
 #   ... telemetry state=GRASP cycles_ok=12 ... (only with --telemetry)
+#   ... board holding: a part is held ...; way out: `surepick job rescue --place` (when it changes)
 import sys
 import time
 
 from surepick.host import rejects
 from surepick.shared_fsm import codes
 from surepick.firmware import flashlog
-from surepick.host.monitor.names import EVENT_RECORD_TYPES, code_name, record_type_name, state_name
+from surepick.host.monitor.names import (EVENT_RECORD_TYPES, boot_action_name, code_name, fault_state_name,
+                                         present_text, record_type_name, reset_cause_name, state_name)
 
 
 def _now():
@@ -23,8 +26,8 @@ def _now():
 def event_text(ev):
     kind = codes.KIND_NAMES[ev[2]] if 0 <= ev[2] < len(codes.KIND_NAMES) else "kind%d" % ev[2]
     return ("ev_seq=%d t_ms=%d %s %s->%s reason=%s attempt=%d pot=%d switch=%d current_ma=%d "
-            "beam=%d present=%d" % (ev[0], ev[1], kind, state_name(ev[3]), state_name(ev[4]),
-                                    code_name(ev[5]), ev[6], ev[7], ev[8], ev[9], ev[10], ev[11]))
+            "beam=%d present=%s" % (ev[0], ev[1], kind, state_name(ev[3]), state_name(ev[4]),
+                                    code_name(ev[5]), ev[6], ev[7], ev[8], ev[9], ev[10], present_text(ev[11])))
 
 
 def record_text(seq, rtype, r):
@@ -34,8 +37,8 @@ def record_text(seq, rtype, r):
     elif rtype == flashlog.R_COUNTERS:
         body = "cycles_ok=%d cycles_failed=%d faults=%d boots=%d dropped=%d" % tuple(r[:5])
     elif rtype == flashlog.R_BOOT:
-        body = "t_ms=%d reset_cause=%d boot_count=%d action=%d rest_stored=%d rejected=%d" % (
-            r[1], r[2], r[3], r[4], r[10], r[11])
+        body = "t_ms=%d reset_cause=%s boot_count=%d action=%s rest_stored=%d rejected=%d" % (
+            r[1], reset_cause_name(r[2]), r[3], boot_action_name(r[4]), r[10], r[11])
     else:
         body = " ".join(str(v) for v in r)
     return "seq=%d type=%s %s" % (seq, name, body)
@@ -47,14 +50,24 @@ class PlainPrinter:
         self.outf = out
         self.errf = err
         self.telemetry = telemetry
+        self.shown = None            # the bench states last printed (host/board_state.py)
+
+    def _bench_states(self):
+        # One line per state that refuses a job when the set changes, with its way out.
+        now = self.status.snapshot()["bench_states"]
+        if now == self.shown:
+            return
+        self.shown = now
+        for key, shows, way_out in now or [("clear", "nothing latched, held or running", "none needed")]:
+            print("%s board %s: %s; way out: %s" % (_now(), key, shows, way_out), file=self.outf, flush=True)
 
     def __call__(self, kind, data):
         if kind == "note":
             print("%s note %s" % (_now(), data), file=self.errf, flush=True)
             return
         if kind == "hello":
-            line = "hello board=%s fw=%s boot=%d reset=%d log_last_seq=%d" % (
-                data[0], data[1], data[4], data[3], data[5])
+            line = "hello board=%s fw=%s boot=%d reset=%s log_last_seq=%d" % (
+                data[0], data[1], data[4], reset_cause_name(data[3]), data[5])
             count, _ = rejects.from_hello(data)
             if count is not None:
                 line += " rejected=%d" % count
@@ -67,11 +80,12 @@ class PlainPrinter:
             line = "event " + event_text(data)
         elif kind == "fault":
             line = "fault t_ms=%d %s state=%s attempt=%d faults_total=%d" % (
-                data["t_ms"], code_name(data["fault"]), state_name(data["state"]), data["attempt"],
-                data["faults_total"])
+                data["t_ms"], code_name(data["fault"]), fault_state_name(data["fault"], data["state"]),
+                data["attempt"], data["faults_total"])
         elif kind == "record":
             line = "record board=%s %s" % (self.status.board_id, record_text(*data))
         elif kind == "telemetry":
+            self._bench_states()
             if not self.telemetry:
                 return
             line = "telemetry " + " ".join("%s=%s" % (k, v) for k, v in data.items() if k != "type")

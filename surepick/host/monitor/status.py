@@ -15,9 +15,10 @@ STALE_S = 1.0                   # no telemetry for longer than this: what is sho
 
 
 class BoardStatus:
-    def __init__(self, port):
+    def __init__(self, port, port_given=None):
         self._lock = threading.Lock()
         self.port = port
+        self.port_given = port_given  # --port as the user gave it, for the commands the view suggests
         self.connected = False
         self.note = "starting"
         self.board_id = None
@@ -44,6 +45,7 @@ class BoardStatus:
         self.via_hub = False
         self.lent_to = None          # the hub lent the board's console to this program
         self.writer_elsewhere = None  # another monitor records this board into the database
+        self.bench_states = []       # (key, how it shows, way out) of what the board is in (host/board_state.py)
 
     def update(self, **kw):
         with self._lock:
@@ -58,6 +60,10 @@ class BoardStatus:
             self.boot_count = hello[4]
             self.rejected = count
             self.rejects = [first] if first else []
+            if self.job_started is not None:
+                # a board that boots is not running the job it ran: the boot says what became of it
+                self.job_state = "ended by a restart (boot %s)" % hello[4]
+                self.job_started = None
 
     def on_event(self, ev):
         # ev: the 12-int event record of an EVENT frame
@@ -77,12 +83,21 @@ class BoardStatus:
 
     def on_telemetry(self, d):
         # A monitor that joins mid-cycle has not seen the job start: the state says it runs.
+        from surepick.host import board_state
+        view = board_state.View.from_telemetry(d)
+        shown = [(e.key, board_state.shows(e, view), board_state.way_out(e, self.port_given))
+                 for e in board_state.active(view) if e.blocks_job or e.level != "OK"]
         with self._lock:
             self.telemetry = d
             self.telemetry_at = time.time()
+            self.bench_states = shown
             if d["state"] != states.IDLE and self.job_started is None and not d["fault"]:
                 self.job_started = time.time()
                 self.job_state = "running"
+            elif d["fault"] and self.job_started is not None:
+                # a fault latched with no event seen for it (one a restart latched quietly): the job is over
+                self.job_state = "fault: %s" % code_name(d["fault"])
+                self.job_started = None
 
     def clear_faults(self):
         with self._lock:

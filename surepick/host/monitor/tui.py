@@ -16,7 +16,7 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
 from surepick.host import rejects
-from surepick.host.monitor.names import code_name, state_name
+from surepick.host.monitor.names import code_name, fault_state_name, present_text, state_name
 from surepick.shared_fsm import link
 
 _REDRAW_S = 0.25
@@ -51,6 +51,8 @@ def status_panel(s):
     if s["job_started"]:
         job = "running %.1f s" % (time.time() - s["job_started"])
     g.add_row("job", job)
+    for key, shows, way_out in s["bench_states"]:      # what refuses a job, and the way out of each
+        g.add_row(key, Text.assemble((shows, "bold yellow"), "\n", "way out: " + way_out))
     rate = "-" if s["success_rate"] is None else "%.1f %%" % s["success_rate"]
     g.add_row("cycles", "ok %d   failed %d   success %s   faults total %d"
               % (t["cycles_ok"], t["cycles_failed"], rate, t["faults_total"]))
@@ -103,8 +105,8 @@ def faults_panel(s):
     for c in ("t_ms", "fault", "state", "attempt", "pot", "switch", "current mA", "beam", "present"):
         t.add_column(c)
     for ev in s["faults"]:
-        t.add_row(str(ev[1]), code_name(ev[5]), state_name(ev[3]), str(ev[6]), str(ev[7]), str(ev[8]),
-                  str(ev[9]), str(ev[10]), str(ev[11]))
+        t.add_row(str(ev[1]), code_name(ev[5]), fault_state_name(ev[5], ev[3]), str(ev[6]), str(ev[7]), str(ev[8]),
+                  str(ev[9]), str(ev[10]), present_text(ev[11]))
     if not s["faults"]:
         t.add_row("-", "none", "", "", "", "", "", "", "")
     return t

@@ -7,6 +7,8 @@
 #      tick; the rail stays low: the arm's PWM off (STALL); back to normal: nothing moves by itself
 #   W4 a job sent before the arm has settled: its marker and its first move wait for the settle time
 #   W5 a fault mid-move: no flash write until the arm has been still for flash_settle_ms
+#   W6 the rail sags, comes back and sags again before anyone cleared RAIL_LOW: one event, one
+#      fault counted (the same fault, still latched)
 #   micropython tests/mpy/fw_watches.py BASE_DIR
 import os
 import sys
@@ -17,6 +19,7 @@ from surepick.shared_fsm.codes import K_FAULT, K_NOTE, F_STALL, F_RAIL_LOW, F_AB
 from surepick.shared_fsm.states import IDLE, APPROACH
 from surepick.firmware.hal.scripted import StandInHal
 from surepick.firmware import app as app_mod
+from surepick.firmware import flashlog
 from checks import check, finish, result
 
 BASE = sys.argv[1]
@@ -186,5 +189,24 @@ for _ in range(SETTLE_MS):
 check(writes, "W5 the frozen pose and the log were written once at rest")
 check(all(w[1] >= SETTLE_MS for w in writes), "W5 every flash write came after %d ms still: %s" % (SETTLE_MS, writes))
 result("first_write_after_fault_ms", hal.ticks_diff(writes[0][0], t_abort) if writes else -1)
+
+# ---- W6: a rail that sags again while RAIL_LOW is still latched is the same fault ----
+a, hal, d = fresh("w6")
+tick(a, hal, SETTLE_MS // 2 + 10)
+faults0 = a.log.counters[flashlog.C_FAULTS]
+for _ in range(3):
+    hal.adc[2] = rail_counts(4000)
+    tick(a, hal, 3)
+    hal.adc[2] = rail_counts(5500)
+    tick(a, hal, 20)
+tick(a, hal, 50)
+check(a.m.fault == F_RAIL_LOW, "W6 RAIL_LOW latched (fault %d)" % a.m.fault)
+ev = events(hal, K_FAULT, F_RAIL_LOW)
+check(len(ev) == 1, "W6 three sags before a clear: one RAIL_LOW event, got %d" % len(ev))
+check(a.log.counters[flashlog.C_FAULTS] - faults0 == 1, "W6 counted once: %d" % (a.log.counters[flashlog.C_FAULTS] - faults0))
+send(a, hal, link.request(link.T_CLEAR_FAULT, 9))
+hal.adc[2] = rail_counts(4000)
+tick(a, hal, 3)
+check(len(events(hal, K_FAULT, F_RAIL_LOW)) == 2, "W6 after a clear a new sag is a new event")
 
 finish()

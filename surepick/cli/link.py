@@ -42,6 +42,10 @@ def add_arguments(parser):
                         description="Runs `mpremote connect RAW-CONSOLE ARGS...` (default ARGS: repl). "
                                     "Link clients are paused while it runs and resume after.")
     add_port_argument(mp)
+    mp.add_argument("--force", action="store_true",
+                    help="lend the console even when stopping the firmware is not safe now (a job or teleop "
+                         "runs, a part is held, the arm is unpowered or away from rest): mpremote's Ctrl-C stops "
+                         "the firmware and its soft reset turns the servo PWM off")
     mp.add_argument("mpremote_args", nargs=argparse.REMAINDER, metavar="ARGS",
                     help="mpremote commands, e.g. repl, fs ls, exec \"print(1)\" (after --)")
 
@@ -122,6 +126,7 @@ def _mpremote(args):
     if extra[:1] == ["--"]:
         extra = extra[1:]
     from surepick.host.link.ports import check_not_busy
+    _check_safe(port, args.force)
     with hub_client.raw_console(port, "surepick link mpremote", hub_client.AUTO) as console:
         check_not_busy(console)      # one raw client at a time on the hub's console
         if console != port:
@@ -134,3 +139,24 @@ def _mpremote(args):
     if r.returncode:
         raise CommandError("mpremote exited with status %d" % r.returncode, exitcodes.FAILED)
     return exitcodes.OK
+
+
+def _check_safe(port, force):
+    # mpremote interrupts the firmware (Ctrl-C) and soft-resets the board: ask the firmware first
+    # (host/link/busy.py check_safe_to_stop). No answer (no firmware, a bare REPL): nothing to stop.
+    from surepick.host.link import busy, hub_client
+    from surepick.host.link.client import LinkClient
+    from surepick.host.link.errors import LinkError
+    try:
+        client = LinkClient(port, hub=hub_client.USE, name="surepick link mpremote").open()
+    except LinkError:
+        return                   # mpremote says why in a moment
+    try:
+        busy.check_safe_to_stop(client, "lending the console to mpremote", force, say=lambda m: print(
+            "surepick link: " + m, file=sys.stderr, flush=True), port=port)
+    except busy.BoardBusy:
+        raise
+    except LinkError:
+        return
+    finally:
+        client.close()

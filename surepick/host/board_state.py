@@ -61,7 +61,7 @@ TABLE = (
           "`surepick job rescue --release{port}` opens the jaw where it is (the part drops there)",
           True, True, "FAIL"),
     Entry("fault", "a fault is latched",
-          _CLEAR + " once you have looked at the arm",
+          _CLEAR,
           True, False, "FAIL"),
     Entry("gripper_off", "the gripper is unpowered (a stall its back-off did not end, or a broken pot)",
           "`surepick job rescue --rest{port}` powers it again where its pot says (refused while the pot "

@@ -23,8 +23,10 @@ def test_one_interruption_three_soft_resets_one_fault(tmp_path):
             time.sleep(0.5)
             status = surepick("job", "status", "--port", port).stdout
         assert "fault INTERRUPTED" in status, status
-        for _ in range(3):
-            r = surepick("deploy", "--quiet", "--port", port, timeout=200)
+        r = surepick("deploy", "--quiet", "--port", port, timeout=200)
+        assert r.returncode == 1 and "not deploying" in r.stderr      # a part held, the arm unpowered
+        for _ in range(3):                                            # soft resets asked for explicitly
+            r = surepick("deploy", "--quiet", "--force", "--port", port, timeout=200)
             assert r.returncode == 0, r.stdout + r.stderr
         r = surepick("job", "status", "--port", port)
         assert "fault INTERRUPTED, cycles ok 0 failed 1, faults 1," in r.stdout, r.stdout

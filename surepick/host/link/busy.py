@@ -115,18 +115,26 @@ def check_safe_to_stop(client, doing, force=False, rest_timeout=REST_TIMEOUT_S, 
     # Before a verb stops the firmware or resets the board (deploy, doctor's look at the files,
     # mpremote through the hub): stopping the firmware ends the loop that holds the arm, and a soft
     # reset turns the servo PWM off (the arm goes limp, a held part may drop, a job's marker boots
-    # into INTERRUPTED). So while any state of host/board_state.py says that would move, release
-    # or unpower the arm, refuse (BoardBusy) naming the state and the command that makes it safe,
-    # unless `force`: then a running job, rescue, calibration or teleop is aborted and the arm
-    # brought to rest first, and the verb goes on as asked. `doing`: "deploying", ...
+    # into INTERRUPTED). A busy arm is refused (or, forced, brought to rest) as by check_idle;
+    # then, while any state of host/board_state.py still says that stopping the firmware would
+    # move, release or unpower the arm, the verb is refused (BoardBusy) naming the state and the
+    # command that makes it safe, unless `force`. States that pass by themselves within seconds
+    # (the arm settling, a cycle's marker cleared at rest) are waited for. `doing`: "deploying", ...
     # -> the last Status (None: no firmware answers, nothing to stop).
     from surepick.host import board_state
-    st = status(client)
+    st = check_idle(client, force, rest_timeout, say)
+    end = time.monotonic() + SETTLE_WAIT_S
+    while st is not None:
+        dangers = board_state.reset_dangers(st.view)
+        if not dangers:
+            return st
+        passing = all(e.key in _PASSING for e in dangers) and not st.view.fault
+        if not passing or time.monotonic() > end:
+            break
+        time.sleep(POLL_S)
+        st = status(client)
     if st is None:
         return None
-    dangers = board_state.reset_dangers(st.view)
-    if not dangers:
-        return st
     first = dangers[0]
     limp = ("stops the firmware and soft-resets the board: the servo PWM goes off and the arm goes limp%s"
             % (", a held part may drop" if st.view.has(link.COND_HOLDING) else ""))
@@ -135,6 +143,8 @@ def check_safe_to_stop(client, doing, force=False, rest_timeout=REST_TIMEOUT_S, 
                         % (doing, board_state.shows(first, st.view), doing[:1].upper() + doing[1:], limp,
                            board_state.way_out(first, port), doing))
     (say or (lambda m: None))("--force: %s although %s (%s)" % (doing, board_state.shows(first, st.view), limp))
-    if st.busy:
-        st = bring_to_rest(client, rest_timeout)
     return st
+
+
+SETTLE_WAIT_S = 5.0      # how long check_safe_to_stop waits for states that pass by themselves
+_PASSING = ("moving", "cycle_open", "away")

@@ -249,9 +249,10 @@ def _check_world_free(args, port):
     # Ask the firmware first, as a person at a bench would look at the arm: a part put back on its
     # pad while the firmware believes it holds one (or while a job, a rescue, a calibration or
     # teleop moves the arm) makes the next rescue or job act on a world that is not there.
+    from surepick.cli.options import board_link
     from surepick.host import board_state
     from surepick.host.link.errors import LinkError
-    from surepick.cli.options import board_link
+    from surepick.shared_fsm import states
     try:
         with board_link(args, "board --reset-world") as c:
             view = board_state.read(c)
@@ -259,9 +260,12 @@ def _check_world_free(args, port):
         raise CommandError("the world was not reset: the firmware could not be asked first (%s)" % e,
                            exitcodes.FAILED) from None
     first = board_state.world_reset_blocker(view) if view is not None else None
-    if first is not None:
-        raise CommandError("the world was not reset: %s; the part would be put back on its pad under a "
-                           "firmware that %s; way out: %s, then reset the world"
-                           % (board_state.shows(first, view),
-                              "believes it holds one" if first.key in ("holding", "arm_unpowered") else "is moving the arm",
-                              board_state.way_out(first, args.port)), exitcodes.FAILED)
+    if first is None:
+        return
+    if first.key in ("holding", "arm_unpowered"):
+        why = ("%s; the part would be put back on its pad under a firmware that believes it holds one"
+               % board_state.shows(first, view))
+    else:
+        why = "the arm is busy (state %s: %s)" % (states.name(view.state), board_state.shows(first, view))
+    raise CommandError("the world was not reset: %s; way out: %s, then reset the world"
+                       % (why, board_state.way_out(first, args.port)), exitcodes.FAILED)

@@ -85,9 +85,16 @@ def test_doctor_after_an_estop_with_a_part_held_moves_nothing(tmp_path):
         b.wait_firmware()
         r = b.run("job", "start", "--port", b.port, "--wait")
         assert "cycle ended: fault ESTOP (in LIFT" in r.stdout, r.stdout + r.stderr
+        # A held part creeps down in its grip by itself (the plant's friction, about 0.02 mm per
+        # second of plant time): its rate, measured before doctor, is what after may show.
+        t0 = _still(b)
+        time.sleep(1.0)
+        t1 = b.truth()
+        creep = (t1["part_pos_mm"][2] - t0["part_pos_mm"][2]) / max(1, t1["now_ms"] - t0["now_ms"])
         before, after, r = _doctor_keeps_the_world(b, "holding", "job rescue --place --port %s" % b.port)
         assert before["finger_contact"] and after["finger_contact"] and before["gripper_current_ma"] > 100
-        assert abs(after["part_pos_mm"][2] - before["part_pos_mm"][2]) < 1.0
+        expect = before["part_pos_mm"][2] + creep * (after["now_ms"] - before["now_ms"])
+        assert abs(after["part_pos_mm"][2] - expect) < 0.5, (before["part_pos_mm"], after["part_pos_mm"], creep)
 
 
 def test_doctor_with_a_rescue_pending_and_running_moves_nothing(tmp_path):

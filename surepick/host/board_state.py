@@ -124,8 +124,8 @@ class View:
         return text
 
 
-def _matches(view):
-    # -> the keys that hold for `view`, in the table's order.
+def active(view):
+    """The table's entries that hold for `view`, the one to deal with first at the front."""
     has = view.has
     keys = set()
     if has(link.COND_HIL):
@@ -137,7 +137,9 @@ def _matches(view):
     if has(link.COND_TELEOP_HELD):
         keys.discard("teleop")
         keys.add("teleop_held")
-    if has(link.COND_ESTOP_OPEN) if view.conditions is not None else view.estop:
+    # the contact open now; a firmware without conditions: its latched e-stop input
+    estop = has(link.COND_ESTOP_OPEN) if view.conditions is not None else view.estop
+    if estop:
         keys.add("estop")
     if has(link.COND_ARM_OFF):
         keys.add("arm_unpowered" if has(link.COND_POSE_UNKNOWN) else "arm_stalled")
@@ -160,11 +162,6 @@ def _matches(view):
     return [e for e in TABLE if e.key in keys]
 
 
-def active(view):
-    """The table's entries that hold for `view`, the one to deal with first at the front."""
-    return _matches(view)
-
-
 def port_text(port):
     # " --port P" for the commands a message suggests; "" when the user gave no --port (the
     # suggested command then finds the board the same way).
@@ -174,8 +171,8 @@ def port_text(port):
 def shows(entry, view):
     # The words for one entry, with what the board adds to it (the fault's name, where the job is).
     if entry.key == "fault":
-        from surepick.host.link.answers import fault_text
-        return "%s is latched: %s" % (codes.name(view.fault), fault_text(view.fault).split(": ", 1)[-1])
+        from surepick.host.link.answers import FAULT_MEANING
+        return "%s is latched: %s" % (codes.name(view.fault), FAULT_MEANING.get(view.fault, "a fault"))
     if entry.key == "job":
         return "a job is running (%s)" % view.where()
     return entry.shows

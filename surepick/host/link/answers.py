@@ -31,12 +31,18 @@ _UNREAD = (link.E_TOO_LONG, link.E_SYNTAX, link.E_CRC, link.E_VERSION, link.E_UN
 # E_STATE reasons the firmware names in its payload (firmware/app.py, calibrate.py).
 _STATE_REASONS = {
     "no_fault": "there is no latched fault to clear",
-    "estop": "the e-stop is pressed: release it first",
+    "estop": "the e-stop is pressed: release it (the arm holds meanwhile), then `surepick job clear{port}`",
     "hil": "the board is in hardware-in-the-loop mode (`surepick hil` is using it)",
     "not_hil": "the board is not in hardware-in-the-loop mode",
     "jaw_not_empty": "the jaw is not empty: take the part out first",
     "fault": "a fault latched while it ran",
     "timeout": "it did not finish in time",
+    # JOB's (host/board_state.py has the same ways out, for every tool that reads the board's state)
+    "holding": "a part is held between the fingers: `surepick job rescue --place{port}` carries it to the "
+               "job's place pose, `surepick job rescue --release{port}` opens the jaw where it is",
+    "arm_unpowered": "the arm servos are unpowered after a reset: say where the arm stands with `surepick job "
+                     "rescue --rest --arm-near rest{port}` (--place with a part held; --arm-near pick|place|rest "
+                     "or --arm-at X,Y,Z)",
 }
 
 
@@ -79,7 +85,8 @@ def refusal(code, payload=(), port="PORT"):
                 "or stop it with `surepick job abort%s`" % port)
     if code == link.E_STATE:
         reason = payload[0] if payload and isinstance(payload[0], str) else None
-        return "not possible now: %s" % _STATE_REASONS.get(reason, reason or "not allowed in the board's current state")
+        text = _STATE_REASONS.get(reason, reason or "not allowed in the board's current state")
+        return "not possible now: %s" % text.replace("{port}", port)
     if code == link.E_UNKNOWN_KEY:
         key = payload[0] if payload else "?"
         return "the board has no setting %r (`surepick config list%s` shows them all)" % (key, port)

@@ -95,6 +95,10 @@ def test_doctor_after_an_estop_with_a_part_held_moves_nothing(tmp_path):
         assert before["finger_contact"] and after["finger_contact"] and before["gripper_current_ma"] > 100
         expect = before["part_pos_mm"][2] + creep * (after["now_ms"] - before["now_ms"])
         assert abs(after["part_pos_mm"][2] - expect) < 0.5, (before["part_pos_mm"], after["part_pos_mm"], creep)
+        # the monitor names the same states with the same ways out
+        mon = b.run("monitor", "--port", b.port, "--plain", "--seconds", "3", "--db", tmp_path / "m.db").stdout
+        assert re.search(r"board holding: a part is held .*; way out: `surepick job rescue --place --port %s`"
+                         % re.escape(b.port), mon), mon
 
 
 def test_doctor_with_a_rescue_pending_and_running_moves_nothing(tmp_path):

@@ -6,7 +6,7 @@ import time
 from surepick.firmware import flashlog
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
-from surepick.host.monitor.names import code_name, state_name
+from surepick.host.monitor.names import code_name, fault_state_name
 
 
 def summarise(rows, gaps=()):
@@ -33,7 +33,7 @@ def summarise(rows, gaps=()):
             boots[boot][0] += 1
         elif rt == flashlog.R_FAULT:
             by_code[code_name(r["reason"])] += 1
-            by_state[state_name(r["from_state"])] += 1
+            by_state[fault_state_name(r["reason"], r["from_state"])] += 1
             between.append(run)
             run = 0
             # A fault out of a cycle failed it; INTERRUPTED is latched at the boot after the cycle

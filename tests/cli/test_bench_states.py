@@ -309,6 +309,7 @@ def test_the_emulated_boards_hints_name_options_that_exist(tmp_path):
     assert "SUREPICK_RP2040_BOOTROM" in r.stderr
 
 
+@pytest.mark.slow
 def test_the_emulated_board_says_serving_once_its_firmware_answers(tmp_path):
     from tests.support.rp2040 import chip_image
     chip_image()                              # skips (or fails under CI) without the RP2040 image

@@ -158,6 +158,8 @@ def write_trajectory(path, trajectories):
             for r in rows:
                 w.writerow(csv_row(k, r))
     os.replace(tmp, path)
+
+
 _STATE_COL = TRAJECTORY_COLUMNS.index("state")
 _FAULT_COL = TRAJECTORY_COLUMNS.index("fault")
 

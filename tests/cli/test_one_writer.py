@@ -41,20 +41,26 @@ def _wait_records(path, n, proc, timeout=240):
 
 
 def test_a_second_writer_is_refused_with_the_owners_pid_and_nothing_is_lost(tmp_path):
+    N = 40
     out = tmp_path / "b"
     jsonl = out / "cycles.jsonl"
-    first = _start_batch(out, 12)
+    first = _start_batch(out, N)
     try:
         _wait_records(jsonl, 1, first)
-        for verb in (["sim", "batch", "--scenario", "nominal", "--count", "12", "--jobs", "1", "--resume"],
-                     ["sim", "batch", "--scenario", "nominal", "--count", "12", "--jobs", "1", "--force"],
-                     ["sim", "run", "--scenario", "nominal", "--force"],
-                     ["sim", "sweep", "--scenario", "nominal", "--axis", "offset_mm=0,1", "--seeds", "1", "--force"]):
-            r = surepick(*verb, "--out", out)
-            assert r.returncode == 2, (verb, r.stdout, r.stderr)
-            assert "is being written by pid %d" % first.pid in r.stderr, r.stderr
-            assert "cycle " not in r.stdout                      # refused before any work
-        assert first.poll() is None                              # the first one runs on, untouched
+        # the four at once, while the first one still runs (N cycles take it tens of seconds)
+        others = [subprocess.Popen([SUREPICK_BIN, *verb, "--out", str(out)], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+                  for verb in (["sim", "batch", "--scenario", "nominal", "--count", str(N), "--jobs", "1", "--resume"],
+                               ["sim", "batch", "--scenario", "nominal", "--count", str(N), "--jobs", "1", "--force"],
+                               ["sim", "run", "--scenario", "nominal", "--force"],
+                               ["sim", "sweep", "--scenario", "nominal", "--axis", "offset_mm=0,1", "--seeds", "1",
+                                "--force"])]
+        for p in others:
+            stdout, stderr = p.communicate(timeout=120)
+            assert p.returncode == 2, (p.args, stdout, stderr)
+            assert "is being written by pid %d" % first.pid in stderr, stderr
+            assert "cycle " not in stdout                         # refused before any work
+        assert first.poll() is None, "the first batch ended before the others were tried: make it longer"
         first.send_signal(signal.SIGINT)
         first.communicate(timeout=120)
     finally:
@@ -63,14 +69,14 @@ def test_a_second_writer_is_refused_with_the_owners_pid_and_nothing_is_lost(tmp_
     done = _records(jsonl)
     assert _lines(jsonl)[-1] == b"" and len(done) >= 1           # whole lines only
     assert len({r["seed"] for r in done}) == len(done)           # one record per seed
-    r = surepick("sim", "batch", "--scenario", "nominal", "--count", "12", "--jobs", "1", "--out", out, "--resume",
+    r = surepick("sim", "batch", "--scenario", "nominal", "--count", N, "--jobs", "1", "--out", out, "--resume",
                  timeout=400)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "took it over" not in r.stderr                        # the first one ended cleanly
     recs = _records(jsonl)
-    assert sorted(x["seed"] for x in recs) == list(range(12))
+    assert sorted(x["seed"] for x in recs) == list(range(N))
     assert recs[:len(done)] == done                              # what had finished was kept as it was
-    assert json.loads((out / "summary.json").read_text())["count"] == 12
+    assert json.loads((out / "summary.json").read_text())["count"] == N
 
 
 def test_a_writer_killed_mid_line_is_taken_over_and_resumed(tmp_path):

@@ -452,11 +452,11 @@ class App(Controller):
                 return link.BUSY_MOVING
         return link.BUSY_NONE
 
-    @micropython.native
     def conditions(self):
         # TELEMETRY's conditions (link.COND_*): what keeps jobs refused or makes a reset unsafe
         # besides the state and the fault, so a host can name it and the command that leaves it.
-        # Allocates nothing (it is built in a telemetry part's tick).
+        # Allocates nothing (it is built in a telemetry part's tick, alone); bytecode, not native:
+        # native code would take a kilobyte of the chip's heap for a few ints a frame.
         c = 0
         if self.m.holding:
             c |= link.COND_HOLDING

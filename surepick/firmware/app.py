@@ -236,6 +236,11 @@ class App(Controller):
         if self.tick_ok:
             self.hal.wdt_feed()
 
+    def planning(self):
+        # Between two plans of a search's planning at rest, inside a tick that has read its
+        # inputs and stepped its machine: that work is being done, the loop is not hung.
+        self.hal.wdt_feed()
+
     @micropython.native
     def _led(self, now, busy):
         m = self.m

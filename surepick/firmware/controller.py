@@ -33,7 +33,8 @@ from ..shared_fsm import link, servo_cal
 from ..shared_fsm.compat import const, micropython
 from ..shared_fsm.codes import (K_NOTE, F_INTERRUPTED, F_STALL, F_RAIL_LOW, F_ABORTED, R_RESCUE,
                                R_UNPOWERED)
-from ..shared_fsm.machine import (Machine, OK as M_OK, E_BUSY as M_BUSY, E_ARM_OFF as M_ARM_OFF)
+from ..shared_fsm.machine import (Machine, OK as M_OK, E_BUSY as M_BUSY, E_ARM_OFF as M_ARM_OFF,
+                                  MOVE_PLAN)
 from ..shared_fsm.motion import Motion
 from ..shared_fsm.states import IDLE
 from ..shared_fsm.ticks import ticks_diff as ms_diff
@@ -281,6 +282,8 @@ class Controller:
         m.step(now)
         if m.fault and (m.fault != fault or m.estop_latched != estop) and m.out.jaw_um == self.motion.jaw_um:
             self._stop_gripper()         # a fault latched here, the jaw left where it was slewing
+        if m.out.move_kind == MOVE_PLAN and m.out.move_seq != self.motion.seq and not m.out.hold:
+            self._plan_ahead()
         self._watch_stall(now)
         self._watch_rail(now)
         if self.rescue_op is not None:
@@ -308,6 +311,20 @@ class Controller:
                     self.still = 0
         elif self.settings_unsaved and self.settled():
             self._save_settings()
+
+    def _plan_ahead(self):
+        # The machine's re-sense hook (a part search) asks for the moves it names next to be
+        # planned now, at rest (its MOVE_PLAN arrives in this tick's motion.tick): the same
+        # plans as when each is planned as it comes, without one overrunning a moving tick.
+        # A maintenance tick, like the job's own plans and a flash write at rest.
+        self.flash_tick = 1
+        ahead = getattr(self.m.resense, "moves_ahead", None)
+        if ahead is not None:
+            self.motion.plan_ahead(ahead(self.m), self.planning)
+
+    def planning(self):
+        # Called between two plans of a long planning (the App feeds its watchdog).
+        pass
 
     def settled(self):
         # The arm has been at rest (no move, jaw done, servos still) for flash_settle_ms: the

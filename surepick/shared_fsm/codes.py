@@ -6,7 +6,8 @@ from .compat import const
 K_TRANSITION = const(0)
 K_FAULT = const(1)
 K_NOTE = const(2)
-KIND_NAMES = ("transition", "fault", "note")
+K_SEARCH = const(3)   # a step of a part search: its last five ints are SEARCH_FIELDS, not readings
+KIND_NAMES = ("transition", "fault", "note", "search")
 
 # Reasons (why a transition or note happened).
 R_NONE = const(0)
@@ -31,6 +32,17 @@ R_UNPOWERED = const(18)        # a servo's PWM was switched off (a stall that ba
 R_TELEOP_ON = const(19)        # teleop mode entered (firmware/teleop_mode.py)
 R_TELEOP_OFF = const(20)       # teleop mode left (request, abort, or a fault)
 R_DEADMAN = const(21)          # teleop: no setpoint for longer than the deadman time: holding
+# A part search's steps (K_SEARCH records, shared_fsm/search.py): where, and what it saw.
+R_SEARCH = const(22)           # a search began: around the taught pose (x, y, z), value = its range um
+R_PROBE_SEEN = const(23)       # a probe's beam crossed something with no finger on it: the beam's x, y, z
+R_PROBE_CLEAR = const(24)      # a probe came down to its depth and the beam stayed clear
+R_PROBE_TOUCHED = const(25)    # a probe's finger came down on something (the rail sagged): it backed off
+R_EDGE = const(26)             # where the part ends along the sweep axis: between the last probe that saw
+                               # it (x, y, z) and value um further on, where one did not
+R_FOUND = const(27)            # the pose the next grasp goes to; value = how sure, um (radial spread)
+R_NOT_FOUND = const(28)        # nothing consistent with a part left; value = probes made
+R_SEARCH_TIMEOUT = const(29)   # the search's time limit ran out; value = probes made
+R_SEARCH_OFF = const(30)       # no search for this job (a pose out of reach, a tilted tool); value = why
 
 # Faults (latched; a fault blocks new jobs until cleared).
 F_FIRST = const(32)
@@ -54,7 +66,8 @@ _REASON_NAMES = (
     "NONE", "JOB_START", "ARRIVED", "SETTLED", "DWELL_DONE", "VERIFY_PASS", "VERIFY_EMPTY",
     "VERIFY_DISAGREE", "VERIFY_UNSETTLED", "RETRY", "PLACED", "RELEASED", "DISAGREE_NOTE",
     "GRIP_FLICKER", "RESENSED", "CLEARED", "RESCUE", "RESTED", "UNPOWERED", "TELEOP_ON",
-    "TELEOP_OFF", "DEADMAN",
+    "TELEOP_OFF", "DEADMAN", "SEARCH", "PROBE_SEEN", "PROBE_CLEAR", "PROBE_TOUCHED", "EDGE", "FOUND",
+    "NOT_FOUND", "SEARCH_TIMEOUT", "SEARCH_OFF",
 )
 _FAULT_NAMES = (
     "GRASP_FAILED", "SENSOR_DISAGREE", "SENSOR_FAULT", "CRUSH", "DROPPED", "RELEASE_FAILED",
@@ -69,6 +82,9 @@ CHECK_CURRENT = const(4)
 CHECK_BEAM = const(8)
 CHECK_ALL = const(15)
 CHECK_NAMES = ("jaw", "switch", "current", "beam")
+
+# The last five ints of a K_SEARCH record (the other kinds carry readings there: events.py).
+SEARCH_FIELDS = ("x_um", "y_um", "z_um", "beam_broken", "value")
 
 
 def is_fault(code):

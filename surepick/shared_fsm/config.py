@@ -60,13 +60,42 @@ FIELDS = (
     ("gentle_accel_mdeg_s2", 60000, 1000, 6000000, 0),
     ("jaw_speed_um_s", 80000, 1000, 500000, 0),
     ("line_step_um", 5000, 1000, 50000, 0),
+    # finding the part with the gripper's own sensors (shared_fsm/search.py, docs/find-the-part.md):
+    # resense 0 none, 1 on_retry (before each retry), 2 always (before every attempt)
+    ("resense", 0, 0, 2, 0),
+    ("search_limit_ms", 30000, 1000, 120000, 0),   # a search gives up after this long
+    ("search_range_um", 30000, 5000, 60000, 0),    # how far from the taught pose it looks, each axis
+    # the servo rail this far below its level before a probe: a finger came down on something
+    ("search_touch_mv", 200, 20, 3000, 0),
 )
+
+# Fields whose values have names (the board keeps the number; the host takes either).
+NAMED = {"resense": ("none", "on_retry", "always")}
+RESENSE_NONE = const(0)
+RESENSE_ON_RETRY = const(1)
+RESENSE_ALWAYS = const(2)
 
 
 class ConfigError(ValueError):
     def __init__(self, field, message):
         super().__init__("config field '%s': %s" % (field, message))
         self.field = field
+
+
+def value_of(field, value):
+    # A field's value as a person writes it: an integer, or for a NAMED field its name (host
+    # side: "resense=on_retry"). -> int, or ValueError naming the choices.
+    names = NAMED.get(field)
+    if names is not None and value in names:
+        return names.index(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        if names is not None:
+            raise ConfigError(field, "must be one of %s, got %r" % (", ".join(names), value))
+        raise ConfigError(field, "must be an integer, got %r" % (value,))
 
 
 def reads_in(ms, period_ms):
@@ -144,7 +173,9 @@ def state_bound_ms(cfg, state):
     from .states import APPROACH, DESCEND, GRASP, VERIFY, LIFT, TRANSFER, PLACE, RECOVER
     move = cfg.move_timeout_ms
     if state == APPROACH:
-        return move + cfg.settle_ms + cfg.verify_window_ms
+        # a search (resense) runs inside the approach: its limit, then its last probe's way up
+        search = cfg.search_limit_ms + move if cfg.resense else 0
+        return move + cfg.settle_ms + cfg.verify_window_ms + search
     if state in (DESCEND, LIFT, TRANSFER):
         return move
     if state == GRASP:

@@ -3,6 +3,7 @@
 from array import array
 
 from .compat import const
+from .codes import K_SEARCH
 
 # Field order of one record: the link protocol and the flash log use the same 12 ints.
 SEQ = const(0)
@@ -46,6 +47,26 @@ class EventRing:
         b[base + 9] = inp.current_ma
         b[base + 10] = inp.beam_broken
         b[base + 11] = m.present
+        self.next_seq += 1
+
+    def put_search(self, m, reason, x_um, y_um, z_um, value):
+        # A part search's step (codes.K_SEARCH): the machine's state both ways, then where
+        # (x, y, z um), the beam as read now and a value whose meaning the reason gives
+        # (codes.R_SEARCH ...). The same 12 ints, so the link and the flash log carry it as is.
+        base = (self.next_seq % self.capacity) * N_FIELDS
+        b = self.buf
+        b[base] = self.next_seq
+        b[base + 1] = m.now
+        b[base + 2] = K_SEARCH
+        b[base + 3] = m.state
+        b[base + 4] = m.state
+        b[base + 5] = reason
+        b[base + 6] = m.attempt
+        b[base + 7] = x_um
+        b[base + 8] = y_um
+        b[base + 9] = z_um
+        b[base + 10] = m.inp.beam_broken
+        b[base + 11] = value
         self.next_seq += 1
 
     def last_seq(self):

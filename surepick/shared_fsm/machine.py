@@ -21,6 +21,8 @@ from .events import EventRing
 
 MOVE_FREE = const(0)   # joint-space move (approach, transfer)
 MOVE_LINE = const(1)   # straight Cartesian segment (descend, lift, place, retreat)
+MOVE_BACK = const(2)   # back along the last move's own path to where it began (a search probe's way up)
+MOVE_PLAN = const(3)   # no motion: plan the moves the re-sense hook names next, at rest; arrives when done
 
 # Results of start_job / clear_fault.
 OK = const(0)
@@ -34,6 +36,11 @@ E_ARM_OFF = const(7)       # the arm's servos are unpowered after an interruptio
 ERROR_NAMES = ("ok", "busy", "fault latched", "unreachable pose", "bad job", "e-stop active",
                "part held", "arm unpowered")
 
+# What the re-sense hook answers (Machine.resense).
+RESENSE_NO = const(0)      # no pose: the attempt goes where it would have (the pick pose, or the spiral)
+RESENSE_FOUND = const(1)   # set_part_pose() was called: the attempt goes there
+RESENSE_BUSY = const(2)    # it is still looking (moving the arm itself): step it again next tick
+
 # Phases inside the states that have several steps.
 _P_MOVE = const(0)
 _P_SETTLE = const(1)
@@ -41,6 +48,7 @@ _P_CHECK = const(2)
 _P_OPEN = const(3)
 _P_RETREAT = const(4)
 _P_CLEAR = const(5)
+_P_SEARCH = const(6)       # APPROACH: the re-sense hook looks for the part first
 
 # Spiral of retry offsets: attempt k is shifted k * spiral_step along k * 137.5 degrees
 # (golden angle, so successive tries cover different sides). cos/sin * 1000 for k = 1..10.
@@ -119,7 +127,13 @@ class Machine:
         self.inp = inp if inp is not None else Inputs()
         self.out = out if out is not None else Outputs()
         self.events = events if events is not None else EventRing()
-        self.resense = None      # optional hook(machine, attempt) -> True after set_part_pose()
+        # Optional re-sense hook, hook(machine, attempt) -> RESENSE_NO / FOUND / BUSY (False and
+        # True are NO and FOUND), asked when each retry's approach begins (and the first
+        # attempt's too when the hook's `first` is true): BUSY keeps the machine in APPROACH
+        # stepping the hook, which moves the arm through move() / arrived() (a part search:
+        # shared_fsm/search.py, installed from the config's `resense`). Its job(machine), if
+        # it has one, is called when a job starts.
+        self.resense = None
         self.bound = [0] * N_STATES
         self.reconfigure()
         self.state = IDLE
@@ -162,6 +176,7 @@ class Machine:
         self.gx = 0              # grasp pose of the current attempt
         self.gy = 0
         self.gz = 0
+        self.hz = cfg.approach_height_um  # how high above it this attempt approaches and lifts
         self.tx = 0              # place pose
         self.ty = 0
         self.tz = 0
@@ -173,6 +188,14 @@ class Machine:
     def reconfigure(self):
         for s in range(N_STATES):
             self.bound[s] = state_bound_ms(self.cfg, s)
+        if self.cfg.resense:
+            if self.resense is None:
+                from .search import Search
+                self.resense = Search(self.cfg)
+            elif hasattr(self.resense, "reconfigure"):
+                self.resense.reconfigure(self.cfg)
+        elif self.resense is not None and hasattr(self.resense, "reconfigure"):
+            self.resense = None      # the config's search, switched off
 
     # ---- commands from outside (not in the hot loop; may allocate) ----
 
@@ -201,6 +224,8 @@ class Machine:
         self.tx, self.ty, self.tz, self.tp = job.place
         self.part_width_um = job.part_width_um
         self.max_attempts = job.max_attempts or self.cfg.max_attempts
+        if self.resense is not None and hasattr(self.resense, "job"):
+            self.resense.job(self)
         self.job_pending = 1
         return OK
 
@@ -246,11 +271,26 @@ class Machine:
         if self.inp.jaw_setpoint_um >= 0:
             self.out.jaw_um = self.inp.jaw_setpoint_um
 
-    def set_part_pose(self, x_um, y_um, z_um):
-        # For the re-sense hook: the next attempt grasps here, without a spiral offset.
+    def set_part_pose(self, x_um, y_um, z_um, above_um=0):
+        # For the re-sense hook: the next attempt grasps here, without a spiral offset, and
+        # approaches and lifts above_um above it (0: approach_height_um; lower where the arm
+        # cannot reach that high over a part found further out).
         self.gx = x_um
         self.gy = y_um
         self.gz = z_um
+        if above_um > 0:
+            self.hz = above_um
+
+    def move(self, x, y, z, pitch, kind, gentle):
+        # For the re-sense hook: command a move (MOVE_*); arrived() says when it is done.
+        self._move(x, y, z, pitch, kind, gentle)
+
+    def arrived(self):
+        return self.inp.arrived_seq == self.out.move_seq
+
+    def jaw_um(self):
+        # The jaw opening the pot reads now (um).
+        return self._jaw_um()
 
     def busy(self):
         return self.state != IDLE or self.job_pending
@@ -330,6 +370,7 @@ class Machine:
     def _start_approach(self, reason):
         cfg = self.cfg
         self._enter(APPROACH, reason)
+        self.hz = cfg.approach_height_um
         self.close_um = self.part_width_um - cfg.squeeze_um
         if self.close_um < 0:
             self.close_um = 0
@@ -337,10 +378,31 @@ class Machine:
         if self.open_um > cfg.jaw_max_um:
             self.open_um = cfg.jaw_max_um
         self.out.jaw_um = self.open_um
-        self._move(self.gx, self.gy, self.gz + cfg.approach_height_um, self.pp, MOVE_FREE, 0)
+        h = self.resense
+        if h is not None and (self.attempt > 1 or getattr(h, "first", 0)):
+            self._searched()
+        else:
+            self._move(self.gx, self.gy, self.gz + self.hz, self.pp, MOVE_FREE, 0)
+
+    def _searched(self):
+        # Ask the re-sense hook; while it looks (BUSY) stay in this phase and ask again next
+        # step, then approach where the attempt goes: the pose it found, or the one it had.
+        r = self.resense(self, self.attempt)
+        if r == RESENSE_BUSY:
+            self.phase = _P_SEARCH       # (phase_t stays: the phase's time is the approach's)
+            return
+        cfg = self.cfg
+        if r == RESENSE_FOUND:
+            self._note(R_RESENSED)
+            self.open_um = cfg.jaw_max_um   # as wide as the search's probes, which found it clear
+        self.out.jaw_um = self.open_um
+        self._phase(_P_MOVE)
+        self._move(self.gx, self.gy, self.gz + self.hz, self.pp, MOVE_FREE, 0)
 
     def _approach(self):
-        if self.phase == _P_MOVE:
+        if self.phase == _P_SEARCH:
+            self._searched()
+        elif self.phase == _P_MOVE:
             if self._arrived():
                 self._phase(_P_SETTLE)
         elif self.phase == _P_SETTLE:
@@ -399,7 +461,7 @@ class Machine:
             self.over_active = 0
             self.holding = 1
             self._enter(LIFT, R_VERIFY_PASS)
-            self._move(self.gx, self.gy, self.gz + cfg.approach_height_um, self.pp, MOVE_LINE, 1)
+            self._move(self.gx, self.gy, self.gz + self.hz, self.pp, MOVE_LINE, 1)
             return
         if reason == R_NONE:
             reason = R_VERIFY_DISAGREE if disagree else R_VERIFY_EMPTY
@@ -459,7 +521,7 @@ class Machine:
             # open (already commanded on entry) and let the jaw get there before moving up
             if self._elapsed(self.entered) >= cfg.settle_ms:
                 self._phase(_P_RETREAT)
-                self._move(self.gx, self.gy, self.gz + cfg.approach_height_um, self.pp, MOVE_LINE, 0)
+                self._move(self.gx, self.gy, self.gz + self.hz, self.pp, MOVE_LINE, 0)
         elif self._arrived():
             if self.attempt >= self.max_attempts:
                 # Something was sensed but never confirmed on some attempt: say the sensors
@@ -467,14 +529,10 @@ class Machine:
                 self._fault(F_SENSOR_DISAGREE if self.disagreed else F_GRASP_FAILED)
                 return
             self.attempt += 1
-            reason = R_RETRY
-            if self.resense is not None and self.resense(self, self.attempt):
-                reason = R_RESENSED
-            else:
-                self.gx = self.px + spiral_dx_um(cfg, self.attempt)
-                self.gy = self.py + spiral_dy_um(cfg, self.attempt)
-                self.gz = self.pz
-            self._start_approach(reason)
+            self.gx = self.px + spiral_dx_um(cfg, self.attempt)
+            self.gy = self.py + spiral_dy_um(cfg, self.attempt)
+            self.gz = self.pz
+            self._start_approach(R_RETRY)   # (a re-sense hook may replace the spiral's pose)
 
     # ---- helpers ----
 

@@ -18,12 +18,13 @@ from array import array
 from .compat import const, micropython
 from .ticks import ticks_diff
 from .config import MAX_ATTEMPTS
-from .machine import MOVE_FREE, MOVE_LINE, spiral_dx_um, spiral_dy_um
+from .machine import MOVE_FREE, MOVE_LINE, MOVE_BACK, MOVE_PLAN, spiral_dx_um, spiral_dy_um
 
 N_JOINTS = const(4)
 MAX_WAYPOINTS = const(24)
 _S_FULL = const(16384)      # path parameter at the end of a move (fixed point, 14 bits)
 CACHE_SIZE = 5 * MAX_ATTEMPTS + 2   # plans kept by prepare(): every move job_moves() gives
+AHEAD_SIZE = 8     # plans kept by plan_ahead(): what a search names next (its probe, or an attempt)
 
 
 def job_moves(job, cfg, attempts):
@@ -90,7 +91,9 @@ class Motion:
         self.last_tick = 0
         self.jaw_rem = 0      # sub-um remainder of the jaw slew, keeps the rate exact
         self.cache = {}       # plan key -> (n_wp, waypoints, t_acc, t_total, s_acc)
+        self.ahead = {}       # the same, from plan_ahead() (replaced by each call)
         self.hits = 0
+        self.s_now = 0        # path parameter the setpoint was last placed at (MOVE_BACK starts there)
 
     @micropython.native
     def tick(self, now, out, inp):
@@ -102,7 +105,14 @@ class Motion:
             self.seq = out.move_seq
         elif out.move_seq != self.seq:
             self.seq = out.move_seq
-            self._plan(now, out)
+            k = out.move_kind
+            if k == MOVE_PLAN:
+                self.active = 0
+                self.arrived_seq = self.seq   # the planning itself happened before this tick
+            elif k == MOVE_BACK:
+                self._retrace(now, out.move_gentle)
+            else:
+                self._plan(now, out)
         if self.active:
             self._advance(now)
         self._slew_jaw(now, out.jaw_um)  # on a fault the machine froze the command at the setpoint
@@ -143,22 +153,33 @@ class Motion:
         # Plan `moves` (job_moves()) into the cache. At rest only: it takes as long as the plans;
         # between() is called after each plan (the app feeds its watchdog). Nothing moves: the
         # setpoint, the move in progress and the sequence are kept.
+        self.cache = {}
+        self.cache = self._fill(moves, CACHE_SIZE, between)
+
+    def plan_ahead(self, moves, between=None):
+        # Plan `moves` (the same format; start -1 is where the setpoint is now) into the ahead
+        # cache, replacing what it held: what a search will command next (a MOVE_PLAN request).
+        # At rest only, as prepare().
+        self.ahead = {}
+        self.ahead = self._fill(moves, AHEAD_SIZE, between)
+
+    def _fill(self, moves, limit, between):
         saved = (array("i", self.joints), array("i", self.wp), self.n_wp, self.t_acc, self.t_total,
                  self.s_acc, self.active, self.start, self.error_seq, self.error_text)
-        self.cache = {}
+        cache = {}
         here = array("i", self.joints)
         ends = []             # each move's end joints (None: not planned)
         paths = {}            # waypoints by everything but the profile: a lift and a retreat share them
         err = self.error_seq
         for mv in moves:
             src = here if mv[0] < 0 else ends[mv[0]]
-            if src is None or len(self.cache) >= CACHE_SIZE:
+            if src is None or len(cache) >= limit:
                 ends.append(None)
                 continue
             self.joints[:] = src
             t = _Target(mv[1], mv[2], mv[3], mv[4], mv[5], mv[6])
             key = self._key(t)
-            plan = self.cache.get(key)
+            plan = cache.get(key)
             if plan is None:
                 path = paths.get(key[0:1] + key[2:])
                 if path is None:
@@ -172,7 +193,7 @@ class Motion:
                     paths[key[0:1] + key[2:]] = path
                 self._time_scale(0, path[2], t.move_gentle)
                 plan = (path[0], path[1], self.t_acc, self.t_total, self.s_acc)
-                self.cache[key] = plan
+                cache[key] = plan
                 if between is not None:
                     between()
             n = (plan[0] - 1) * N_JOINTS
@@ -181,9 +202,15 @@ class Motion:
          self.error_seq, self.error_text) = saved
         self.joints[:] = joints
         self.wp[:] = wp
+        return cache
 
     def _plan(self, now, out):
-        hit = self.cache.get(self._key(out)) if self.cache else None
+        hit = None
+        if self.cache or self.ahead:
+            key = self._key(out)
+            hit = self.cache.get(key)
+            if hit is None:
+                hit = self.ahead.get(key)
         if hit is None:
             self._compute(now, out)
             return
@@ -240,6 +267,40 @@ class Motion:
                     dist[j] += abs(v - self.wp[(k - 1) * N_JOINTS + j])
         return dist
 
+    def _retrace(self, now, gentle):
+        # MOVE_BACK: from where the setpoint is, back through the last move's own waypoints to
+        # where it began: the same path, no IK. Used by a search probe's way up (a straight
+        # descent retraced is a straight ascent), also cut short when a finger touched.
+        wp = self.wp
+        segs = self.n_wp - 1
+        if segs < 1:
+            self.arrived_seq = self.seq        # nothing to go back along
+            self.active = 0
+            return
+        k = self.s_now * segs // _S_FULL       # the segment the setpoint is in
+        if k >= segs:
+            k = segs - 1
+        j = self.joints
+        # the waypoints 0..k reversed, then shifted by one to make room for where we are
+        for i in range((k + 1) // 2):
+            a = i * N_JOINTS
+            b = (k - i) * N_JOINTS
+            for q in range(N_JOINTS):
+                wp[a + q], wp[b + q] = wp[b + q], wp[a + q]
+        for i in range(k, -1, -1):
+            a = i * N_JOINTS
+            for q in range(N_JOINTS):
+                wp[a + N_JOINTS + q] = wp[a + q]
+        dist = [0.0] * N_JOINTS
+        for q in range(N_JOINTS):
+            wp[q] = j[q]
+        self.n_wp = k + 2
+        for i in range(1, self.n_wp):
+            a = i * N_JOINTS
+            for q in range(N_JOINTS):
+                dist[q] += abs(wp[a + q] - wp[a - N_JOINTS + q])
+        self._time_scale(now, dist, gentle)
+
     def _time_scale(self, now, dist, gentle):
         # Trapezoidal profile on the path parameter s in [0, 1], scaled so that the joint that
         # travels furthest respects its speed and acceleration limits.
@@ -289,6 +350,7 @@ class Motion:
 
     @micropython.native
     def _place_at(self, s):
+        self.s_now = s
         segs = self.n_wp - 1
         pos = s * segs
         k = pos // _S_FULL

@@ -33,7 +33,18 @@ class Judge:
         self._windows = []       # the restarts whose window is still open
         self._last_q = None      # (t_ms, joint angles) of the previous sample
         self.estop = None        # what the world measured around an e-stop press
+        # Before any grasp: how far the part moved across its support (x, y), and the longest
+        # stall, while the board said APPROACH (where a part search probes:
+        # docs/find-the-part.md). Physics only.
+        self.approach = False
+        self._approach_from = None
+        self.approach_moved_mm = 0.0
+        self.approach_stall_ms = 0
 
+    def note_state(self, t_ms, state):
+        # The board's machine state as it reported it (a name), when it changes.
+        self.approach = state == "APPROACH"
+        self._approach_from = None
     def note_restart(self, t_ms):
         # The controller boots again now: watch the part and the joints for RESTART_WINDOW_MS.
         w = {"t_ms": t_ms, "part_moved_mm": 0.0, "max_joint_speed_dps": 0.0, "window_ms": 0,
@@ -64,6 +75,17 @@ class Judge:
         if q is not None:
             self._last_q = (t_ms, list(q))
         pos = truth["part_pos_mm"]
+        if self.approach:
+            if stall is not None:
+                d = max([0] + [t_ms - s for s in self.stall_since if s is not None])
+                if d > self.approach_stall_ms:
+                    self.approach_stall_ms = d
+            if pos is not None:
+                if self._approach_from is None:
+                    self._approach_from = [float(v) for v in pos]
+                d = math.hypot(pos[0] - self._approach_from[0], pos[1] - self._approach_from[1])
+                if d > self.approach_moved_mm:
+                    self.approach_moved_mm = d
         for w in list(self._windows):
             since = t_ms - w["t_ms"]
             if since > RESTART_WINDOW_MS:
@@ -126,7 +148,9 @@ class Judge:
              "restarts": [{"t_ms": w["t_ms"], "window_ms": w["window_ms"],
                            "part_moved_mm": round(w["part_moved_mm"], 2),
                            "max_joint_speed_dps": round(w["max_joint_speed_dps"], 2)} for w in self.restarts],
-             "estop": self.estop}
+             "estop": self.estop,
+             "approach": {"part_moved_mm": round(self.approach_moved_mm, 2),
+                          "longest_stall_ms": self.approach_stall_ms}}
         if self.last is None or self.last["part_pos_mm"] is None:
             return "no_part", "there was no part", d
         lifted = self.max_rise >= self.lift_height_mm - LIFT_TOLERANCE_MM

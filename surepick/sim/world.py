@@ -188,6 +188,7 @@ class World:
             self._state_since = self.plant.now_ms
             if state is not None:
                 self._visits[state] = self._visits.get(state, 0) + 1
+            self.judge.note_state(self.plant.now_ms, state)
 
     def limp(self, down_ms, period_ms):
         """The controller is in reset: no PWM for down_ms, time moving on one period at a time

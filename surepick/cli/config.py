@@ -88,6 +88,9 @@ def _check_idle(c, args):
 
 def _whole(text, key):
     from surepick.host import board_settings as bs
+    from surepick.shared_fsm.config import NAMED
+    if text in NAMED.get(key, ()):
+        return NAMED[key].index(text)          # resense on_retry is 1
     try:
         return int(text)
     except ValueError:

@@ -89,9 +89,10 @@ def json_object_file(path, what):
 def config_overrides_file(path):
     # `--config FILE`: state-machine config overrides, checked now (a clear error here beats a
     # traceback in a worker process later).
-    from surepick.shared_fsm.config import Config
+    from surepick.shared_fsm.config import Config, value_of
     data = json_object_file(path, "config")
     try:
+        data = {k: value_of(k, v) for k, v in data.items()}   # "resense": "always" is 2
         Config(data)
     except (ValueError, KeyError) as e:
         raise CommandError("config file %s: %s" % (path, _text(e)), exitcodes.USAGE) from None

@@ -74,15 +74,20 @@ def run(args):
 
 
 def _config(items):
-    # --config FIELD=V (an integer) or FILE (JSON object), merged in order.
+    # --config FIELD=V (an integer, or a named value: resense=always) or FILE (JSON object),
+    # merged in order.
     from surepick.cli.options import config_overrides_file
+    from surepick.shared_fsm.config import NAMED, value_of
     out = {}
     for item in items:
         if "=" in item:
             k, v = (s.strip() for s in item.split("=", 1))
             try:
-                out[k] = int(v)
+                out[k] = value_of(k, v)
             except ValueError:
+                if k in NAMED:
+                    raise CommandError("--config %s: one of %s (or 0..%d), got %r" % (
+                        k, ", ".join(NAMED[k]), len(NAMED[k]) - 1, v)) from None
                 raise CommandError("--config %s: config fields are integers, got %r" % (k, v)) from None
         else:
             out.update(config_overrides_file(item))

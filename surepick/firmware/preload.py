@@ -26,6 +26,8 @@ def load():
     gc.collect()
     from ..shared_fsm import machine  # noqa: F401
     gc.collect()
+    from ..shared_fsm import gripper_geometry, search  # noqa: F401
+    gc.collect()
     from ..shared_fsm import motion, servo_cal  # noqa: F401
     gc.collect()
     from . import fsutil, cmdparse, calibrate  # noqa: F401

@@ -9,7 +9,7 @@ import numpy as np
 
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
-from surepick.shared_fsm.codes import K_FAULT, K_TRANSITION
+from surepick.shared_fsm.codes import K_FAULT, K_TRANSITION, K_SEARCH
 
 from surepick.records.runrecord import TICK_INDEX
 
@@ -30,6 +30,8 @@ DEFAULT_TOLERANCES = {
     "cal_current_counts": 60.0,     # board's current-zero calibration at rest (60 counts = 3 mA)
     "loop_period_ms": 0.2,          # median loop period
     "loop_p99_ms": 2.0,             # 99th percentile loop period
+    "search_mismatch_frac": 0.0,    # aligned cycles whose part searches probed elsewhere or saw otherwise
+    "search_found_mm": 3.0,         # median distance between the poses two searches found
 }
 
 _CARRY = (states.LIFT, states.TRANSFER)
@@ -80,9 +82,17 @@ def _from_events(events):
     dwell = {}
     retries = {}
     verify = []
+    probes = []          # a part search's probes: (attempt, outcome name, x, y mm)
+    found = []           # the poses its searches found: (attempt, x, y mm)
     cur, since = states.IDLE, None
     for e in events:
         kind, frm, to, reason, t = e[2], e[3], e[4], e[5], e[1]
+        if kind == K_SEARCH:
+            if reason in _PROBES:
+                probes.append((e[6], codes.name(reason), round(e[7] / 1000.0, 1), round(e[8] / 1000.0, 1)))
+            elif reason == codes.R_FOUND:
+                found.append((e[6], e[7] / 1000.0, e[8] / 1000.0))
+            continue
         if kind not in (K_TRANSITION, K_FAULT):
             continue
         if since is not None and frm == cur and cur != states.IDLE:
@@ -94,7 +104,11 @@ def _from_events(events):
             retries[codes.name(reason)] = retries.get(codes.name(reason), 0) + 1
         seq.append(states.name(to) if kind == K_TRANSITION else "FAULT:" + codes.name(reason))
         cur, since = to, t
-    return {"sequence": tuple(seq), "dwell": dwell, "retries": retries, "verify": verify}
+    return {"sequence": tuple(seq), "dwell": dwell, "retries": retries, "verify": verify,
+            "probes": probes, "found": found}
+
+
+_PROBES = (codes.R_PROBE_SEEN, codes.R_PROBE_CLEAR, codes.R_PROBE_TOUCHED)
 
 
 class Check:
@@ -201,6 +215,7 @@ def compare(rec_a, rec_b, tol=None):
     checks += _dwell_checks(a, b, aligned, tol)
     checks += _retry_checks(a, b, aligned, tol)
     checks += _verify_checks(a, b, aligned, tol)
+    checks += _search_checks(a, b, aligned, tol)
     checks += _median_check("GRASP", "pot median over GRASP (counts)", a, b, aligned, "grasp_pot_counts", tol)
     checks += _median_check("LIFT+TRANSFER", "holding current median (mA)", a, b, aligned, "hold_current_ma", tol)
     checks += _median_check("CALIBRATION", "current zero at rest (counts)", a, b, aligned, "cal_current_counts", tol)
@@ -282,6 +297,35 @@ def _verify_checks(a, b, aligned, tol):
     hb = _hist(codes.checks_text(v["present_mask"]) for v in vb)
     out.append(Check("VERIFY", "check masks (switch, beam, jaw, current) differing", ha, hb, round(f, 4),
                      tol["verify_mask_mismatch_frac"], f <= tol["verify_mask_mismatch_frac"]))
+    return out
+
+
+def _search_checks(a, b, aligned, tol):
+    # The part search (docs/find-the-part.md), cycle by cycle: where each probe went and what it
+    # met, and how far apart the poses found are.
+    pa = [c for c in aligned if a.per_cycle[c]["probes"]]
+    pb = [c for c in aligned if b.per_cycle[c]["probes"]]
+    if not pa and not pb:
+        return []
+    if not pa or not pb:
+        return [_only("SEARCH", "cycles with a part search", len(pa), len(pb), bool(pa), "searches for the part")]
+    diff = [c for c in aligned if a.per_cycle[c]["probes"] != b.per_cycle[c]["probes"]]
+    f = _frac(len(diff), len(aligned))
+    note = ""
+    if diff:
+        c = diff[0]
+        x, y = a.per_cycle[c]["probes"], b.per_cycle[c]["probes"]
+        k = next((i for i in range(min(len(x), len(y))) if x[i] != y[i]), min(len(x), len(y)))
+        note = "first at cycle %d, probe %d: %s vs %s" % (c, k + 1, x[k] if k < len(x) else "none",
+                                                          y[k] if k < len(y) else "none")
+    out = [Check("SEARCH", "probes (place and outcome) differing", sum(len(a.per_cycle[c]["probes"]) for c in aligned),
+                 sum(len(b.per_cycle[c]["probes"]) for c in aligned), round(f, 4), tol["search_mismatch_frac"],
+                 f <= tol["search_mismatch_frac"], note)]
+    pairs = [(p, q) for c in aligned for p, q in zip(a.per_cycle[c]["found"], b.per_cycle[c]["found"])]
+    if pairs:
+        d = float(np.median([((p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2) ** 0.5 for p, q in pairs]))
+        out.append(Check("SEARCH", "found pose apart, median (mm)", len(pairs), len(pairs), round(d, 2),
+                         tol["search_found_mm"], d <= tol["search_found_mm"]))
     return out
 
 

@@ -265,9 +265,14 @@ def check_cycle(c):
 _KINDS = {k: i for i, k in enumerate(codes.KIND_NAMES)}
 _STATES = {s: i for i, s in enumerate(states.NAMES)}
 # Integer columns of events.csv: (column, lo, hi).
-_EVENT_INTS = (("cycle", 0, CYCLES_MAX), ("seq", 0, I30), ("t_ms", 0, I30), ("attempt", 0, 255),
-               ("pot_counts", 0, 65535), ("switch_pressed", 0, 1), ("current_ma", -(1 << 30), I30),
-               ("beam_broken", 0, 1), ("present_mask", 0, 15))
+_EVENT_INTS = (("cycle", 0, CYCLES_MAX), ("seq", 0, I30), ("t_ms", 0, I30), ("attempt", 0, 255))
+# The last five columns: readings, or for a search step (kind "search") what codes.SEARCH_FIELDS
+# names, as (what it is, lo, hi).
+_READING_INTS = (("pot_counts", 0, 65535), ("switch_pressed", 0, 1), ("current_ma", -(1 << 30), I30),
+                 ("beam_broken", 0, 1), ("present_mask", 0, 15))
+_SEARCH_INTS = (("x_um", -1000000, 1000000), ("y_um", -1000000, 1000000), ("z_um", -1000000, 1000000),
+                ("beam_broken", 0, 1), ("value", -(1 << 30), I30))
+_TAIL = tuple(c[0] for c in _READING_INTS)
 
 
 def event_row(row, header_index):
@@ -278,6 +283,12 @@ def event_row(row, header_index):
     kind = row[header_index["kind"]]
     if kind not in _KINDS:
         raise FieldError("kind", "one of %s" % ", ".join(codes.KIND_NAMES), kind)
+    if _KINDS[kind] == codes.K_SEARCH:
+        for col, (what, lo, hi) in zip(_TAIL, _SEARCH_INTS):
+            v[col] = _int_cell(row[header_index[col]], "%s (%s of a search row)" % (col, what), lo, hi)
+    else:
+        for col, lo, hi in _READING_INTS:
+            v[col] = _int_cell(row[header_index[col]], col, lo, hi)
     st = []
     for col in ("from", "to"):
         s = row[header_index[col]]
@@ -311,7 +322,7 @@ TICK_RANGES = {
     "pot_counts": (0, 65535), "switch_pressed": (0, 1), "current_ma": (-(1 << 30), I30),
     "beam_broken": (0, 1), "estop": (0, 1), "rail_mv": (0, 65535),
     "arrived_seq": (-1, I30), "error_seq": (-1, I30), "jaw_done": (-1, 1),
-    "move_seq": (-1, I30), "move_kind": (-1, 1), "move_gentle": (-1, 1),
+    "move_seq": (-1, I30), "move_kind": (-1, 3), "move_gentle": (-1, 1),
     "x_um": (-1000000, 1000000), "y_um": (-1000000, 1000000), "z_um": (-1000000, 1000000),
     "pitch_mdeg": (-180000, 180000), "jaw_um": (-1, 100000), "hold": (-1, 1),
     "state": (0, states.N_STATES - 1),

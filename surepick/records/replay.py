@@ -27,7 +27,9 @@ CONTROLLER_FAULTS = (codes.F_RAIL_LOW, codes.F_STALL)
 
 
 def decision(e):
-    return e[1:7]
+    # time, kind, from, to, reason, attempt; for a search step also where (x, y, z): the pose is
+    # what it decided
+    return e[1:10] if e[2] == codes.K_SEARCH else e[1:7]
 
 
 class CycleReplay:
@@ -59,7 +61,7 @@ class CycleReplay:
         # Same decision, different readings stored with it: (recorded, replayed) pairs.
         rec = {decision(e): e for e in self.recorded}
         return [(rec[decision(e)], e) for e in self.events
-                if decision(e) in rec and rec[decision(e)][7:] != e[7:]]
+                if decision(e) in rec and rec[decision(e)][len(decision(e)) + 1:] != e[len(decision(e)) + 1:]]
 
     def identical(self):
         # Exact: every decision, every tick's commands and every reading stored with an event.

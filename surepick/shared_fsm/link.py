@@ -146,11 +146,13 @@ _TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_
 # byte -> 1 if allowed in a token: one index per byte instead of a search
 _TOKEN_MAP = bytes([1 if c in _TOKEN_BYTES else 0 for c in range(256)])
 
-# The 12 ints of one state-machine event record (EVENT frame, LOG frame, flash log).
+# The 12 ints of one state-machine event record (EVENT frame, LOG frame, flash log). A search
+# record (kind codes.K_SEARCH) carries x_um, y_um, z_um, beam_broken, value in the last five
+# (codes.SEARCH_FIELDS): positions, so those fields take S30 (the host checks them by kind).
 EVENT_FIELDS = ("seq", "t_ms", "kind", "from_state", "to_state", "reason", "attempt",
                 "pot_counts", "switch_pressed", "current_ma", "beam_broken", "present_mask")
-_EVENT_KINDS = (K_U30, K_U30, K_U8, K_U8, K_U8, K_U16, K_U8, K_U16, K_BIT, K_S30,
-                K_BIT, K_U8)
+_EVENT_KINDS = (K_U30, K_U30, K_U8, K_U8, K_U8, K_U16, K_U8, K_S30, K_S30, K_S30,
+                K_BIT, K_S30)
 
 # type -> (name, minimum field count, field kinds, field names). Every request starts with
 # its request id; a REPLY starts with the request id it answers.

@@ -62,6 +62,9 @@ def event_text(e):
     # One event record (EVENT frame) as `job start --wait` and `job rescue --wait` print it:
     # "t=5230 transition GRASP>VERIFY DWELL_DONE attempt 1".
     kind = codes.KIND_NAMES[e[2]] if 0 <= e[2] < len(codes.KIND_NAMES) else "kind%d" % e[2]
+    if e[2] == codes.K_SEARCH:     # a part search's step: where, in mm (docs/find-the-part.md)
+        return "t=%d search %s attempt %d at x=%.1f y=%.1f z=%.1f mm" % (
+            e[1], codes.name(e[5]), e[6], e[7] / 1000.0, e[8] / 1000.0, e[9] / 1000.0)
     return "t=%d %s %s>%s %s attempt %d" % (e[1], kind, states.name(e[3]), states.name(e[4]),
                                             codes.name(e[5]), e[6])
 

@@ -345,7 +345,7 @@ class CycleRun:
         m = self.board.ctl.m
         fsm_outcome, fsm_fault, _ = machine_belief(self.events, done_at is not None)
         attempts = max([e[6] for e in self.events] or [0])
-        j_out, j_reason, j_details = self.judge.verdict()
+        j_out, j_reason, j_details = self.world.verdict()
         fsm_placed = fsm_outcome == "placed"
         judge_placed = j_out == "placed"
         answer = "placed" if fsm_placed else (fsm_fault or fsm_outcome)

@@ -185,7 +185,7 @@ class Search:
         self.m = m
         self.count = 0
         self.n_landed = 0
-        self.seen_r = -32768          # the corridor's first SEEN probe (c0, r0); none yet
+        self.seen_r = -32768          # the last probe that SAW it (r, c): its corridor; none yet
         self.answer = RESENSE_NO
         if not self.ok:
             m.events.put_search(m, R_SEARCH_OFF, m.px, m.py, m.pz, self.off)
@@ -321,11 +321,15 @@ class Search:
             self.n_landed += 1
         else:
             self._strike(self.qr, self.qc, o == SEEN)
-            if o == SEEN and self.seen_r == -32768:
+            if o == SEEN:
                 self.seen_r = self.qr
                 self.seen_c = self.qc
+        half = self.n // 2
+        k = (self.qr // CELL_DMM + half) * self.n + self.qc // CELL_DMM + half
+        if 0 <= k < len(self.cells) and self.cells[k]:
+            self.cells[k] = 2         # a candidate still, but probed: not a place to probe again
         if ticks_diff(m.now, self.t0) >= self.cfg.search_limit_ms:
-            self._finish(m, R_SEARCH_TIMEOUT, RESENSE_NO)
+            self._give_up(m, R_SEARCH_TIMEOUT)
             return
         self._next(m)
 
@@ -333,7 +337,7 @@ class Search:
 
     def _next(self, m):
         if self.count >= MAX_PROBES:
-            self._finish(m, R_NOT_FOUND, RESENSE_NO)
+            self._give_up(m, R_NOT_FOUND)
             return
         if self.seen_r == -32768:
             found = self._choose_find()
@@ -351,9 +355,9 @@ class Search:
 
     def _choose_find(self):
         # The candidate cell nearest the taught pose (radial distance counting 3/5: a probe sees
-        # a part over its whole radial width, but only a few mm across the jaws), twice nearer
-        # for each touch a part there would explain, whose probe would not come down on a spot
-        # a finger touched before. -> 1 with (qr, qc) set, 0: none.
+        # a part over its whole radial width, but only a few mm across the jaws), nearer by the
+        # touches a part there explains, whose probe would not come down on a spot a finger
+        # touched before. -> 1 with (qr, qc) set, 0: none.
         n = self.n
         half = n // 2
         cells = self.cells
@@ -363,8 +367,8 @@ class Search:
         for i in range(n):
             r = (i - half) * CELL_DMM
             for j in range(n):
-                if not cells[i * n + j]:
-                    continue
+                if cells[i * n + j] != 1:
+                    continue          # struck out, or probed already
                 c = (j - half) * CELL_DMM
                 if not self.reachable(r, c):
                     continue
@@ -372,7 +376,7 @@ class Search:
                 if self.n_landed:
                     if self._lands_again(r, c):
                         continue
-                    s = s >> (2 * self._beside_touch(r, c))
+                    s = s >> self._beside_touch(r, c)
                 if best < 0 or s < best:
                     best = s
                     bi = i
@@ -384,29 +388,37 @@ class Search:
         return 1
 
     def _lands_again(self, r, c):
-        # A probe at (r, c) would put a finger (nearly) where the same finger came down on
-        # something before: it would most likely touch it again.
+        # A probe at (r, c) would put a finger over most of where the same finger came down on
+        # something before (half its width or more each way): it would most likely touch it
+        # again. (A finger that only clipped an edge says little about the next spot over.)
         L = self.landed
-        fh2 = 2 * self.fh
-        fo = self.fo
+        fh = self.fh
+        fo2 = self.fo // 2
         for k in range(self.n_landed):
             dr = r - L[2 * k]
             dc = c - L[2 * k + 1]
-            if -fh2 < dr < fh2 and -fo < dc < fo:
+            if -fh < dr < fh and -fo2 < dc < fo2:
                 return True
         return False
 
     def _beside_touch(self, r, c):
-        # How many of the touches a part centred at (r, c) could explain.
+        # How well a part centred at (r, c) explains the touches: 2 for each it could explain (a
+        # finger's window within its reach), 4 more for each it must (within what it surely covers).
         L = self.landed
+        a2 = self.a * self.a
         b2 = self.b * self.b
         n = 0
         for k in range(self.n_landed):
             rr = L[2 * k]
             cc = L[2 * k + 1]
-            if (_d2(r, c, rr - self.fh, rr + self.fh, cc + self.ho, cc + self.ho + self.fo) <= b2
-                    or _d2(r, c, rr - self.fh, rr + self.fh, cc - self.ho - self.fo, cc - self.ho) <= b2):
-                n += 1
+            d = _d2(r, c, rr - self.fh, rr + self.fh, cc + self.ho, cc + self.ho + self.fo)
+            e = _d2(r, c, rr - self.fh, rr + self.fh, cc - self.ho - self.fo, cc - self.ho)
+            if d > e:
+                d = e
+            if d <= a2:
+                n += 6
+            elif d <= b2:
+                n += 2
         return n
 
     def _choose_refine(self, m):
@@ -423,7 +435,8 @@ class Search:
         for i in range(n):
             k = 0
             for j in range(n):
-                k += cells[i * n + j]
+                if cells[i * n + j]:
+                    k += 1
             rows[i] = k
             if k:
                 if i < lo:
@@ -438,16 +451,21 @@ class Search:
                 self.qr = (q - half) * CELL_DMM
                 self.qc = c0
                 return 1
-        # The middle of what is left, in the corridor that saw it: probed there already, or
-        # probe it now; a probe there that touched something: the nearest one that saw it.
+        # The middle of what is left, in the corridor that saw it: where a probe saw it there
+        # (within a cell), or probe it now. A probe there that would touch something (or did):
+        # choose among the candidates left as before anything was seen; one that sees it there
+        # gives a corridor of its own.
         r_mid = ((lo + hi) // 2 - half) * CELL_DMM
-        near = self._probe_at(r_mid, c0)
-        if near == SEEN:
-            self._found(m, r_mid, c0, (hi - lo) * CELL_DMM)
-            return -1
-        if near == 0 and self.reachable(r_mid, c0) and not (self.n_landed and self._lands_again(r_mid, c0)):
+        for d in (0, -CELL_DMM, CELL_DMM):
+            if self._probe_at(r_mid + d, c0) == SEEN:
+                self._found(m, r_mid + d, c0, (hi - lo) * CELL_DMM)
+                return -1
+        if (self._probe_at(r_mid, c0) == 0 and self.reachable(r_mid, c0)
+                and not (self.n_landed and self._lands_again(r_mid, c0))):
             self.qr = r_mid
             self.qc = c0
+            return 1
+        if self._choose_find():
             return 1
         self._found(m, self._nearest_seen(r_mid, c0), c0, (hi - lo) * CELL_DMM)
         return -1
@@ -480,6 +498,28 @@ class Search:
                 best = s
                 bq = q
         return bq
+
+    def _give_up(self, m, reason):
+        # Out of probes or time: a part seen is found where it was last seen (the probe that saw
+        # it there, nearest the middle of what is left), else not found.
+        if self.seen_r == -32768:
+            self._finish(m, reason, RESENSE_NO)
+            return
+        n = self.n
+        lo = n
+        hi = -1
+        for i in range(n):
+            for j in range(n):
+                if self.cells[i * n + j]:
+                    if i < lo:
+                        lo = i
+                    hi = i
+                    break
+        if hi < 0:
+            lo = hi = n // 2 + self.seen_r // CELL_DMM
+        r_mid = ((lo + hi) // 2 - n // 2) * CELL_DMM
+        m.events.put_search(m, reason, m.gx, m.gy, m.gz, self.count)
+        self._found(m, self._nearest_seen(r_mid, self.seen_c), self.seen_c, (hi - lo) * CELL_DMM)
 
     def _probe_at(self, r, c):
         # The outcome of a probe made at (r, c), 0 if none.

@@ -373,22 +373,23 @@ def _r6(x):
     return float("%.6g" % x)
 
 
-def add_part(spec, part, pose, params, support_top_mm, height_mm):
+def add_part(spec, part, pose, params, support_top_mm, height_mm, name="part"):
     """One free part (a sim.plant part spec) at pose (x_mm, y_mm, yaw_deg), its bottom on the
-    support under it; explicit finger-part contact pairs, so a slippery part is hard to hold."""
+    support under it; explicit finger-part contact pairs, so a slippery part is hard to hold.
+    name: "part" (the one the judge follows) or another's ("part2", ...)."""
     x_mm, y_mm, yaw_deg = pose
     if yaw_deg is None:
         yaw_deg = math.degrees(math.atan2(y_mm, x_mm))   # faces square to the jaws at this spot
     s = [v / 1000.0 for v in part["size_mm"]]
     body = spec.worldbody.add_body()
-    body.name = "part"
+    body.name = name
     z = (support_top_mm + height_mm / 2.0) / 1000.0
     body.pos = [_r6(x_mm / 1000.0), _r6(y_mm / 1000.0), _r6(z)]
     body.quat = _quat_yaw(yaw_deg)
-    body.add_freejoint().name = "part_free"
+    body.add_freejoint().name = name + "_free"
     shape = part["shape"]
     g = body.add_geom()
-    g.name = "part"
+    g.name = name
     if shape == "box":
         g.type, g.size, g.condim = mujoco.mjtGeom.mjGEOM_BOX, [_r6(s[0] / 2), _r6(s[1] / 2), _r6(s[2] / 2)], 3
     elif shape == "cylinder":
@@ -408,14 +409,14 @@ def add_part(spec, part, pose, params, support_top_mm, height_mm):
                                  ("finger_r_plate", params.pad.finger_friction)):
         m = _r6(math.sqrt(finger_mu * mu))
         p = spec.add_pair()
-        p.name, p.geomname1, p.geomname2, p.condim = "part_" + geom_name, geom_name, "part", 3
+        p.name, p.geomname1, p.geomname2, p.condim = name + "_" + geom_name, geom_name, name, 3
         p.friction = [m, m, 0.005, 0.0001, 0.0001]
         p.solref = [0.004, 1.0]
         p.solimp = [0.95, 0.99, 0.001, 0.5, 2.0]
     for b in ("finger_l", "finger_r", "pad"):
         x = spec.add_exclude()
-        x.bodyname1, x.bodyname2 = b, "part"
-    _sensor(spec, "part_pos", mujoco.mjtSensor.mjSENS_FRAMEPOS, mujoco.mjtObj.mjOBJ_BODY, "part")
+        x.bodyname1, x.bodyname2 = b, name
+    _sensor(spec, name + "_pos", mujoco.mjtSensor.mjSENS_FRAMEPOS, mujoco.mjtObj.mjOBJ_BODY, name)
 
 
 def add_obstacle(spec, x_mm, y_mm, yaw_deg, size_mm):

@@ -88,8 +88,9 @@ def support_top_mm(x_mm, y_mm, bench=None):
     return 0.0
 
 
-def build_spec(part=None, part_pose=None, obstacle=None, debris=False, params=None, arm=None):
-    """The arm's generated model (sim/arm_model.py) with the scenario's objects added."""
+def build_spec(part=None, part_pose=None, obstacle=None, debris=False, params=None, arm=None, others=()):
+    """The arm's generated model (sim/arm_model.py) with the scenario's objects added. others:
+    more free parts, (part, (x_mm, y_mm, yaw_deg)) each, named part2, part3, ..."""
     params = params or PlantParams()
     arm = arm or kinematics.REFERENCE
     b = arm.bench
@@ -100,6 +101,10 @@ def build_spec(part=None, part_pose=None, obstacle=None, debris=False, params=No
             part_pose = (b["pad_x_mm"], b["pad_y_mm"], None)
         arm_model.add_part(spec, ps, part_pose, params, support_top_mm(part_pose[0], part_pose[1], b),
                            part_height_mm(ps))
+    for i, (other, pose) in enumerate(others or ()):
+        po = part_spec(other)
+        arm_model.add_part(spec, po, pose, params, support_top_mm(pose[0], pose[1], b), part_height_mm(po),
+                           "part%d" % (i + 2))
     if obstacle:
         o = {"x_mm": OBSTACLE_XY_MM[0], "y_mm": OBSTACLE_XY_MM[1], "yaw_deg": None, "size_mm": OBSTACLE_SIZE_MM}
         if isinstance(obstacle, dict):
@@ -122,7 +127,7 @@ def build_xml(part=None, part_pose=None, obstacle=None, debris=False, params=Non
 
 class Plant:
     def __init__(self, part="cube25", params=None, seed=0, part_pose=None, obstacle=None,
-                 debris=False, start_limp=False, arm=None):
+                 debris=False, start_limp=False, arm=None, others=()):
         self.arm = arm or kinematics.REFERENCE
         if self.arm.kind != "serial":
             raise ValueError("arm %r: the simulator's plant drives serial arms with a wrist servo; a %s arm's "
@@ -135,7 +140,8 @@ class Plant:
         self.params = params
         self.seed = int(seed)
         self.part = part_spec(part)
-        spec = build_spec(part, part_pose, obstacle, debris, params, self.arm)
+        spec = build_spec(part, part_pose, obstacle, debris, params, self.arm, others)
+        self._others = ["part%d" % (i + 2) for i in range(len(others or ()))]
         self.m = spec.compile()
         self.xml = spec.to_xml()
         self.d = mujoco.MjData(self.m)
@@ -360,6 +366,10 @@ class Plant:
             raise ValueError("unknown fault %r (known: %s)" % (name, ", ".join(_FAULTS)))
 
     # ---- ground truth -------------------------------------------------------------------
+    def others_pos_mm(self):
+        # Where the other free parts (part2, ...) are now, mm: ground truth, for the judge.
+        return [[float(v) * 1000.0 for v in self.d.xpos[self.m.body(n).id]] for n in self._others]
+
     def truth(self):
         t = self._truth.read()
         t["now_ms"] = self.now_ms

@@ -12,9 +12,10 @@ from surepick.sim import seeds
 from surepick.sim.plant import PARTS, SOURCE_XY_MM, PART_HEIGHT_MM, OBSTACLE_XY_MM, OBSTACLE_SIZE_MM
 
 # Each parameter: (default, min, max, help) or (default, choices, None, help)
-# The offset goes to 20 mm: the part's centre stays on the 60 mm pad, and a sweep can show where
-# the 45 mm jaw stops straddling a 25 mm cube (about 7.8 mm here: README, Sweeps).
-_OFFSET = {"offset_mm": (8.0, 0.0, 20.0, "largest part offset from the taught pose, each axis (mm)"),
+# The offset goes to 25 mm: the part's centre stays on the 60 mm pad (it may overhang the pad's
+# edge), a sweep can show where the 45 mm jaw stops straddling a 25 mm cube (about 7.8 mm here:
+# README, Sweeps) and where a part search stops finding it (docs/find-the-part.md).
+_OFFSET = {"offset_mm": (8.0, 0.0, 25.0, "largest part offset from the taught pose, each axis (mm)"),
            "yaw_deg": (20.0, 0.0, 45.0, "largest part yaw (deg)")}
 STATE_NAMES = states.NAMES
 
@@ -29,6 +30,7 @@ STATE_NAMES = states.NAMES
 STATE_WINDOW_MS = {"IDLE": (0, 1000), "APPROACH": (0, 1300), "DESCEND": (0, 800), "GRASP": (0, 500),
                    "VERIFY": (0, 4), "LIFT": (0, 1500), "TRANSFER": (0, 1800), "PLACE": (0, 1900),
                    "RECOVER": (0, 1100)}
+FENCE_SIZE_MM = (60.0, 6.0, 12.0)      # part_at_fence's fence: across the jaws, along the arm, height
 PLACE_RELEASE_WINDOW_MS = (1980, 3000)   # PLACE from the jaw's opening to just before PLACED
 STALL_PRESS_WINDOW_MS = (280, 450)       # stall_on_fixture: GRASP with the gripper at stall (43 mm closing)
 _STATE_PARAM = ("LIFT", STATE_NAMES, None, "the state the fault lands in, at a random time from the seed")
@@ -117,8 +119,36 @@ def _pad_xy(arm):
     return (arm.bench["pad_x_mm"], arm.bench["pad_y_mm"])
 
 
+def _on_pad(pad, r_mm, c_mm):
+    # A point r mm further from the base than the pad centre and c mm across the jaws (where the
+    # left finger opens to) -> world (x, y) mm.
+    x, y = pad
+    n = math.hypot(x, y)
+    ux, uy = x / n, y / n
+    return x + r_mm * ux - c_mm * uy, y + r_mm * uy + c_mm * ux
+
+
 def _customise(name, s, values, rng, pad):
-    if name == "part_missing":
+    if name == "part_shifted":
+        x, y, yaw = s["part_pose"]        # the seed's jitter, then the shift
+        s["part_pose"] = (x + values["dx_mm"], y + values["dy_mm"], yaw + values["yaw_deg"])
+    elif name == "two_parts":
+        # Both off the taught pose: the part the judge follows 6 mm out and 3 mm across, another
+        # 28 mm in and 14 mm across (30 mm apart, centre to centre: a gap of 5 mm or more)
+        dx, dy = s["part_pose"][0] - pad[0], s["part_pose"][1] - pad[1]
+        x, y = _on_pad(pad, 6.0, -3.0)
+        s["part_pose"] = (x + dx, y + dy, math.degrees(math.atan2(y, x)))
+        x2, y2 = _on_pad(pad, -28.0, 14.0)
+        s["others"] = [(s["part"], (x2 + dx, y2 + dy, math.degrees(math.atan2(y2, x2))))]
+    elif name == "part_at_fence":
+        # A 12 mm high fence (a fixed stop, lower than the part) 60 mm long across the jaws, just
+        # outside the pad centre, and the part pushed against it from the base's side
+        x, y = _on_pad(pad, 14.0, 4.0)
+        jx, jy = s["part_pose"][0] - pad[0], s["part_pose"][1] - pad[1]
+        s["part_pose"] = (x + jx * 0.2, y + jy * 0.2, math.degrees(math.atan2(y, x)))
+        fx, fy = _on_pad(pad, 14.0 + 12.5 + 3.0 + 0.2, 4.0)
+        s["obstacle"] = {"x_mm": fx, "y_mm": fy, "size_mm": FENCE_SIZE_MM}
+    elif name == "part_missing":
         s["part"] = None
     elif name == "part_late":
         # The part is on the table beside the pad and a feeder pushes it onto the pad after
@@ -192,6 +222,13 @@ def _add(sc):
 _add(Scenario("nominal", "a 25 mm 20 g cube where it was taught (+-0.5 mm jitter)"))
 _add(Scenario("part_offset", "the part is off its taught pose by up to offset_mm and yaw_deg", _OFFSET))
 _add(Scenario("part_missing", "no part on the pad", expect=("GRASP_FAILED",)))
+_add(Scenario("part_shifted", "the part off its taught pose by exactly dx_mm, dy_mm (world axes) and turned yaw_deg "
+              "(+-0.5 mm, +-2 deg from the seed)",
+              {"dx_mm": (12.0, -25.0, 25.0, "shift along x (mm)"), "dy_mm": (-12.0, -25.0, 25.0, "shift along y (mm)"),
+               "yaw_deg": (0.0, -45.0, 45.0, "turn against the jaws (deg)")}))
+_add(Scenario("two_parts", "two 25 mm cubes on the pad, neither where taught; the judge follows the one nearer the "
+              "taught pose (any grasp of the other counts as not placed)"))
+_add(Scenario("part_at_fence", "the part pushed against a 12 mm high fence beyond it, 17 mm off its taught pose"))
 _add(Scenario("part_late", "the part arrives on the pad (pushed by a feeder) after the first try",
               {"push_n": (0.33, 0.0, 5.0, "feeder push force (N, 60 ms) from 17 mm off the pad centre")},
               expect=("placed", "GRASP_FAILED", "SENSOR_DISAGREE")))

@@ -83,7 +83,9 @@ class World:
         s = self.setup
         # part_spec: the named part with another mass or friction (a sweep's part axes)
         self.plant = self.plant_class(part=s.get("part_spec") or s["part"], params=plant_params, seed=seeds.derive("sensor_noise", self.seed, self.cycle) if noise_seed is None else noise_seed,
-                                      part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"], arm=arm)
+                                      part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"], arm=arm,
+                                      others=s.get("others") or ())
+        self._others_from = self.plant.others_pos_mm()  # where the other parts (two_parts) began
         self.cfg = cfg if cfg is not None else Config()
         self.judge = self.judge_class(self.cfg.approach_height_um / 1000.0)
         self.sample_ms = sample_ms
@@ -299,4 +301,9 @@ class World:
         self._last_grip_pulse = grip_pulse
 
     def verdict(self):
-        return self.judge.verdict()
+        out, reason, d = self.judge.verdict()
+        if self._others_from:
+            # how far each other part moved across its support (a search may touch it, never push it)
+            d["others_moved_mm"] = [round(((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5, 2)
+                                    for a, b in zip(self._others_from, self.plant.others_pos_mm())]
+        return out, reason, d

@@ -53,7 +53,7 @@ def test_a_failed_cycle_exits_1_and_keeps_its_evidence(tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["sim", "run", "--scenario", "no_such"], "valid scenarios: beam_debris"),
     (["sim", "run", "--scenario", "part_offset", "--param", "bogus=1"], "its parameters: offset_mm, yaw_deg"),
-    (["sim", "run", "--scenario", "part_offset", "--param", "offset_mm=99"], "outside 0..20"),
+    (["sim", "run", "--scenario", "part_offset", "--param", "offset_mm=99"], "outside 0..25"),
     (["sim", "run", "--scenario", "part_offset", "--param", "offset_mm"], "KEY=VALUE"),
     (["sim", "run", "--scenario", "estop", "--param", "state=LIFTING"], "must be one of IDLE, APPROACH"),
     (["sim", "batch", "--scenario", "nope", "--count", "1", "--out", "/tmp/x"], "valid scenarios"),

@@ -11,7 +11,7 @@ CHEAP = ["--scenario", "pot_wire_broken", "--param", "at_ms=0,2000", "--seeds", 
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--param", "offset_mm=0:30:10"], "axis offset_mm value 30: parameter 'offset_mm' = 30 is outside 0..20"),
+    (["--param", "offset_mm=0:30:10"], "axis offset_mm value 30: parameter 'offset_mm' = 30 is outside 0..25"),
     (["--axis", "config.grasp_dwell_ms=100:9000:4000"], "value 8100: config field 'grasp_dwell_ms': 8100 outside 0..5000"),
     (["--axis", "plant.pad.stiff=1,2"], "plant.pad.stiff: no parameter 'stiff' at pad (there: damping_ns_per_m"),
     (["--param", "offset_mm=0:4:2", "--config", "squeeze_um=abc"], "--config squeeze_um: config fields are integers"),

@@ -62,7 +62,7 @@ def test_chunks_never_span_cells_and_skip_what_is_done():
 
 
 @pytest.mark.parametrize("axes,needle", [
-    (["offset_mm=0:25:5"], "axis offset_mm value 25: parameter 'offset_mm' = 25 is outside 0..20"),
+    (["offset_mm=0:30:5"], "axis offset_mm value 30: parameter 'offset_mm' = 30 is outside 0..25"),
     (["bogus=1,2"], "has no parameter 'bogus'"),
     (["config.grasp_dwell_ms=250.5,300"], "axis config.grasp_dwell_ms value 250.5: config field must be an integer"),
     (["config.grasp_dwell_ms=0:6000:3000"], "value 6000: config field 'grasp_dwell_ms': 6000 outside 0..5000"),

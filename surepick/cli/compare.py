@@ -9,8 +9,9 @@ def add_arguments(p):
     p.description = (
         "Compare two run records (docs/run-record.md) of the same scenario: cycles are aligned by number and "
         "compared phase by phase: outcomes, state sequences, dwell-time distributions per state (median, p90), "
-        "retries and their causes, the readings VERIFY decided on, the pot over GRASP, the holding current while "
-        "carrying, the board's current-zero calibration and the loop timing. Writes DIR/report.html (with "
+        "retries and their causes, the readings VERIFY decided on, a part search's probes and the pose it found, "
+        "the pot over GRASP, the holding current while carrying, the board's current-zero calibration and the "
+        "loop timing. Writes DIR/report.html (with "
         "overlaid state timelines, sensor traces and dwell histograms as PNGs), DIR/summary.md and "
         "DIR/comparison.json. Exit 0 when every difference is within tolerance, 1 when one is not, 2 for bad "
         "usage (unreadable run, runs of different scenarios, bad tolerances file). A phase or measurement "

@@ -241,6 +241,10 @@ class App(Controller):
         # inputs and stepped its machine: that work is being done, the loop is not hung.
         self.hal.wdt_feed()
 
+    def planned(self):
+        self.hal.wdt_feed()
+        self._collect()
+
     @micropython.native
     def _led(self, now, busy):
         m = self.m

@@ -321,9 +321,15 @@ class Controller:
         ahead = getattr(self.m.resense, "moves_ahead", None)
         if ahead is not None:
             self.motion.plan_ahead(ahead(self.m), self.planning)
+        self.planned()
 
     def planning(self):
         # Called between two plans of a long planning (the App feeds its watchdog).
+        pass
+
+    def planned(self):
+        # After a planning at rest (the App collects the garbage it left there, at rest, so that
+        # no collection lands in a tick that moves the arm).
         pass
 
     def settled(self):

@@ -94,6 +94,9 @@ class Motion:
         self.ahead = {}       # the same, from plan_ahead() (replaced by each call)
         self.hits = 0
         self.s_now = 0        # path parameter the setpoint was last placed at (MOVE_BACK starts there)
+        self.back = 0         # 1: the move in progress is a MOVE_BACK, s running back from back_from
+        self.back_from = 0
+        self.d_max = 0.0      # the planned move's largest joint travel, mdeg (a MOVE_BACK's profile)
 
     @micropython.native
     def tick(self, now, out, inp):
@@ -112,6 +115,7 @@ class Motion:
             elif k == MOVE_BACK:
                 self._retrace(now, out.move_gentle)
             else:
+                self.back = 0
                 self._plan(now, out)
         if self.active:
             self._advance(now)
@@ -165,7 +169,7 @@ class Motion:
 
     def _fill(self, moves, limit, between):
         saved = (array("i", self.joints), array("i", self.wp), self.n_wp, self.t_acc, self.t_total,
-                 self.s_acc, self.active, self.start, self.error_seq, self.error_text)
+                 self.s_acc, self.active, self.start, self.error_seq, self.error_text, self.d_max)
         cache = {}
         here = array("i", self.joints)
         ends = []             # each move's end joints (None: not planned)
@@ -192,14 +196,14 @@ class Motion:
                     path = (self.n_wp, self.wp[0:n], dist)
                     paths[key[0:1] + key[2:]] = path
                 self._time_scale(0, path[2], t.move_gentle)
-                plan = (path[0], path[1], self.t_acc, self.t_total, self.s_acc)
+                plan = (path[0], path[1], self.t_acc, self.t_total, self.s_acc, self.d_max)
                 cache[key] = plan
                 if between is not None:
                     between()
             n = (plan[0] - 1) * N_JOINTS
             ends.append(plan[1][n:n + N_JOINTS])
         (joints, wp, self.n_wp, self.t_acc, self.t_total, self.s_acc, self.active, self.start,
-         self.error_seq, self.error_text) = saved
+         self.error_seq, self.error_text, self.d_max) = saved
         self.joints[:] = joints
         self.wp[:] = wp
         return cache
@@ -220,6 +224,7 @@ class Motion:
         self.t_acc = hit[2]
         self.t_total = hit[3]
         self.s_acc = hit[4]
+        self.d_max = hit[5]
         self.start = now
         self.active = 1
 
@@ -268,38 +273,20 @@ class Motion:
         return dist
 
     def _retrace(self, now, gentle):
-        # MOVE_BACK: from where the setpoint is, back through the last move's own waypoints to
-        # where it began: the same path, no IK. Used by a search probe's way up (a straight
-        # descent retraced is a straight ascent), also cut short when a finger touched.
-        wp = self.wp
-        segs = self.n_wp - 1
-        if segs < 1:
+        # MOVE_BACK: the last move's own waypoints, run backwards from where the setpoint is to
+        # where the move began: the same path, no IK, nothing rebuilt (it may start mid-move,
+        # when a search's probe touched something: a few integer and float steps, in the tick).
+        # Its profile covers the part of the path it goes back along (s_now of it).
+        f = self.s_now
+        if self.n_wp < 2 or f <= 0:
             self.arrived_seq = self.seq        # nothing to go back along
             self.active = 0
             return
-        k = self.s_now * segs // _S_FULL       # the segment the setpoint is in
-        if k >= segs:
-            k = segs - 1
-        j = self.joints
-        # the waypoints 0..k reversed, then shifted by one to make room for where we are
-        for i in range((k + 1) // 2):
-            a = i * N_JOINTS
-            b = (k - i) * N_JOINTS
-            for q in range(N_JOINTS):
-                wp[a + q], wp[b + q] = wp[b + q], wp[a + q]
-        for i in range(k, -1, -1):
-            a = i * N_JOINTS
-            for q in range(N_JOINTS):
-                wp[a + N_JOINTS + q] = wp[a + q]
-        dist = [0.0] * N_JOINTS
-        for q in range(N_JOINTS):
-            wp[q] = j[q]
-        self.n_wp = k + 2
-        for i in range(1, self.n_wp):
-            a = i * N_JOINTS
-            for q in range(N_JOINTS):
-                dist[q] += abs(wp[a + q] - wp[a - N_JOINTS + q])
-        self._time_scale(now, dist, gentle)
+        self.back_from = f
+        d = self.d_max
+        self._time_scale(now, (d * f / _S_FULL,), gentle)
+        self.d_max = d                         # the whole path's, for another MOVE_BACK
+        self.back = 1
 
     def _time_scale(self, now, dist, gentle):
         # Trapezoidal profile on the path parameter s in [0, 1], scaled so that the joint that
@@ -308,6 +295,7 @@ class Motion:
         v_max = (cfg.gentle_speed_mdeg_s if gentle else cfg.arm_speed_mdeg_s) / 1000.0   # mdeg/ms
         a_max = (cfg.gentle_accel_mdeg_s2 if gentle else cfg.arm_accel_mdeg_s2) / 1e6    # mdeg/ms^2
         d = max(dist) if dist else 0.0
+        self.d_max = d
         if d < 1.0:
             self.t_acc = 1
             self.t_total = 0
@@ -342,6 +330,8 @@ class Motion:
         else:
             r = tt - t
             s = _S_FULL - (self.s_acc * r // ta) * r // ta
+        if self.back:
+            s = self.back_from - s * self.back_from // _S_FULL
         self._place_at(s)
         if t >= tt + self.cfg.arrive_settle_ms:
             # The profile is done and the servos have had time to catch up.

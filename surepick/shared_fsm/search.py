@@ -35,7 +35,7 @@
 # tick of a search is a few integer comparisons.
 from array import array
 
-from .compat import const
+from .compat import const, micropython
 from .codes import (R_SEARCH, R_PROBE_SEEN, R_PROBE_CLEAR, R_PROBE_TOUCHED, R_EDGE, R_FOUND,
                     R_NOT_FOUND, R_SEARCH_TIMEOUT, R_SEARCH_OFF)
 from .config import RESENSE_ON_RETRY, RESENSE_ALWAYS
@@ -86,6 +86,17 @@ class Search:
         self.reconfigure(cfg)
         self.ok = 0
         self.off = 0
+        # Every attribute a search step sets, made here: a new attribute grows the instance's
+        # dict, an allocation the loop must not make.
+        self.m = None
+        self.t0 = self.t_plan = self.t_top = 0
+        self.count = self.n_landed = 0
+        self.seen_r = self.seen_c = -32768
+        self.answer = RESENSE_NO
+        self.qr = self.qc = self.qx = self.qy = 0
+        self.streak = self.last = self.rail = self.touch = self.outcome = 0
+        self.urx = self.ury = self.rho = self.rmin2 = self.rmax2 = self.span = 0
+        self.a = self.b = self.z_probe = self.z_clear = self.z_app = 0
 
     def reconfigure(self, cfg):
         self.cfg = cfg
@@ -540,29 +551,61 @@ class Search:
 
     # ---- what a probe rules out ----
 
+    @micropython.native
     def _strike(self, rq, cq, seen):
         # CLEAR: no part whose inscribed disc meets the beam or a finger; SEEN: none whose
-        # circumscribed disc misses the beam, none whose inscribed disc meets a finger.
+        # circumscribed disc misses the beam, none whose inscribed disc meets a finger. Only the
+        # cells a probe can rule out are looked at (this runs on the board, at rest).
         n = self.n
         half = n // 2
         cells = self.cells
-        a2 = self.a * self.a if self.a > 0 else -1
+        a = self.a
+        a2 = a * a if a > 0 else -1
         b2 = self.b * self.b
         ho = self.ho
         fo = self.fo
         fh = self.fh
-        for i in range(n):
+        if seen:
+            i0, i1, j0, j1 = 0, n - 1, 0, n - 1
+        else:
+            if a <= 0:
+                return
+            w = fh + a
+            i0 = (rq - w) // CELL_DMM + half
+            i1 = (rq + w) // CELL_DMM + half + 1
+            w = ho + fo + a
+            j0 = (cq - w) // CELL_DMM + half
+            j1 = (cq + w) // CELL_DMM + half + 1
+            i0 = 0 if i0 < 0 else i0
+            j0 = 0 if j0 < 0 else j0
+            i1 = n - 1 if i1 > n - 1 else i1
+            j1 = n - 1 if j1 > n - 1 else j1
+        for i in range(i0, i1 + 1):
             r = (i - half) * CELL_DMM
-            for j in range(n):
+            dr = r - rq if r > rq else rq - r
+            if seen and dr * dr > b2:
+                for j in range(j0, j1 + 1):
+                    cells[i * n + j] = 0
+                continue
+            df = dr - fh if dr > fh else 0        # radially to the fingers' windows
+            for j in range(j0, j1 + 1):
                 k = i * n + j
                 if not cells[k]:
                     continue
                 c = (j - half) * CELL_DMM
-                if (_d2(r, c, rq - fh, rq + fh, cq + ho, cq + ho + fo) <= a2
-                        or _d2(r, c, rq - fh, rq + fh, cq - ho - fo, cq - ho) <= a2):
+                dc = c - cq if c > cq else cq - c
+                # across the jaws to a finger: the windows span ho..ho+fo either side
+                if dc < ho:
+                    dw = ho - dc
+                elif dc > ho + fo:
+                    dw = dc - ho - fo
+                else:
+                    dw = 0
+                if df * df + dw * dw <= a2:
                     cells[k] = 0
                     continue
-                d = _d2(r, c, rq, rq, cq - ho, cq + ho)
+                db = dc - ho if dc > ho else 0   # to the beam's segment
+                d = dr * dr + db * db
                 if (seen and d > b2) or (not seen and d <= a2):
                     cells[k] = 0
 

@@ -70,7 +70,7 @@ def test_a_prepared_plan_is_the_plan_computed_when_the_move_comes():
         n = fresh.n_wp
         hit = m.cache[key]
         assert hit[0] == n and list(hit[1]) == list(fresh.wp[:n * 4])
-        assert hit[2:] == (fresh.t_acc, fresh.t_total, fresh.s_acc)
+        assert hit[2:] == (fresh.t_acc, fresh.t_total, fresh.s_acc, fresh.d_max)
         ends.append(list(fresh.wp[(n - 1) * 4:n * 4]))
 
 

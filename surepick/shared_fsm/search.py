@@ -48,8 +48,9 @@ MAX_PROBES = const(16)
 FOUND_SPREAD_DMM = const(90)  # the radial range left when the pose is good enough for a grasp
 CLEAR_MARGIN_UM = const(3000)  # finger tips this far above the highest a part can reach, when hopping
 TIP_MIN_UM = const(2000)      # finger tips never lower than this above the table
-PLAN_WAIT_MS = const(48)      # after a MOVE_PLAN: the chip's planning fits in it, so every engine
-                              # moves on in the same tick
+PLAN_WAIT_MS = const(120)     # after a MOVE_PLAN: the chip's planning at rest and the collection
+                              # after it (52-88 ms on the emulated RP2040) fit in it, so every
+                              # engine moves on in the same tick
 _UNIT = const(4096)           # the radial unit vector, scaled
 
 # outcomes
@@ -670,11 +671,12 @@ class Search:
         # What the MOVE_PLAN in force will lead to, as motion.job_moves() gives moves (start,
         # kind, gentle, x, y, z, pitch; start -1 = where the arm is): a probe's way there and
         # down, or the attempt the search hands over to.
-        h = m.hz
+        h = m.hz                  # this attempt's height over the part (lower where the arm's reach ends)
         if self.phase == _FINAL:
             gx, gy, gz, pp = m.gx, m.gy, m.gz, m.pp
             return [(-1, MOVE_FREE, 0, gx, gy, gz + h, pp), (0, MOVE_LINE, 0, gx, gy, gz, pp),
-                    (1, MOVE_LINE, 1, gx, gy, gz + h, pp), (2, MOVE_FREE, 1, m.tx, m.ty, m.tz + h, m.tp),
+                    (1, MOVE_LINE, 1, gx, gy, gz + h, pp),
+                    (2, MOVE_FREE, 1, m.tx, m.ty, m.tz + self.cfg.approach_height_um, m.tp),
                     (1, MOVE_LINE, 0, gx, gy, gz + h, pp)]
         x, y, pp = self.qx, self.qy, m.pp
         if self.count == 0:

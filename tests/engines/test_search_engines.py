@@ -56,6 +56,28 @@ def test_the_search_finds_places_and_does_not_push(scenario, params):
         assert moved <= TOUCH_MOVE_MM
 
 
+def test_every_move_from_the_search_to_the_transfer_was_planned_at_rest(monkeypatch):
+    # A move planned when it comes is planned inside a tick (on the chip: several periods of
+    # IK). From the search's first probe to the transfer to the bin, every move must come from
+    # a plan made at rest (a MOVE_PLAN); the placing's own moves are the job's (the App plans
+    # those when the job comes; this engine has no App).
+    from surepick.shared_fsm import motion, states
+    planned_in_a_tick = []
+    compute = motion.Motion._compute
+    run = inproc.CycleRun("part_shifted", None, 1, 0, cfg_overrides=ALWAYS)     # found where the arm reaches lower
+    m = run.board.ctl.m
+
+    def watched(self, now, out):
+        planned_in_a_tick.append((states.name(m.state), out.move_kind, out.x_um, out.y_um, out.z_um))
+        return compute(self, now, out)
+    monkeypatch.setattr(motion.Motion, "_compute", watched)
+    rec = run.run(False)
+    assert rec["fsm_outcome"] == "placed" and "FOUND" in _search_steps(rec)
+    searching = ("APPROACH", "DESCEND", "GRASP", "VERIFY", "LIFT", "TRANSFER")
+    assert [p for p in planned_in_a_tick if p[0] in searching] == []
+    assert [p[0] for p in planned_in_a_tick] == ["PLACE", "PLACE"]     # the placing and its retreat
+
+
 def test_without_the_search_the_shifted_part_is_an_honest_failure():
     rec = _cycle("part_shifted", cfg=None)
     assert rec["fsm_outcome"] == "fault" and not rec["false_success"] and not _search_steps(rec)

@@ -103,7 +103,8 @@ def test_convenience_encoders():
     (link.T_PING, (), link.E_FIELD_COUNT),
     (link.T_PING, (1, 2), link.E_FIELD_COUNT),
     (link.T_EVENT, (1,) * 11, link.E_FIELD_COUNT),
-    (link.T_EVENT, (1, 2, 3, 4, 5, 6, 7, 8, 2, 0, 0, 0), link.E_RANGE),  # switch is a bit
+    (link.T_EVENT, (1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 2, 0), link.E_RANGE),  # beam is a bit (switch's field
+    # also carries a search step's y_um: docs/protocol.md)
     (link.T_CONFIG_GET, (1, "12"), link.E_BAD_FIELD),        # int-looking token
     (link.T_CONFIG_GET, (1, "a b"), link.E_BAD_FIELD),
     (link.T_CONFIG_GET, (1, "x" * 25), link.E_BAD_FIELD),

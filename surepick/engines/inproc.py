@@ -367,6 +367,10 @@ class CycleRun:
             "expected": answer in self.scenario.expect,
             "controller_restarts": self.lives - 1,
             "sim_ms": self.plant.now_ms,
+            # from the job to the machine at rest again (a part search's cost shows here)
+            "cycle_ms": None if done_at is None else done_at - self.job["t_ms"],
+            "probes": sum(1 for e in self.events if e[2] == codes.K_SEARCH
+                          and e[5] in (codes.R_PROBE_SEEN, codes.R_PROBE_CLEAR, codes.R_PROBE_TOUCHED)),
             "wall_s": round(wall_s, 3),
             "events": [event_dict(e) for e in self.events],
             "job": self.job,

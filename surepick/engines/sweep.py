@@ -417,6 +417,9 @@ def run_job(job, record_trajectory=False):
     for k in ("fsm_outcome", "fsm_fault", "fault_state", "attempts", "judge_outcome", "judge_reason",
               "false_success", "false_failure", "expected", "controller_restarts", "sim_ms", "wall_s"):
         result[k] = rec[k]
+    result["cycle_ms"] = rec["cycle_ms"]
+    result["probes"] = rec["probes"]
+    result["search_moved_mm"] = rec["judge"]["approach"]["part_moved_mm"]
     result["worker"] = "%s:%d" % (socket.gethostname(), os.getpid())   # provenance, not compared
     if not record_trajectory:
         return result

@@ -51,6 +51,14 @@ class Cell:
         self.expected = sum(1 for r in rs if r["expected"])
         self.faults = histogram(r["fsm_fault"] for r in rs if r["fsm_fault"])
         self.attempts_mean = sum(r["attempts"] for r in rs) / len(rs) if rs else None
+        # how long a cycle took (job to rest), how many probes a part search made, and the
+        # farthest the part moved before a grasp (results from before these were kept: blank)
+        times = sorted(r["cycle_ms"] for r in rs if r.get("cycle_ms") is not None)
+        self.cycle_ms_median = times[len(times) // 2] if times else None
+        probes = [r["probes"] for r in rs if r.get("probes") is not None]
+        self.probes_mean = sum(probes) / len(probes) if probes else None
+        moved = [r["search_moved_mm"] for r in rs if r.get("search_moved_mm") is not None]
+        self.search_moved_mm_max = max(moved) if moved else None
         self.rate = self.placed / self.runs if rs else None
         self.low, self.high = wilson(self.placed, self.runs)
         self.complete = self.runs == planned_runs
@@ -89,7 +97,8 @@ def rows(plan, cells):
     names = fault_names(cells)
     header = ([a.name for a in plan.axes] + list(FIRST_COLUMNS)
               + ["placed_rate", "placed_low95", "placed_high95", "attempts_mean", "in_envelope",
-                 "fsm_placed", "judge_placed", "incomplete", "expected_outcome", "cell"]
+                 "fsm_placed", "judge_placed", "incomplete", "expected_outcome", "cell", "cycle_ms_median",
+                 "probes_mean", "search_moved_mm_max"]
               + ["fault_" + n for n in names])
     out = []
     for c in cells:
@@ -98,10 +107,15 @@ def rows(plan, cells):
                 ";".join("%s=%d" % kv for kv in c.faults.items())]
         row += ["" if c.rate is None else "%.4f" % c.rate, "%.4f" % c.low, "%.4f" % c.high,
                 "" if c.attempts_mean is None else "%.3f" % c.attempts_mean, "1" if c.in_envelope else "0",
-                str(c.fsm_placed), str(c.judge_placed), str(c.incomplete), str(c.expected), str(c.index)]
+                str(c.fsm_placed), str(c.judge_placed), str(c.incomplete), str(c.expected), str(c.index),
+                _blank(c.cycle_ms_median, "%d"), _blank(c.probes_mean, "%.2f"), _blank(c.search_moved_mm_max, "%.2f")]
         row += [str(c.faults.get(n, 0)) for n in names]
         out.append(row)
     return header, out
+
+
+def _blank(v, form):
+    return "" if v is None else form % v
 
 
 def write_cells(out_dir, plan, cells):

@@ -184,6 +184,7 @@ class Search:
 
     # ---- the hook (the machine calls it every tick of a search) ----
 
+    @micropython.native
     def __call__(self, m, attempt):
         if self.phase == _IDLE:
             mode = self.cfg.resense
@@ -215,7 +216,9 @@ class Search:
         self._next(m)
         return RESENSE_BUSY
 
+    @micropython.native
     def _step(self, m):
+        # Every tick of a search: a few comparisons (native on the board: it runs in a loop tick).
         ph = self.phase
         inp = m.inp
         if ph == _PLAN or ph == _FINAL:
@@ -301,6 +304,7 @@ class Search:
             self.touch = 0
             m.move(self.qx, self.qy, self.z_probe, m.pp, MOVE_LINE, 0)
 
+    @micropython.native
     def _touching(self, m):
         # The rail sagged under the level at the top, debounce_reads reads in a row, or the pad
         # was pressed: a finger is on something. Back up the way it came, at once.

@@ -79,13 +79,17 @@ def probe_mpy():
         return artifacts._compile(exe, PROBE, "chip_tick_probe.py", d, "armv6m")
 
 
-def run_chip(idle_ticks, cycle_ticks, stop_after_job_ms, src=None, uf2=None, scenario="nominal"):
+def run_chip(idle_ticks, cycle_ticks, stop_after_job_ms, src=None, uf2=None, scenario="nominal", config=None):
     from surepick.engines.rp2040 import flashimage
     from surepick.engines.rp2040.cycle import ChipCycle
+    from surepick.firmware import settings as fw_settings
     from surepick.host.deploy import artifacts
     from surepick.sim import scenarios
-    files = flashimage.firmware_files(extra={"/chip_tick_probe.mpy": probe_mpy(),
-                                             "/main.py": board_main(idle_ticks, cycle_ticks).encode()})
+    extra = {"/chip_tick_probe.mpy": probe_mpy(), "/main.py": board_main(idle_ticks, cycle_ticks).encode()}
+    settings = fw_settings.Settings(machine=config or None)
+    if config:
+        extra["/config.json"] = json.dumps(settings.to_json_dict()).encode()
+    files = flashimage.firmware_files(extra=extra)
     if src is not None:
         arts = artifacts.build(src_root=src, mpy_cross=artifacts.find_mpy_cross())
         files = {k: v for k, v in files.items() if not k.startswith("/lib/")}
@@ -94,7 +98,7 @@ def run_chip(idle_ticks, cycle_ticks, stop_after_job_ms, src=None, uf2=None, sce
         img = Path(d) / "flash.bin"
         img.write_bytes(flashimage.whole_flash(flashimage.build_fs(files)))
         values = scenarios.get(scenario).resolve(None)
-        cc = ChipCycle(scenario, values, 0, 0, flash_image=img, uf2=uf2,
+        cc = ChipCycle(scenario, values, 0, 0, flash_image=img, uf2=uf2, settings=settings,
                        cal_after_ms=idle_ticks * 2 + 200, stop_after_job_ms=stop_after_job_ms)
         t0 = time.monotonic()
         try:
@@ -190,7 +194,17 @@ def main(argv=None):
     ap.add_argument("--uf2", metavar="FILE", help="RP2040 MicroPython image (default: see engines/rp2040)")
     ap.add_argument("--only", choices=("chip", "unix"))
     ap.add_argument("--scenario", default="nominal", help="the scenario whose cycle is measured (default nominal)")
+    ap.add_argument("--config", action="append", default=[], metavar="FIELD=V",
+                    help="a machine config field the chip boots with (its /config.json), e.g. resense=always; "
+                         "the chip column only")
     args = ap.parse_args(argv)
+    config = {}
+    for item in args.config:
+        from surepick.shared_fsm.config import value_of
+        k, _, v = item.partition("=")
+        config[k.strip()] = value_of(k.strip(), v.strip())
+    if config and args.only != "chip":
+        raise SystemExit("--config measures the chip only: add --only chip")
     idle = 100 if args.tiny else 500
     cycle = 50 if args.tiny else 0     # 50 ticks fit the 400 ms of the job a tiny run lets pass
     res = {}
@@ -198,7 +212,7 @@ def main(argv=None):
         # the whole cycle even when tiny (a second or two here): the probe's end of the cycle runs
         res["unix"] = run_unix(idle, 0, 60000, args.scenario)
     if args.only != "unix":
-        res["chip"] = run_chip(idle, cycle, 400 if args.tiny else None, args.src, args.uf2, args.scenario)
+        res["chip"] = run_chip(idle, cycle, 400 if args.tiny else None, args.src, args.uf2, args.scenario, config)
     print(table(res))
     heap = ((res.get("chip") or {}).get("cycle") or {}).get("heap")
     if heap:

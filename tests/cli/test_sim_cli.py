@@ -89,7 +89,7 @@ def test_scenarios_lists_every_scenario_with_parameters():
                  "switch_stuck_open", "switch_stuck_closed", "beam_debris", "pot_wire_broken", "servo_stall",
                  "brownout_mid_lift"):
         assert name in data
-    assert data["part_offset"]["params"]["offset_mm"]["max"] == 20.0
+    assert data["part_offset"]["params"]["offset_mm"]["max"] == 25.0     # the part search's sweep reaches 24
     assert data["estop"]["params"]["state"]["choices"][:2] == ["IDLE", "APPROACH"]
 
 
@@ -119,14 +119,15 @@ def test_batch_writes_summary_with_confusion_matrix(tmp_path):
     for key in ("count", "fsm_success", "judge_success", "false_success", "false_failure", "per_scenario",
                 "fault_reasons"):
         assert key in s
-    # one cycle of each scenario: 17 since the fail-safe merge added stall_on_fixture and estop
-    assert set(s["per_scenario"]) == set(scenarios.SCENARIOS) and len(scenarios.SCENARIOS) == 17
-    assert s["count"] == 17 and s["false_success"] == 0
+    # one cycle of each scenario: 17 since the fail-safe merge added stall_on_fixture and estop, 20
+    # since find-the-part added part_shifted, two_parts and part_at_fence
+    assert set(s["per_scenario"]) == set(scenarios.SCENARIOS) and len(scenarios.SCENARIOS) == 20
+    assert s["count"] == 20 and s["false_success"] == 0
     m = s["per_scenario"]["nominal"]
     assert m["fsm_placed_judge_placed"] == 1
     assert s["per_scenario"]["part_missing"]["fsm_not_judge_not"] == 1
     lines = (out / "cycles.jsonl").read_text().splitlines()
-    assert len(lines) == 17
+    assert len(lines) == 20
 
 
 def test_batch_ctrl_c_stops_cleanly_and_keeps_finished_results(tmp_path):

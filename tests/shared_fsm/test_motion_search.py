@@ -37,13 +37,18 @@ def _run(mo, out, inp, now, until_arrived=True, ticks=None, trace=None):
     return now
 
 
-def test_move_back_retraces_a_descent_cut_short_to_where_it_began():
-    cfg = Config()
-    mo = Motion(cfg, _at(TOP), 45000)
+def _descending():
+    # a planner at the clear height over the pick pose, the jaw open, told to go straight down
+    mo = Motion(Config(), _at(TOP), 45000)
     out, inp = Outputs(), Inputs()
     out.jaw_um = 45000
     start = list(mo.joints)
     _command(out, MOVE_LINE, BOTTOM)
+    return mo, out, inp, start
+
+
+def test_move_back_retraces_a_descent_cut_short_to_where_it_began():
+    mo, out, inp, start = _descending()
     now = _run(mo, out, inp, 0, until_arrived=False, ticks=60)     # part of the way down
     low = kinematics.forward([v / 1000.0 for v in mo.joints])
     assert 15.5 + 3 < low[2] < 44.0 - 3
@@ -59,12 +64,7 @@ def test_move_back_retraces_a_descent_cut_short_to_where_it_began():
 
 
 def test_move_back_after_a_finished_move_goes_all_the_way_back():
-    cfg = Config()
-    mo = Motion(cfg, _at(TOP), 45000)
-    out, inp = Outputs(), Inputs()
-    out.jaw_um = 45000
-    start = list(mo.joints)
-    _command(out, MOVE_LINE, BOTTOM)
+    mo, out, inp, start = _descending()
     now = _run(mo, out, inp, 0)
     bottom = kinematics.forward([v / 1000.0 for v in mo.joints])
     assert abs(bottom[2] - 15.5) < 0.05

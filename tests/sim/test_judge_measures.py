@@ -49,3 +49,20 @@ def test_a_part_dropped_in_the_bin_area_from_a_height_is_a_drop_but_one_picked_a
     j.sample(100, _held(50.0, fingers=False))              # and this one is a drop again
     assert j.dropped_at == (100, [160.0, -60.0, 50.0])
     assert j.verdict()[0] == "dropped"
+
+
+def test_approach_measures_the_part_s_travel_across_its_support_and_the_longest_stall():
+    # Only while the board says APPROACH (where a part search probes), from where the part was
+    # when it began: 3-4-5 across the pad is 5 mm; a press into the pad (z) is not travel across
+    # it; what happens in another state does not count.
+    j = Judge(60.0)
+    j.note_state(0, "APPROACH")
+    j.sample(0, _truth(part=(160.0, -60.0, 15.0)))
+    j.sample(20, _truth(part=(160.0, -60.0, 13.5), stall=[False, True, False, False, False]))
+    j.sample(40, _truth(part=(163.0, -56.0, 15.0), stall=[False, True, False, False, False]))
+    j.sample(60, _truth(part=(161.0, -60.0, 15.0)))
+    j.note_state(80, "DESCEND")
+    j.sample(80, _truth(part=(180.0, -60.0, 15.0), stall=[True] * 5))
+    j.sample(200, _truth(part=(180.0, -60.0, 15.0), stall=[True] * 5))
+    a = j.verdict()[2]["approach"]
+    assert a == {"part_moved_mm": 5.0, "longest_stall_ms": 20}

@@ -149,3 +149,15 @@ def test_the_firmware_on_the_emulated_rp2040_finds_a_shifted_part(tmp_path):
     assert loop["period_us"] == 4000 and loop["overruns"] == 0 and loop["tick_max_us"] < 4000, loop
     # (measured: p99 2,815 us, 70% of the period; the nominal cycle's own gate is 70%: its test)
     assert loop["tick_p99_us"] <= 0.75 * 4000, loop
+
+
+def test_the_board_s_own_event_log_keeps_the_search(tmp_path):
+    # The firmware's flash log (what `surepick log` reads) holds every search step with its pose.
+    from surepick.engines import vboard
+    from surepick.firmware import flashlog
+    from surepick.shared_fsm import codes
+    bc = vboard.BoardCycle("part_shifted", None, 1, 0, None, tmp_path / "flash", cfg_overrides=ALWAYS).run()
+    logged = [r for _, _, r in flashlog.FlashLog(str(tmp_path / "flash" / "log")).read_since(0)]
+    searched = [tuple(r) for r in logged if r[2] == codes.K_SEARCH]
+    sent = [e for e in bc.events if e[2] == codes.K_SEARCH]
+    assert searched == sent and codes.R_FOUND in [r[5] for r in searched]

@@ -157,7 +157,8 @@ def test_the_firmware_on_the_emulated_rp2040_finds_a_shifted_part(tmp_path):
     chip = [(e[1] - evs[0][0][1],) + tuple(e[2:6]) + (tuple(e[7:10]) if e[2] == 3 else ()) for e in evs[0]]
     assert chip == host
     loop = rec["loop"]
-    assert loop["period_us"] == 4000 and loop["overruns"] == 0 and loop["tick_max_us"] < 4000, loop
+    # (period_us is the cycle's mean period: the plannings at rest skip periods, as a flash write does)
+    assert loop["overruns"] == 0 and loop["tick_max_us"] < 4000, loop
     # (measured: p99 2,815 us, 70% of the period; the nominal cycle's own gate is 70%: its test)
     assert loop["tick_p99_us"] <= 0.75 * 4000, loop
 

@@ -25,6 +25,7 @@ MAX_WAYPOINTS = const(24)
 _S_FULL = const(16384)      # path parameter at the end of a move (fixed point, 14 bits)
 CACHE_SIZE = 5 * MAX_ATTEMPTS + 2   # plans kept by prepare(): every move job_moves() gives
 AHEAD_SIZE = 8     # plans kept by plan_ahead(): what a search names next (its probe, or an attempt)
+BACK_REWIND_MS = const(100)   # MOVE_BACK starts where the setpoint was this long ago (_retrace)
 
 
 def job_moves(job, cfg, attempts):
@@ -273,11 +274,18 @@ class Motion:
         return dist
 
     def _retrace(self, now, gentle):
-        # MOVE_BACK: the last move's own waypoints, run backwards from where the setpoint is to
-        # where the move began: the same path, no IK, nothing rebuilt (it may start mid-move,
-        # when a search's probe touched something: a few integer and float steps, in the tick).
-        # Its profile covers the part of the path it goes back along (s_now of it).
+        # MOVE_BACK: the last move's own waypoints, run backwards to where the move began: the
+        # same path, no IK, nothing rebuilt (it may start mid-move, when a search's probe touched
+        # something: a few integer and float steps, in the tick). It starts from where the
+        # setpoint was BACK_REWIND_MS ago: a touch is felt that long after it began, and the
+        # setpoint has gone on down meanwhile; stepping back at once (the servo drivers slew the
+        # step) the arm stops pushing within a few ticks instead of once the retrace has climbed
+        # back through that overshoot. After a move that has ended, that is where it ended.
         f = self.s_now
+        if not self.back:
+            f = self._s_of(ticks_diff(now, self.start) - BACK_REWIND_MS)
+            if f < self.s_now:
+                self._place_at(f)
         if self.n_wp < 2 or f <= 0:
             self.arrived_seq = self.seq        # nothing to go back along
             self.active = 0
@@ -317,19 +325,26 @@ class Motion:
         self.active = 1
 
     @micropython.native
-    def _advance(self, now):
-        t = ticks_diff(now, self.start)
+    def _s_of(self, t):
+        # The profile's path parameter t ms after the move began.
         ta = self.t_acc
         tt = self.t_total
         if t >= tt:
-            s = _S_FULL
-        elif t < ta:
-            s = (self.s_acc * t // ta) * t // ta
-        elif t < tt - ta:
-            s = self.s_acc + (_S_FULL - 2 * self.s_acc) * (t - ta) // (tt - 2 * ta)
-        else:
-            r = tt - t
-            s = _S_FULL - (self.s_acc * r // ta) * r // ta
+            return _S_FULL
+        if t <= 0:
+            return 0
+        if t < ta:
+            return (self.s_acc * t // ta) * t // ta
+        if t < tt - ta:
+            return self.s_acc + (_S_FULL - 2 * self.s_acc) * (t - ta) // (tt - 2 * ta)
+        r = tt - t
+        return _S_FULL - (self.s_acc * r // ta) * r // ta
+
+    @micropython.native
+    def _advance(self, now):
+        t = ticks_diff(now, self.start)
+        tt = self.t_total
+        s = self._s_of(t)
         if self.back:
             s = self.back_from - s * self.back_from // _S_FULL
         self._place_at(s)

@@ -89,7 +89,6 @@ class Search:
         self.off = 0
         # Every attribute a search step sets, made here: a new attribute grows the instance's
         # dict, an allocation the loop must not make.
-        self.m = None
         self.t0 = self.t_plan = self.t_top = 0
         self.count = self.n_landed = 0
         self.seen_r = self.seen_c = -32768
@@ -195,7 +194,6 @@ class Search:
 
     def _begin(self, m):
         self.t0 = m.now
-        self.m = m
         self.count = 0
         self.n_landed = 0
         self.seen_r = -32768          # the last probe that SAW it (r, c): its corridor; none yet

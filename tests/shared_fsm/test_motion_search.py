@@ -63,6 +63,21 @@ def test_move_back_retraces_a_descent_cut_short_to_where_it_began():
         assert abs(x - 160.0) < 0.3 and abs(y + 60.0) < 0.3 and abs(pitch + 90.0) < 0.1
 
 
+def test_move_back_steps_back_to_where_the_setpoint_was_before_a_touch_was_felt():
+    # A touch is felt some tens of ms after it began; meanwhile the setpoint went on down.
+    # MOVE_BACK starts from where it was BACK_REWIND_MS before (then only up).
+    from surepick.shared_fsm.motion import BACK_REWIND_MS
+    mo, out, inp, start = _descending()
+    trace = []
+    now = _run(mo, out, inp, 0, until_arrived=False, ticks=60, trace=trace)   # ticks at 0, 4, ... 236 ms
+    before = trace[(236 - BACK_REWIND_MS) // 4][2]           # the setpoint's height then
+    assert trace[-1][2] < before - 1.0                       # it went on down more than a mm since
+    after = []
+    _command(out, MOVE_BACK, BOTTOM)
+    _run(mo, out, inp, now, until_arrived=False, ticks=1, trace=after)
+    assert abs(after[0][2] - before) < 0.3
+
+
 def test_move_back_after_a_finished_move_goes_all_the_way_back():
     mo, out, inp, start = _descending()
     now = _run(mo, out, inp, 0)

@@ -173,6 +173,7 @@ class Controller:
         if self.arm is None:
             self.arm, self.arm_error = arm_file.load(self.root + arm_file.PATH, self.settings.rejected)
         self.check_pose = pose_checker(self.arm)
+        self.m.arm = self.arm        # a part search plans its probes with it
 
     def _cache_limits(self):
         # Board settings the tick reads, as attributes (no dict lookup per tick).

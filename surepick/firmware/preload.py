@@ -26,8 +26,6 @@ def load():
     gc.collect()
     from ..shared_fsm import machine  # noqa: F401
     gc.collect()
-    from ..shared_fsm import gripper_geometry, search  # noqa: F401
-    gc.collect()
     from ..shared_fsm import motion, servo_cal  # noqa: F401
     gc.collect()
     from . import fsutil, cmdparse, calibrate  # noqa: F401

@@ -1,35 +1,36 @@
-# The gripper's geometry the part search plans its probes from, read in ONE place so that it can
-# be pointed at an arm description when one exists (docs/find-the-part.md, "Geometry"). Today
-# the numbers are the reference gripper's (sim/arm.xml; tests/shared_fsm/test_gripper_geometry.py
-# checks them against MuJoCo's own model of it) and the jaw's opening is the machine's
-# jaw_max_um. Integer micrometres, for the board.
-from .compat import const
-
-# Along the tool axis: the IR beam crosses the jaws this far behind the jaw centre (towards the
-# wrist), and the finger tips reach this far past it. So with the tool pointing down the beam is
-# BEAM_BEHIND + FINGER_TIP above the finger tips: the beam can only see what stands taller than
-# that between the fingers.
-BEAM_BEHIND_UM = const(5000)
-FINGER_TIP_UM = const(10000)
-# Across the closing direction (radial when the tool points down): how wide a finger is.
-FINGER_HEIGHT_UM = const(20000)
-# Along the closing direction: from a finger's gripping face to its outer face (the left finger:
-# sprung pad, the gap the emitter sits in, the plate; the right one is thinner: 6 mm, taken as
-# the left's to stay on the safe side).
-FINGER_OUTER_UM = const(10000)
+# The gripper's geometry the part search plans its probes from, read in ONE place: the arm's
+# description (shared_fsm/arm.py; the reference arm's when none is given), whose numbers the
+# simulator's model is generated from too (tests/sim/test_gripper_geometry.py checks what this
+# reads against MuJoCo's model). Integer micrometres, for the board; docs/find-the-part.md,
+# "What the gripper can sense".
 
 
 class Geometry:
-    # What a search needs, in um: beam_behind, finger_tip, finger_height, finger_outer, and
-    # opening (how far apart the gripping faces are when the jaw is open for a probe).
-    def __init__(self, opening_um):
-        self.beam_behind = BEAM_BEHIND_UM
-        self.finger_tip = FINGER_TIP_UM
-        self.finger_height = FINGER_HEIGHT_UM
-        self.finger_outer = FINGER_OUTER_UM
-        self.opening = opening_um
+    # What a search needs, in um:
+    #   beam_behind    the IR beam crosses the jaws this far behind the jaw centre (towards the
+    #                  wrist) along the tool axis,
+    #   finger_tip     and the finger tips reach this far past it: with the tool pointing down the
+    #                  beam is beam_behind + finger_tip above the tips, and sees only what stands
+    #                  taller than that between the fingers;
+    #   finger_height  a finger's width across the closing direction (radial when pointing down);
+    #   finger_outer   from a finger's gripping face to its outer face (the left finger's: sprung
+    #                  pad, its travel, the plate; the right one is thinner, taken as the left);
+    #   opening        how far apart the gripping faces are with the jaw open for a probe.
+    def __init__(self, beam_behind, finger_tip, finger_height, finger_outer, opening):
+        self.beam_behind = beam_behind
+        self.finger_tip = finger_tip
+        self.finger_height = finger_height
+        self.finger_outer = finger_outer
+        self.opening = opening
 
 
-def geometry(cfg):
-    # The one entry point: the probes open the jaw as wide as it goes.
-    return Geometry(cfg.jaw_max_um)
+def geometry(cfg, arm=None):
+    # The one entry point. arm: an Arm (shared_fsm/arm.py) or None for the reference arm; the
+    # probes open the jaw as wide as the machine's config lets it (jaw_max_um).
+    if arm is None:
+        from .kinematics import REFERENCE
+        arm = REFERENCE
+    g = arm.gripper
+    outer = g["pad_thickness_mm"] + arm.sensors["pad"]["travel_mm"] + g["finger_thickness_mm"]
+    return Geometry(int(round(g["beam_behind_mm"] * 1000)), int(round(g["finger_tip_mm"] * 1000)),
+                    int(round(g["finger_height_mm"] * 1000)), int(round(outer * 1000)), cfg.jaw_max_um)

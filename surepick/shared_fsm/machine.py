@@ -134,6 +134,7 @@ class Machine:
         # shared_fsm/search.py, installed from the config's `resense`). Its job(machine), if
         # it has one, is called when a job starts.
         self.resense = None
+        self.arm = None          # the arm the controller runs (shared_fsm/arm.py), for the hook
         self.bound = [0] * N_STATES
         self.reconfigure()
         self.state = IDLE

@@ -96,19 +96,30 @@ class Search:
         self.qr = self.qc = self.qx = self.qy = 0
         self.streak = self.last = self.rail = self.touch = self.outcome = 0
         self.urx = self.ury = self.rho = self.rmin2 = self.rmax2 = self.span = 0
+        self.arm = self.geo = None
+        self.ho = self.fo = self.fh = 0
         self.a = self.b = self.z_probe = self.z_clear = self.z_app = 0
 
     def reconfigure(self, cfg):
         self.cfg = cfg
         self.first = 1 if cfg.resense == RESENSE_ALWAYS else 0   # the machine asks before attempt 1 too
-        g = geometry(cfg)
-        self.geo = g
         half = cfg.search_range_um // 100 // CELL_DMM       # cells each side of the taught pose
         self.n = 2 * half + 1
         if len(self.cells) != self.n * self.n:
             self.cells = bytearray(self.n * self.n)
             self.rows = array("h", [0] * self.n)     # candidates left per radial row
         self.range_dmm = half * CELL_DMM
+
+    def _use_arm(self, arm):
+        # The arm whose kinematics and gripper the probes are planned with: the controller's (on a
+        # board, its description); None only for a machine without one (host tools: the
+        # reference arm, imported here rather than on a board, which drops its module).
+        if arm is None:
+            from .kinematics import REFERENCE
+            arm = REFERENCE
+        self.arm = arm
+        g = geometry(self.cfg, arm)
+        self.geo = g
         self.ho = g.opening // 200                 # half the opening, dmm
         self.fo = g.finger_outer // 100
         self.fh = g.finger_height // 200           # half a finger's width, dmm
@@ -116,7 +127,9 @@ class Search:
     # ---- a job (Machine.start_job: not in the loop; may allocate) ----
 
     def job(self, m):
+        # m.arm: the arm the controller runs (its description), when it has told the machine
         cfg = self.cfg
+        self._use_arm(getattr(m, "arm", None))
         self.ok = 0
         self.off = 0
         px, py, pz, pp = m.px, m.py, m.pz, m.pp
@@ -152,7 +165,7 @@ class Search:
         # base axis (for a given height and pitch), so the reach at the probe and clear heights
         # is a ring around the base, found along the line through the pick pose (the
         # kinematics answer; a few solutions, at the job's start).
-        from .kinematics import inverse
+        inverse = self.arm.inverse
         rho = n / 1000.0
         span = self.range_dmm / 10.0 + 1.0
         lo = rho - span
@@ -620,7 +633,7 @@ class Search:
         m.events.put_search(m, R_FOUND, x, y, m.pz, spread * 100)
         # approach and lift as high above it as the arm reaches, up to approach_height_um (it
         # reaches the clear height there: a probe came down there, or beside it)
-        from .kinematics import inverse
+        inverse = self.arm.inverse
         lo = self.z_clear
         hi = m.pz + self.cfg.approach_height_um
         while hi - lo > 500:

@@ -75,17 +75,6 @@ class Judge:
         if q is not None:
             self._last_q = (t_ms, list(q))
         pos = truth["part_pos_mm"]
-        if self.approach:
-            if stall is not None:
-                d = max([0] + [t_ms - s for s in self.stall_since if s is not None])
-                if d > self.approach_stall_ms:
-                    self.approach_stall_ms = d
-            if pos is not None:
-                if self._approach_from is None:
-                    self._approach_from = [float(v) for v in pos]
-                d = math.hypot(pos[0] - self._approach_from[0], pos[1] - self._approach_from[1])
-                if d > self.approach_moved_mm:
-                    self.approach_moved_mm = d
         for w in list(self._windows):
             since = t_ms - w["t_ms"]
             if since > RESTART_WINDOW_MS:
@@ -101,9 +90,26 @@ class Judge:
                 if d > w["part_moved_mm"]:
                     w["part_moved_mm"] = d
 
+    def _approach(self, t_ms, truth):
+        # While the board says APPROACH: the part's travel across its support (x, y) from where
+        # it was when the state began, and the longest stall so far (after _arm's bookkeeping).
+        if truth.get("servos_at_stall") is not None:
+            d = max([0] + [t_ms - s for s in self.stall_since if s is not None])
+            if d > self.approach_stall_ms:
+                self.approach_stall_ms = d
+        pos = truth["part_pos_mm"]
+        if pos is not None:
+            if self._approach_from is None:
+                self._approach_from = [float(v) for v in pos]
+            d = math.hypot(pos[0] - self._approach_from[0], pos[1] - self._approach_from[1])
+            if d > self.approach_moved_mm:
+                self.approach_moved_mm = d
+
     def sample(self, t_ms, truth):
         # Called every few ms with plant.truth().
         self._arm(t_ms, truth)
+        if self.approach:
+            self._approach(t_ms, truth)
         self.last = truth
         pos = truth["part_pos_mm"]
         if pos is None:

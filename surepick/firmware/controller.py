@@ -283,7 +283,8 @@ class Controller:
         m.step(now)
         if m.fault and (m.fault != fault or m.estop_latched != estop) and m.out.jaw_um == self.motion.jaw_um:
             self._stop_gripper()         # a fault latched here, the jaw left where it was slewing
-        if m.out.move_kind == MOVE_PLAN and m.out.move_seq != self.motion.seq and not m.out.hold:
+        out = m.out
+        if out.move_seq != self.motion.seq and out.move_kind == MOVE_PLAN and not out.hold:
             self._plan_ahead()
         self._watch_stall(now)
         self._watch_rail(now)

@@ -94,7 +94,6 @@ class Motion:
         self.cache = {}       # plan key -> (n_wp, waypoints, t_acc, t_total, s_acc)
         self.ahead = {}       # the same, from plan_ahead() (replaced by each call)
         self.hits = 0
-        self.s_now = 0        # path parameter the setpoint was last placed at (MOVE_BACK starts there)
         self.back = 0         # 1: the move in progress is a MOVE_BACK, s running back from back_from
         self.back_from = 0
         self.d_max = 0.0      # the planned move's largest joint travel, mdeg (a MOVE_BACK's profile)
@@ -281,10 +280,12 @@ class Motion:
         # setpoint has gone on down meanwhile; stepping back at once (the servo drivers slew the
         # step) the arm stops pushing within a few ticks instead of once the retrace has climbed
         # back through that overshoot. After a move that has ended, that is where it ended.
-        f = self.s_now
-        if not self.back:
-            f = self._s_of(ticks_diff(now, self.start) - BACK_REWIND_MS)
-            if f < self.s_now:
+        if self.back:
+            f = 0                              # (already going back: nothing more to retrace)
+        else:
+            t = ticks_diff(now, self.start)
+            f = self._s_of(t - BACK_REWIND_MS)
+            if f < self._s_of(t):
                 self._place_at(f)
         if self.n_wp < 2 or f <= 0:
             self.arrived_seq = self.seq        # nothing to go back along
@@ -324,9 +325,9 @@ class Motion:
         self.start = now
         self.active = 1
 
-    @micropython.native
     def _s_of(self, t):
-        # The profile's path parameter t ms after the move began.
+        # The profile's path parameter t ms after the move began (what _advance places the
+        # setpoint at; written out again there, which runs every tick).
         ta = self.t_acc
         tt = self.t_total
         if t >= tt:
@@ -343,8 +344,17 @@ class Motion:
     @micropython.native
     def _advance(self, now):
         t = ticks_diff(now, self.start)
+        ta = self.t_acc
         tt = self.t_total
-        s = self._s_of(t)
+        if t >= tt:
+            s = _S_FULL
+        elif t < ta:
+            s = (self.s_acc * t // ta) * t // ta
+        elif t < tt - ta:
+            s = self.s_acc + (_S_FULL - 2 * self.s_acc) * (t - ta) // (tt - 2 * ta)
+        else:
+            r = tt - t
+            s = _S_FULL - (self.s_acc * r // ta) * r // ta
         if self.back:
             s = self.back_from - s * self.back_from // _S_FULL
         self._place_at(s)
@@ -355,7 +365,6 @@ class Motion:
 
     @micropython.native
     def _place_at(self, s):
-        self.s_now = s
         segs = self.n_wp - 1
         pos = s * segs
         k = pos // _S_FULL

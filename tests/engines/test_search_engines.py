@@ -166,9 +166,10 @@ def test_the_firmware_on_the_emulated_rp2040_finds_a_shifted_part(tmp_path):
 def test_the_board_s_own_event_log_keeps_the_search(tmp_path):
     # The firmware's flash log (what `surepick log` reads) holds every search step with its pose.
     from surepick.engines import vboard
-    from surepick.firmware import flashlog
+    from surepick.firmware import flashlog, settings
     from surepick.shared_fsm import codes
-    bc = vboard.BoardCycle("part_shifted", None, 1, 0, None, tmp_path / "flash", cfg_overrides=ALWAYS).run()
+    bc = vboard.BoardCycle("part_shifted", None, 1, 0, None, tmp_path / "flash",
+                           settings=settings.Settings(machine=ALWAYS)).run()
     logged = [r for _, _, r in flashlog.FlashLog(str(tmp_path / "flash" / "log")).read_since(0)]
     searched = [tuple(r) for r in logged if r[2] == codes.K_SEARCH]
     sent = [e for e in bc.events if e[2] == codes.K_SEARCH]

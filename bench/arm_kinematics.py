@@ -1,8 +1,8 @@
 """The firmware's arm kinematics (shared_fsm/arm.py) on the emulated RP2040, per kind.
 
-    .venv/bin/python bench/arm_kinematics.py [--n N] [--uf2 FILE]
+    .venv/bin/python bench/arm_kinematics.py [--n N] [--uf2 FILE] [--tiny]
 
-Copies shared_fsm/{compat,arm}.py (compiled for armv6m, as deploy ships them) and the presets'
+Copies shared_fsm/{compat,arm,arm_check}.py (compiled for armv6m, as deploy ships them) and the presets'
 descriptions to the emulated chip (the real MicroPython RP2040 image in rp2040js,
 engines/rp2040), then times there, with ticks_us in emulated microseconds (a Pico at 125 MHz):
 validate() of each description once, and N calls each of forward() and inverse() at the bench's
@@ -74,7 +74,7 @@ if K is not None:
 def mpremote(address, *args):
     proc = subprocess.run([MPREMOTE, "connect", address, *args], capture_output=True, text=True, timeout=600)
     if proc.returncode:
-        raise RuntimeError("mpremote %s: %s" % (" ".join(args[:2]), proc.stderr.strip()[-400:]))
+        raise RuntimeError("mpremote %s: %s" % (" ".join(args[:2]), (proc.stdout + proc.stderr).strip()[-600:]))
     return proc.stdout
 
 
@@ -85,7 +85,10 @@ def main():
                     help="also time this module's inverse()/forward() at the reference pick pose, in the same "
                     "run (e.g. an older checkout's shared_fsm/kinematics.py)")
     ap.add_argument("--uf2", help="the MicroPython RPI_PICO image (default as engines/rp2040 finds it)")
+    ap.add_argument("--tiny", action="store_true", help="3 calls each: only shows that the script runs")
     args = ap.parse_args()
+    if args.tiny:
+        args.n = 3
     descs = {n: arm_mod.validate(presets.get(n)).to_dict() for n in presets.names()}
     exe = find_mpy_cross()
     with tempfile.TemporaryDirectory() as tmp, Chip(args.uf2, throttle=False) as chip:
@@ -98,7 +101,8 @@ def main():
         mpremote(chip.address, "fs", "cp", str(tmp / "__init__.py"), ":/b/surepick/__init__.py")
         mpremote(chip.address, "fs", "cp", str(tmp / "__init__.py"), ":/b/surepick/shared_fsm/__init__.py")
         mods = [("compat", REPO / "surepick" / "shared_fsm" / "compat.py"),
-                ("arm", REPO / "surepick" / "shared_fsm" / "arm.py")]
+                ("arm", REPO / "surepick" / "shared_fsm" / "arm.py"),
+                ("arm_check", REPO / "surepick" / "shared_fsm" / "arm_check.py")]
         if args.other:
             mods.append(("kin_other", Path(args.other)))
         for mod, src in mods:

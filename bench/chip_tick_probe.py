@@ -247,7 +247,11 @@ class Probe:
                "phases": {k: v.summary() for k, v in PHASES.items()}, "heap": self.heap,
                "loop": {"overruns": a.stats.overruns, "late": a.stats.late,
                         "gc_count": getattr(a.stats, "gc_count", -1)}}
-        print("CHIPTICK " + json.dumps(out))
+        # Streamed: one string of the whole report would need a block the firmware's heap
+        # may not have free in one piece mid-cycle.
+        sys.stdout.write("CHIPTICK ")
+        json.dump(out, sys.stdout)
+        sys.stdout.write("\n")
         self._reset()
 
     def _reset(self):

@@ -12,13 +12,13 @@ import tempfile
 import time
 
 from surepick.engines.hil import HilSession, percentile
-from surepick.host.deploy import install_source as deploy_source
+from surepick.engines.vboard import install_firmware as deploy_firmware
 from surepick.vboard import VirtualBoard
 
 
 def lockstep(cycles):
     flash = tempfile.mkdtemp(prefix="hilbench-")
-    deploy_source(flash)
+    deploy_firmware(flash)
     walls, ok, rtt = [], 0, []
     try:
         with VirtualBoard(flash) as board:
@@ -40,7 +40,7 @@ def lockstep(cycles):
 
 def realtime(runs):
     flash = tempfile.mkdtemp(prefix="hilbench-")
-    deploy_source(flash)
+    deploy_firmware(flash)
     lat, periods, outcomes, late = [], [], [], 0
     try:
         with VirtualBoard(flash, pty=True) as board:

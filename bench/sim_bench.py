@@ -150,7 +150,7 @@ def mixed_batch(n, jobs):
     items = []
     for i in range(n):
         name = names[i % len(names)]
-        items.append((name, None, i // len(names), None, None))
+        items.append((name, None, i // len(names), None, None, None))
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
         summary, _ = batch.run_batch(items, out, jobs)

@@ -81,9 +81,9 @@ def bench_board(args, samples):
     from surepick.host.link.client import LinkClient
     from surepick.shared_fsm import link
     from surepick.teleop.board_target import BoardTarget
-    from tests.support.vboard import Console, deploy_source
+    from tests.support.vboard import Console, deploy_firmware
     with tempfile.TemporaryDirectory(prefix="surepick-bench-teleop-") as d:
-        deploy_source(d)
+        deploy_firmware(d)
         b = plant_board(d, "nominal", 0, realtime=True)     # a live stream: the board at a Pico's pace
         ps = b.plant_service
         with b:

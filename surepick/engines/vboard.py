@@ -65,10 +65,17 @@ def firmware_version():
     return FW_VERSION
 
 
-def deploy_source(flash):
-    # What host/deploy.py installs, as source (firmware/manifest.py).
-    from surepick.host.deploy import install_source
-    install_source(flash)
+def install_firmware(flash, micropython=None):
+    # What `surepick deploy` installs on a virtual board: the manifest's modules as .mpy for the
+    # interpreter's own native architecture (deploy reads it from sys.implementation._mpy too).
+    from surepick.firmware.mpy_arch import march_of
+    from surepick.host.deploy import install_compiled
+    from surepick.vboard.interp import find_micropython
+    from surepick.vboard.runtime import loads_mpy
+    version = loads_mpy(find_micropython(micropython), full=True)
+    if version is None:
+        raise VboardRunError("cannot read the .mpy version of the micropython interpreter")
+    install_compiled(flash, march_of(version))
 
 
 # ---- the console ---------------------------------------------------------------------------------
@@ -186,7 +193,7 @@ class BoardCycle:
         from surepick.engines.plant_service import PlantService
         from surepick.vboard import VirtualBoard
         from surepick.engines.vboard_plant import wire
-        deploy_source(self.flash)
+        install_firmware(self.flash)
         settings = self.settings
         settings.save(str(self.flash) + fw_settings.PATH)     # the board boots with the run's settings
         ps = PlantService(self.scenario, self.seed, self.values, self.plant_params, self.cycle, cfg=settings.cfg)

@@ -16,6 +16,8 @@ NUM = r"-?\d+(\.\d+)?"
 
 # (script, interpreter, lines it must print (regular expressions), slow: over ~10 s here)
 BENCHES = (
+    ("arm_kinematics.py", PY, [r"arm kinematics on the emulated RP2040 \(emulated us, 125 MHz\), 3 calls each",
+                               r"^  reference +serial +%s ms +\d+ us +\d+ us" % NUM], True),
     ("cmdfuzz_timing.py", MPY, [r"cmdfuzz_timing: 200 bad lines into the running loop",
                                 r"line_tick_us median \d+ p99 \d+ worst \d+ \(200 ticks\)",
                                 r"line ticks over 2x the \d+ us period: \d+ of 200 \(first measurement, "

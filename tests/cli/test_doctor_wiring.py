@@ -16,7 +16,7 @@ from surepick.vboard import VirtualBoard
 from tests.support.bench import short_runtime_dir
 from tests.support.cli import surepick
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import deploy_source
+from tests.support.vboard import deploy_firmware
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -38,7 +38,7 @@ class _Board:
     def __init__(self, tmp_path, plant_params=None):
         flash = tmp_path / "flash"
         flash.mkdir()
-        deploy_source(flash)
+        deploy_firmware(flash)
         self.env = dict(os.environ, XDG_RUNTIME_DIR=short_runtime_dir())
         self.ps = PlantService("nominal", 0, plant_params=plant_params, realtime=True)
         self.board = wire(VirtualBoard(flash, plant_service=self.ps, scenario="nominal", seed=0, control=False),

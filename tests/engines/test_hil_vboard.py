@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.support.vboard import deploy_source
+from tests.support.vboard import deploy_firmware
 from surepick.shared_fsm import link
 
 from tests.support.needs import NEEDS_MICROPYTHON
@@ -19,7 +19,7 @@ pytestmark = NEEDS_MICROPYTHON
 def board(tmp_path_factory):
     from surepick.vboard import VirtualBoard
     flash = tmp_path_factory.mktemp("hilflash")
-    deploy_source(flash)
+    deploy_firmware(flash)
     with VirtualBoard(flash) as b:
         yield b
 

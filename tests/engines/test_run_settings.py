@@ -71,9 +71,9 @@ def test_hil_against_the_virtual_board(tmp_path):
     # The board's settings are on its flash; HIL reads them from the board over the link.
     from surepick.engines.hil import HilSession, record
     from surepick.vboard import VirtualBoard
-    from tests.support.vboard import deploy_source
+    from tests.support.vboard import deploy_firmware
     flash = tmp_path / "flash"
-    deploy_source(flash)
+    deploy_firmware(flash)
     fw_settings.Settings(machine=CFG).save(str(flash) + fw_settings.PATH)
     with VirtualBoard(flash) as board:
         s = HilSession(board.address, "nominal", 3, "lockstep")

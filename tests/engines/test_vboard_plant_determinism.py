@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.support.vboard import Console, deploy_source, run_scenario
+from tests.support.vboard import Console, deploy_firmware, run_scenario
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states
@@ -88,7 +88,7 @@ def _served_board(tmp_path, *args):
     # block: stopped by SIGTERM, exit 0, its stderr in the yielded dict's "err".
     flash = tmp_path / "flash"
     flash.mkdir()
-    deploy_source(flash)
+    deploy_firmware(flash)
     proc = subprocess.Popen([SUREPICK, "board", "--flash", str(flash), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     said = {}

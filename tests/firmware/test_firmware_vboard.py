@@ -8,7 +8,7 @@ from surepick import vboard
 from surepick.engines.plant_service import PlantService
 from surepick.shared_fsm import codes, link, states
 
-from tests.support.vboard import Console, deploy_source
+from tests.support.vboard import Console, deploy_firmware
 from tests.support.period import PERIOD_MS, PERIOD_US
 
 
@@ -17,7 +17,7 @@ def _is(ftype):
 
 
 def test_job_over_the_link_places_the_part_in_the_bin(tmp_path):
-    deploy_source(tmp_path)
+    deploy_firmware(tmp_path)
     ps = PlantService("nominal", seed=1)
     pick, place, width = ps.job_um()
     t0 = time.monotonic()

@@ -16,7 +16,7 @@ import pytest
 
 from surepick.engines.plant_service import PlantService, KEEP, EXCHANGE_FIELDS
 from surepick.engines.vboard import BoardConsole
-from surepick.host.deploy import install_source
+from tests.support.vboard import deploy_firmware
 from surepick.shared_fsm import link
 from surepick.shared_fsm.codes import F_INTERRUPTED
 from surepick.vboard import VirtualBoard
@@ -144,7 +144,7 @@ def boot_hostile(tmp_path, files, keys=()):
     STATUS payload, REJECTS items, {key: CONFIG_GET value}, first pulses, flash dir)."""
     flash = tmp_path / "flash"
     flash.mkdir()
-    install_source(flash)
+    deploy_firmware(flash)
     _write_flash(flash, files)
     ps = PlantService("nominal", seed=1)
     exchanges = ps.record()

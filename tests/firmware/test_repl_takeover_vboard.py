@@ -15,7 +15,7 @@ from surepick.engines.plant_service import EXCHANGE_FIELDS, PlantService
 from surepick.shared_fsm import link, states
 
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import Console, deploy_source
+from tests.support.vboard import Console, deploy_firmware
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -50,7 +50,7 @@ def _part_z_mm(ps):
 
 
 def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
-    deploy_source(tmp_path)
+    deploy_firmware(tmp_path)
     ps = PlantService("nominal", seed=7, realtime=True)   # at a Pico's pace: the arm is still in TRANSFER
     #                                                       when mpremote has stopped the loop
     log = ps.record()

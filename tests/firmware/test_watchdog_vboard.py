@@ -17,7 +17,7 @@ from surepick.firmware.boot_recovery import ACT_FAULT, ACT_NORMAL
 from surepick.shared_fsm import codes, link, states
 
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import Console, deploy_source
+from tests.support.vboard import Console, deploy_firmware
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -52,7 +52,7 @@ def _reply(rid):
 
 
 def _hang_board(tmp_path, seed=3):
-    deploy_source(tmp_path)
+    deploy_firmware(tmp_path)
     (tmp_path / "main.py").write_text(HANG_MAIN)
     ps = PlantService("nominal", seed=seed)
     return ps, vboard.VirtualBoard(tmp_path, plant_service=ps)
@@ -136,7 +136,7 @@ def test_a_hang_at_rest_resets_to_a_normal_boot(tmp_path):
 def test_no_spurious_reset_and_the_longest_tick_at_rest(tmp_path):
     # A job, then flash writes at rest (config saves, log commits, the rest pose), then idle:
     # one boot throughout. The loop's own figures are read at the REPL after Ctrl-C.
-    deploy_source(tmp_path)
+    deploy_firmware(tmp_path)
     ps = PlantService("nominal", seed=5)
     pick, place, width = ps.job_um()
     with vboard.VirtualBoard(tmp_path, plant_service=ps) as board:

@@ -8,7 +8,7 @@ import time
 
 from surepick.engines.plant_service import PlantService
 from surepick.host import rejects
-from surepick.host.deploy import install_source
+from tests.support.vboard import deploy_firmware
 from surepick.host.monitor.plain import PlainPrinter
 from surepick.vboard import VirtualBoard
 from tests.support.cli import surepick
@@ -38,7 +38,7 @@ class PrintingMonitor(Monitor):
 def _hostile_flash(tmp_path):
     flash = tmp_path / "flash"
     flash.mkdir()
-    install_source(flash)
+    deploy_firmware(flash)
     (flash / "config.json").write_text(json.dumps(
         {"version": 1, "board": {"wdt_ms": 1, "servo0_trim_us": 40, "bogus_key": 7}, "machine": {}}))
     (flash / "rest.json").write_text('{"joints_mdeg": [999999999999, 0, 0, 0], "jaw_um": 30000}')

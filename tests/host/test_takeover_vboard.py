@@ -17,7 +17,7 @@ from surepick.vboard import VirtualBoard
 
 from tests.support.cli import surepick
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import Console, deploy_source
+from tests.support.vboard import Console, deploy_firmware
 
 F = {name: i for i, name in enumerate(EXCHANGE_FIELDS)}
 PULSES = slice(F["p0"], F["p4"] + 1)
@@ -53,7 +53,7 @@ def _status(board):
 
 @NEEDS_MICROPYTHON
 def test_busy_board_is_refused_and_the_job_goes_on(tmp_path):
-    deploy_source(tmp_path)
+    deploy_firmware(tmp_path)
     ps = PlantService("nominal", seed=2, realtime=True)   # a job at a Pico's pace
     with VirtualBoard(tmp_path, plant_service=ps) as board:
         _start_job(board, ps, 1, states.DESCEND)
@@ -80,7 +80,7 @@ def test_busy_board_is_refused_and_the_job_goes_on(tmp_path):
 
 @NEEDS_MICROPYTHON
 def test_force_brings_the_arm_to_rest_then_takes_over(tmp_path):
-    deploy_source(tmp_path)
+    deploy_firmware(tmp_path)
     ps = PlantService("nominal", seed=2, realtime=True)   # a job at a Pico's pace
     log = ps.record()
     with VirtualBoard(tmp_path, plant_service=ps) as board:
@@ -111,7 +111,7 @@ def test_force_brings_the_arm_to_rest_then_takes_over(tmp_path):
 
 @NEEDS_MICROPYTHON
 def test_force_deploy_in_transfer_waits_for_rest(tmp_path):
-    deploy_source(tmp_path)
+    deploy_firmware(tmp_path)
     ps = PlantService("nominal", seed=2, realtime=True)
     log = ps.record()
     with VirtualBoard(tmp_path, plant_service=ps) as board:

@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from tests.support.cli import SUREPICK_BIN
-from tests.support.vboard import deploy_source
+from tests.support.vboard import deploy_firmware
 
 
 def short_runtime_dir():
@@ -34,7 +34,7 @@ class Bench:
         self.flash = flash or tmp_path / "flash"
         self.flash.mkdir(exist_ok=True)
         if firmware:
-            deploy_source(self.flash)
+            deploy_firmware(self.flash)
         self.log = open(tmp_path / "board.log", "w")
         plant = ["--scenario", scenario, "--seed", str(seed)] if scenario else []
         self.board = subprocess.Popen([SUREPICK_BIN, "board", "--listen", "127.0.0.1:0", "--flash", str(self.flash)]
@@ -122,7 +122,7 @@ class PlantBench:
         self.env = bench_env(tmp_path)
         flash = tmp_path / "flash"
         flash.mkdir(exist_ok=True)
-        deploy_source(flash)
+        deploy_firmware(flash)
         saved = os.environ.get("XDG_RUNTIME_DIR")
         os.environ["XDG_RUNTIME_DIR"] = self.env["XDG_RUNTIME_DIR"]   # its registry entry: --reset-world finds it
         try:

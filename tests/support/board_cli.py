@@ -8,7 +8,7 @@ import subprocess
 import time
 
 from tests.support.cli import SUREPICK_BIN, surepick
-from tests.support.vboard import deploy_source
+from tests.support.vboard import deploy_firmware
 
 
 @contextlib.contextmanager
@@ -16,7 +16,7 @@ def running_board(flash, scenario="nominal", seed=2, deploy=True, extra=()):
     # -> the board's socket:// port, once the firmware answers `job status`. scenario None: a
     # board without a plant (its HAL free-runs), as `surepick hil` wants it.
     if deploy:
-        deploy_source(flash)
+        deploy_firmware(flash)
     plant = [] if scenario is None else ["--scenario", scenario, "--seed", str(seed)]
     p = subprocess.Popen([SUREPICK_BIN, "board", "--listen", "127.0.0.1:0", "--flash", str(flash), *plant, *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -1,17 +1,17 @@
 # Virtual-board helpers shared by the firmware, engine, CLI tests and bench/hil_bench.py: the
-# firmware installed into a flash directory as source, the console client, and one deterministic
+# firmware installed into a flash directory as deploy installs it, the console client, and one deterministic
 # scripted run of a scenario on the virtual board (what the fw-vs-sim and determinism tests share).
 import time
 
 from surepick.engines.vboard import BoardConsole as Console  # noqa: F401  (the tests' console client)
-from surepick.host.deploy import install_source
+from surepick.engines.vboard import install_firmware
 from surepick.shared_fsm import codes, link, states
 from surepick.sim.world import JUDGE_TAIL_MS
 
 
-def deploy_source(flash):
-    # What host/deploy.py installs (the manifest's files), as source.
-    install_source(flash)
+def deploy_firmware(flash):
+    # What `surepick deploy` installs (the manifest's modules, compiled for the board).
+    install_firmware(flash)
 
 
 # ---- a deterministic scripted run: what the fw-vs-sim and determinism tests share ----
@@ -38,7 +38,7 @@ def run_scenario(flash, scenario, seed, tail_ms=JUDGE_TAIL_MS, timeout=90, **pla
     the PlantService, all frames, wall seconds, boots)."""
     from surepick.sim.world import CAL_AT_MS
     from surepick.engines.vboard_plant import plant_board
-    deploy_source(flash)
+    deploy_firmware(flash)
     board = plant_board(flash, scenario, seed, **plant_kw)
     ps = board.plant_service
     ps.hold_for_line_at(CAL_AT_MS)

@@ -19,7 +19,7 @@ from surepick.host.link.client import LinkClient
 from surepick.shared_fsm import codes, kinematics, link, servo_cal
 from surepick.vboard.board import VirtualBoard
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import Console, deploy_source
+from tests.support.vboard import Console, deploy_firmware
 from tests.support.period import PERIOD_MS
 
 pytestmark = NEEDS_MICROPYTHON
@@ -31,7 +31,7 @@ def _board(tmp_path, plant_params=None):
     # A live stream drives the board: its plant keeps the wall clock's pace, as a real arm does
     # (run ahead of it, the 200 ms deadman would pass between two 50 Hz setpoints).
     flash = tmp_path / "flash"
-    deploy_source(flash)
+    deploy_firmware(flash)
     if plant_params is None:
         b = plant_board(flash, "nominal", 1, realtime=True)
     else:

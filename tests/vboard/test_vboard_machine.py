@@ -13,7 +13,7 @@ import pytest
 import serial
 
 from surepick.engines.plant_service import PlantService
-from surepick.host.deploy import install_source
+from tests.support.vboard import deploy_firmware
 from surepick.host.link.client import LinkClient
 from surepick.shared_fsm import link
 from surepick.sim.plant import ADC_CURRENT, ADC_POT, ADC_RAIL, PIN_BEAM, PIN_ESTOP, PIN_SWITCH
@@ -207,7 +207,7 @@ def test_servo_pwm_drives_the_plant(plant_board):
 
 
 def test_the_firmware_and_the_repl_share_one_plant_connection(flash):
-    install_source(flash)
+    deploy_firmware(flash)
     ps = PlantService("nominal", seed=3)
     with VirtualBoard(flash, plant_service=ps, scenario="nominal", seed=3) as b:
         with LinkClient(b.address) as c:
@@ -233,7 +233,7 @@ def test_one_flash_is_one_board_id_across_seeds_scenarios_and_restarts(tmp_path)
     a, other = tmp_path / "a", tmp_path / "b"
     for d in (a, other):
         d.mkdir()
-        install_source(d)
+        deploy_firmware(d)
 
     def board_id(flash, scenario, seed):
         ps = PlantService(scenario, seed=seed) if scenario else None

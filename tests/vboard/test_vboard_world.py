@@ -12,7 +12,7 @@ import time
 import pytest
 
 from surepick.engines.plant_service import PlantService
-from surepick.host.deploy import install_source
+from tests.support.vboard import deploy_firmware
 from surepick.vboard import VirtualBoard, control
 
 from tests.support.bench import bench_env
@@ -78,7 +78,7 @@ def judged(board, world, timeout=120):
 def flash(tmp_path):
     d = tmp_path / "flash"
     d.mkdir()
-    install_source(d)
+    deploy_firmware(d)
     return d
 
 

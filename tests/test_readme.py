@@ -1,13 +1,15 @@
-# The README runs: every ```sh block of README.md is executed as a user would paste it, in order
-# (later blocks use what earlier ones made: the virtual board's flash, runs/), and every line must
-# exit with the code it documents. Markers in a line's comment (`# test: ...`), documented in the
-# README:
+# The README and the docs run: every ```sh block of README.md and of each docs/*.md is executed as
+# a user would paste it, each file in a scratch directory of its own, its blocks in order (later
+# blocks use what earlier ones made: the virtual board's flash, runs/), and every line must exit
+# with the code it documents. Markers in a line's comment (`# test: ...`), documented in
+# docs/doc-blocks.md:
 #   test: background      start it, wait until it prints its ready text ("serving on" unless
 #                         `ready "TEXT"` says otherwise), stop it (by its pid) when the block ends;
 #                         with `exit N` it is not stopped but waited for, and must exit N
 #   test: background keep the same, but it lives on through the following blocks of its section
 #                         (the terminal it stands for stays open) and is stopped when the section ends
-#   test: skip (why)      not run: it needs a device or a person (or is this test suite itself)
+#   test: skip (why)      not run: it needs a device or a person (or is this test suite itself);
+#                         the reason in brackets is required
 #   test: exit N          the exit code the line documents (default 0)
 #   test: --opt V ...     run with these options instead (smaller counts); an option the line
 #                         repeats is replaced in order (the second `--param` replaces the second)
@@ -32,14 +34,24 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+# Every page whose ```sh blocks run: the README first, then docs/ by name.
+DOC_FILES = [README] + sorted((REPO / "docs").glob("*.md"))
+# What a page's blocks must leave behind in their scratch directory (beyond exiting as documented).
+LEAVES = {
+    "README.md": ["runs/first/report.json"],
+    "simulator.md": ["runs/batch/summary.json"],
+    "sweeps.md": ["runs/dwell/cells.csv"],
+    "sim-vs-hardware.md": ["runs/fitted/report.json"],
+    "host-tools.md": ["bench.db", "runs/bench/run.json"],
+}
 VENV_BIN = Path(sys.executable).parent
 README_PORT = "7713"
 KEYWORDS = ("background", "keep", "ready", "skip", "exit")
 
 
 class Line:
-    def __init__(self, block, lineno, command, comment, section=""):
-        self.block, self.lineno, self.command, self.section = block, lineno, command, section
+    def __init__(self, block, lineno, command, comment, section="", page="README.md"):
+        self.block, self.lineno, self.command, self.section, self.page = block, lineno, command, section, page
         self.background = self.keep = self.skip = self.exit_given = False
         self.exit = 0
         self.ready = "serving on"
@@ -53,12 +65,15 @@ class Line:
                 if w == "background":
                     self.background = True
                 elif w == "keep":
-                    assert self.background, "README line %d: `keep` is for a background line" % lineno
+                    assert self.background, "%s line %d: `keep` is for a background line" % (page, lineno)
                     self.keep = True
                 elif w == "ready":
                     self.ready = words[i + 1]
                     i += 1
                 elif w == "skip":
+                    # explicit and visible: the page says why the line is not run
+                    assert re.match(r"\(.+\)", " ".join(words[i + 1:])), \
+                        "%s line %d: `skip` needs its reason in brackets: skip (why)" % (page, lineno)
                     self.skip = True
                     break
                 elif w == "exit":
@@ -69,7 +84,7 @@ class Line:
                     self.options.append((w, words[i + 1] if has_value else None))
                     i += 1 if self.options[-1][1] is not None else 0
                 else:
-                    raise AssertionError("README line %d: unknown test marker %r" % (lineno, w))
+                    raise AssertionError("%s line %d: unknown test marker %r" % (page, lineno, w))
                 i += 1
 
     def argv(self, subst):
@@ -87,10 +102,11 @@ class Line:
         return args
 
 
-def blocks(text=None):
-    # -> [[Line]] for every ```sh block of the README.
+def blocks(text=None, path=README):
+    # -> [[Line]] for every ```sh block of the page (the README unless a path or text is given).
     # A line ending in a backslash goes on on the next one, as in the shell a user pastes it into.
-    text = README.read_text() if text is None else text
+    text = path.read_text() if text is None else text
+    page = path.name
     out, cur, held, section = [], None, None, ""
     for n, raw in enumerate(text.splitlines(), 1):
         if cur is None:
@@ -100,7 +116,7 @@ def blocks(text=None):
                 cur = []
             continue
         if raw.strip() == "```":
-            assert held is None, "README line %d: a block ends in a backslash continuation" % held[0]
+            assert held is None, "%s line %d: a block ends in a backslash continuation" % (page, held[0])
             out.append(cur)
             cur = None
             continue
@@ -114,27 +130,41 @@ def blocks(text=None):
             held = (n, line[:-1].rstrip())
             continue
         command, _, comment = line.partition("  #")
-        cur.append(Line(len(out), n, command.strip(), comment, section))
+        cur.append(Line(len(out), n, command.strip(), comment, section, page))
     return out
+
+
+def _pages_with_blocks():
+    return [p for p in DOC_FILES if blocks(path=p)]
 
 
 def test_every_block_is_understood_and_every_surepick_line_parses():
     # Quick: the markers parse and every `surepick ...` line is accepted by the command's own
     # argument parser (a renamed option breaks this test before anyone pastes it).
     from surepick.cli.main import _verb_of, build_parser
-    found = blocks()
-    assert len(found) >= 6
-    for block in found:
-        for line in block:
-            args = line.argv(lambda s: s)
-            assert args, line.lineno
-            if args[0] != "surepick":
-                continue
-            parser = build_parser(_verb_of(args[1:]))
-            try:
-                parser.parse_args(args[1:])
-            except SystemExit as e:
-                pytest.fail("README line %d does not parse (%s): %s" % (line.lineno, e, line.command))
+    lines = 0
+    for page in DOC_FILES:
+        for block in blocks(path=page):
+            for line in block:
+                args = line.argv(lambda s: s)
+                assert args, (page.name, line.lineno)
+                lines += 1
+                if args[0] != "surepick":
+                    continue
+                parser = build_parser(_verb_of(args[1:]))
+                try:
+                    parser.parse_args(args[1:])
+                except SystemExit as e:
+                    pytest.fail("%s line %d does not parse (%s): %s" % (page.name, line.lineno, e, line.command))
+    assert lines >= 40, lines      # the pages' blocks were found at all
+
+
+def test_a_skip_without_its_reason_is_refused():
+    # `skip` is explicit and visible: a bare one is an error that names the page and the line.
+    with pytest.raises(AssertionError, match=r"x.md line 2: `skip` needs its reason"):
+        blocks(text="```sh\nsurepick demo   # test: skip\n```\n", path=Path("x.md"))
+    (line,), = blocks(text="```sh\nsurepick demo   # test: skip (a person types)\n```\n", path=Path("x.md"))
+    assert line.skip
 
 
 def _free_port():
@@ -155,7 +185,7 @@ class Background:
     # A line a user leaves running in a terminal of its own: started, waited for until it prints
     # its ready text, its output read all along (a full pipe would stall it) for the messages below.
     def __init__(self, line, argv, env, cwd):
-        self.line, self.where = line, "README line %d" % line.lineno
+        self.line, self.where = line, "%s line %d" % (line.page, line.lineno)
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                                      cwd=cwd)
         self.seen = []
@@ -185,7 +215,7 @@ class Background:
                 p.wait(timeout=30)
                 return "%s: did not end within 120 s\n%s" % (self.where, "".join(self.seen)[-3000:])
             if rc != self.line.exit:
-                return "%s: exited %d, the README says %d\n%s" % (self.where, rc, self.line.exit,
+                return "%s: exited %d, the page says %d\n%s" % (self.where, rc, self.line.exit,
                                                                  "".join(self.seen)[-3000:])
             if "Traceback" in "".join(self.seen):
                 return "%s: %s" % (self.where, "".join(self.seen)[-3000:])
@@ -207,7 +237,8 @@ def _end(procs):
 
 
 @pytest.mark.slow
-def test_every_readme_block_runs_and_exits_as_documented(tmp_path):
+@pytest.mark.parametrize("page", _pages_with_blocks(), ids=lambda p: p.name)
+def test_every_block_runs_and_exits_as_documented(page, tmp_path):
     runtime = tempfile.mkdtemp(prefix="sp-readme-")    # short: Unix socket paths have a length limit
     env = dict(os.environ, PATH="%s%s%s" % (VENV_BIN, os.pathsep, os.environ.get("PATH", "")),
                XDG_RUNTIME_DIR=runtime, XDG_CONFIG_HOME=str(tmp_path / "config"),
@@ -221,7 +252,7 @@ def test_every_readme_block_runs_and_exits_as_documented(tmp_path):
     ran = 0
     kept, failures = [], []
     try:
-        for block in blocks():
+        for block in blocks(path=page):
             background = []
             if kept and block and block[0].section != kept[0].line.section:
                 failures += _end(kept)
@@ -230,13 +261,13 @@ def test_every_readme_block_runs_and_exits_as_documented(tmp_path):
                 for line in block:
                     if line.skip:
                         continue
-                    where = "README line %d" % line.lineno
+                    where = "%s line %d" % (page.name, line.lineno)
                     argv = line.argv(subst)
                     if line.background:
                         (kept if line.keep else background).append(Background(line, argv, env, work))
                         continue
                     r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=work, timeout=1500)
-                    assert r.returncode == line.exit, "%s: `%s` exited %d, the README says %d\n%s\n%s%s" % (
+                    assert r.returncode == line.exit, "%s: `%s` exited %d, the page says %d\n%s\n%s%s" % (
                         where, " ".join(argv), r.returncode, line.exit, r.stdout[-3000:], r.stderr[-3000:],
                         "".join("\n-- meanwhile %s printed:\n%s" % (b.where, "".join(b.seen)[-1500:])
                                 for b in kept + background))
@@ -249,5 +280,7 @@ def test_every_readme_block_runs_and_exits_as_documented(tmp_path):
         failures += _end(kept)
         shutil.rmtree(runtime, ignore_errors=True)
     assert not failures, failures
-    assert ran >= 20
-    assert (work / "runs" / "fitted" / "report.json").exists()
+    runnable = sum(1 for block in blocks(path=page) for line in block if not line.skip and not line.background)
+    assert ran == runnable, (ran, runnable)
+    for made in LEAVES.get(page.name, []):
+        assert (work / made).exists(), "%s: its blocks did not leave %s" % (page.name, made)

@@ -1,6 +1,6 @@
 """Print the imports that cross folders of the surepick package, and fail on one pointing up.
 
-The folders are layers (README, Layout): shared core <- firmware <- sim <- arms <- vboard <- host <-
+The folders are layers (README.md, layout and the layer rule): shared core <- firmware <- sim <- arms <- vboard <- host <-
 engines <- teleop <- records <- cli. A module may import its own folder and the folders to its left;
 an import from a folder to its right is an upward arrow and exits 1.
 

@@ -18,7 +18,7 @@ A board whose firmware reports the arm busy (a job, a recovery, a calibration, t
 moving) is refused, its state named: deploying interrupts the firmware (Ctrl-C and a soft reset).
 --force first aborts the job through the link and waits until the board reports the arm at rest
 with no servo moving (--rest-timeout), then deploys. A soft reset turns a Pico's servo PWM off:
-the arm goes limp (README, "Taking over the board"). A board that does not answer the link (no
+the arm goes limp (docs/safety.md, taking over the board). A board that does not answer the link (no
 firmware yet, a bare REPL) is not busy.
 
 Exit status: 0 deployed (or nothing to do), 1 the board or the link failed or the arm is busy,

@@ -824,8 +824,8 @@ class App(Controller):
         # Ctrl-C: a human (or mpremote) takes the REPL. The servos keep their last pulses (an arm
         # gone limp falls, an opened gripper drops the part); the watchdog stops (no loop to
         # watch, and it must not reset the board under the human or a deploy); the e-stop is
-        # still honoured: a press freezes every servo where it is (hal guard_estop, README
-        # "Taking over the REPL"); the log and the pose the arm now holds are saved (allowed:
+        # still honoured: a press freezes every servo where it is (hal guard_estop, docs/safety.md,
+        # taking over the board); the log and the pose the arm now holds are saved (allowed:
         # nothing moves any more).
         hal = self.hal
         try:

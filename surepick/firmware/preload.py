@@ -7,7 +7,7 @@
 # leaves lie between the modules' bytecode: measured on the emulated RP2040, 115 KB free after
 # the imports but the largest free block only 43 KB, so a 3 KB bytearray failed once a bench
 # probe sat next to the firmware. Collected after each module, the next module's garbage reuses
-# the last one's holes: 112 KB free in one 109 KB block (README "Heap on the chip").
+# the last one's holes: 112 KB free in one 109 KB block (docs/rp2040.md, heap on the chip).
 #
 # Leaves first (each step's modules import only what earlier steps loaded). A module left out
 # still loads, with its dependant; it only fragments the heap again. Boot only: never in the loop.

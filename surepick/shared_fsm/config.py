@@ -43,7 +43,7 @@ FIELDS = (
     # gripper commands. Openings: part + open_margin on the first attempt, retry_open_extra more
     # on each retry (25 mm part: 43, 44, 45 mm), so a retry really opens wider under 45 mm. The
     # first opening stays wide: it is what straddles an offset part (35 mm placed 15 of 20
-    # part_offset cycles at 8 mm, 43 mm 20 of 20; README, Sweeps).
+    # part_offset cycles at 8 mm, 43 mm 20 of 20; docs/sweeps.md).
     ("squeeze_um", 6000, 0, 45000, 0),
     ("hold_squeeze_um", 2000, 0, 45000, 0),
     ("open_margin_um", 18000, 0, 45000, 0),

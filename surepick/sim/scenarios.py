@@ -14,7 +14,7 @@ from surepick.sim.plant import PARTS, SOURCE_XY_MM, PART_HEIGHT_MM, OBSTACLE_XY_
 # Each parameter: (default, min, max, help) or (default, choices, None, help)
 # The offset goes to 25 mm: the part's centre stays on the 60 mm pad (it may overhang the pad's
 # edge), a sweep can show where the 45 mm jaw stops straddling a 25 mm cube (about 7.8 mm here:
-# README, Sweeps) and where a part search stops finding it (docs/find-the-part.md).
+# docs/sweeps.md) and where a part search stops finding it (docs/find-the-part.md).
 _OFFSET = {"offset_mm": (8.0, 0.0, 25.0, "largest part offset from the taught pose, each axis (mm)"),
            "yaw_deg": (20.0, 0.0, 45.0, "largest part yaw (deg)")}
 STATE_NAMES = states.NAMES

@@ -1,6 +1,6 @@
 # Every script in bench/ runs in its --tiny mode (a few iterations of every part it measures), so
 # none can rot unnoticed: exit 0 and its figures printed. The figures of a tiny run mean nothing;
-# the benchmarks' real runs (without --tiny) are what README quotes.
+# the benchmarks' real runs (without --tiny) are what docs/ quotes.
 import re
 import subprocess
 import sys

@@ -20,7 +20,7 @@ BIN = Path(sys.executable).parent
 SURE = str(BIN / "surepick")
 MPREMOTE = str(BIN / "mpremote")
 # The loop period the firmware keeps on an RP2040 at 125 MHz with this code (bench/chip_tick.py:
-# at 2 ms the tick's p99 is above the period, README "The firmware on the emulated RP2040").
+# at 2 ms the tick's p99 is above the period, docs/rp2040.md).
 PERIOD_MS = 4
 CFG = {"loop_period_ms": PERIOD_MS}
 
@@ -146,7 +146,7 @@ def test_flash_image_holds_what_deploy_installs(tmp_path):
     assert set(files) == {a.board_path for a in arts} | {install.MANIFEST}
 
 
-# ---- heap on the chip (engines/rp2040/heap.py; README "Heap on the chip") ----
+# ---- heap on the chip (engines/rp2040/heap.py; docs/rp2040.md) ----
 # Margins: at the job's start the heap must hold everything the cycle allocates without a
 # collection during motion (a collection on the chip stalls 16-20 ms, several periods): the
 # firmware's ticks allocate 10.3 KB over the 3-attempt cycle measured under the unix port

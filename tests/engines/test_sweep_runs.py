@@ -188,7 +188,7 @@ def test_ctrl_c_keeps_results_and_resume_runs_only_what_is_missing(reference, tm
 
 @pytest.mark.slow
 def test_a_sweep_on_a_scheduler_started_with_the_dask_command(reference, tmp_path):
-    # As README's cluster recipe does it: `dask scheduler` and `dask worker` processes (here both on
+    # As docs/sweeps.md's cluster recipe does it: `dask scheduler` and `dask worker` processes (here both on
     # this machine), the sweep given the scheduler's tcp:// address; the same table as the local pool.
     bin_ = os.path.dirname(SUREPICK_BIN)
     info = tmp_path / "scheduler.json"

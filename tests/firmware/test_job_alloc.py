@@ -9,7 +9,7 @@ pytestmark = pytest.mark.skipif(host_helpers.micropython() is None, reason="no m
 
 # Heap the firmware's ticks may take during one cycle, on this 64-bit port (objects on the
 # RP2040's 32-bit port are about half as big). The RP2040's free heap after the job's collection
-# is far above it (README "The firmware on the emulated RP2040"); a move planned inside a tick
+# is far above it (docs/rp2040.md); a move planned inside a tick
 # alone takes about 30 KB here.
 CYCLE_BUDGET_BYTES = 16 * 1024
 TICK_BUDGET_BYTES = 2 * 1024

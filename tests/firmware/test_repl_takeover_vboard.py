@@ -1,6 +1,6 @@
 # Taking over the REPL on the virtual board, the way a human does: `mpremote resume exec` Ctrl-Cs
 # the running firmware in the middle of a job (the part held, the arm carrying it) and runs code
-# at the REPL. The e-stop must still be honoured (README, "Taking over the REPL"): pressed in the
+# at the REPL. The e-stop must still be honoured (docs/safety.md, taking over the board): pressed in the
 # plant (PlantService.inject("estop")), every servo freezes at the pulse it had at the press and
 # stays there, whatever the REPL code writes. Checked from the plant's own exchange log (the
 # pulses it was given, and the e-stop level it answered) and its physics (the part still held).

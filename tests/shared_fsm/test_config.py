@@ -6,7 +6,7 @@ from surepick.shared_fsm.config import Config, ConfigError, FIELDS
 def test_defaults_come_from_the_hardware_notes():
     c = Config()
     assert c.grasp_dwell_ms == 350 and c.settle_ms == 250 and c.debounce_ms == 6
-    assert c.max_attempts == 3 and c.loop_period_ms == 4      # 250 Hz: what the RP2040 holds (README)
+    assert c.max_attempts == 3 and c.loop_period_ms == 4      # 250 Hz: what the RP2040 holds (docs/rp2040.md)
     for name, default, lo, hi, _ in FIELDS:
         assert lo <= default <= hi, name
 

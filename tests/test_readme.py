@@ -146,7 +146,7 @@ def test_every_block_is_understood_and_every_surepick_line_parses():
     for page in DOC_FILES:
         for block in blocks(path=page):
             for line in block:
-                args = line.argv(lambda s: s)
+                args, _into = _redirect(line.argv(lambda s: s))
                 assert args, (page.name, line.lineno)
                 lines += 1
                 if args[0] != "surepick":
@@ -167,6 +167,21 @@ def test_a_skip_without_its_reason_is_refused():
     assert line.skip
 
 
+def _redirect(args):
+    # `CMD > FILE` as the shell does it: -> (the command's words, the file its stdout goes to or None)
+    if ">" not in args:
+        return args, None
+    at = args.index(">")
+    assert at == len(args) - 2, "a redirect is the line's last two words: %s" % " ".join(args)
+    return args[:at], args[at + 1]
+
+
+def test_a_redirect_sends_the_output_to_its_file():
+    assert _redirect(["surepick", "arm", "show", "mearm", ">", "my_arm.toml"]) == (
+        ["surepick", "arm", "show", "mearm"], "my_arm.toml")
+    assert _redirect(["surepick", "arm", "list"]) == (["surepick", "arm", "list"], None)
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -177,7 +192,7 @@ def _substitutions(work, port):
     def subst(text):
         text = re.sub(r"/tmp/(\w+)", lambda m: str(work / m.group(1)), text)   # every scratch dir: fresh
         text = text.replace("127.0.0.1:%s" % README_PORT, "127.0.0.1:%s" % port)
-        return re.sub(r"(^|\s)scripts/", r"\1%s/scripts/" % REPO, text)
+        return re.sub(r"(^|\s)(scripts|tools|bench)/", r"\1%s/\2/" % REPO, text)   # the checkout's own
     return subst
 
 
@@ -266,7 +281,10 @@ def test_every_block_runs_and_exits_as_documented(page, tmp_path):
                     if line.background:
                         (kept if line.keep else background).append(Background(line, argv, env, work))
                         continue
+                    argv, into = _redirect(argv)
                     r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=work, timeout=1500)
+                    if into is not None:
+                        (work / into).write_text(r.stdout)
                     assert r.returncode == line.exit, "%s: `%s` exited %d, the page says %d\n%s\n%s%s" % (
                         where, " ".join(argv), r.returncode, line.exit, r.stdout[-3000:], r.stderr[-3000:],
                         "".join("\n-- meanwhile %s printed:\n%s" % (b.where, "".join(b.seen)[-1500:])

@@ -11,6 +11,7 @@ PAGES = [REPO / "README.md"] + sorted((REPO / "docs").glob("*.md"))
 DATE = re.compile(r"\b20\d\d-")
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|^\[[^\]]+\]:\s*(\S+)", re.M)
 FENCE = re.compile(r"^\s*```+\s*(\S*)(.*)$")
+COMMAND = re.compile(r"(surepick|bash|python|mpremote|pip|git|micropython|\.venv/bin/\S+)\s")
 SHELLS = {"sh", "bash", "shell", "console", "zsh", "shell-session"}
 
 
@@ -72,7 +73,8 @@ def test_every_shell_example_is_in_a_plain_sh_block(page):
     # The docs test runs ```sh blocks only: a ```bash block, or ```sh with more after it, would
     # never be run, so it is refused here.
     inside = False
-    for n, line in enumerate(page.read_text().splitlines(), 1):
+    lines = page.read_text().splitlines()
+    for n, line in enumerate(lines, 1):
         m = FENCE.match(line)
         if not m:
             continue
@@ -81,6 +83,9 @@ def test_every_shell_example_is_in_a_plain_sh_block(page):
             continue
         inside = True
         lang, rest = m.group(1).lower(), m.group(2).strip()
+        first = next((s.strip() for s in lines[n:] if s.strip()), "")
+        assert lang or not COMMAND.match(first), "%s line %d: a block of commands without `sh`: the docs " \
+            "test would not run it (```sh, with `# test: skip (why)` on what needs hardware)" % (page.name, n)
         assert lang not in SHELLS - {"sh"}, "%s line %d: shell examples go in ```sh blocks (the docs test runs " \
             "them): %s" % (page.name, n, line.strip())
         assert not (lang == "sh" and rest), "%s line %d: ```sh takes nothing after it: %s" % (page.name, n, line)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
+
 PAGES = [REPO / "README.md"] + sorted((REPO / "docs").glob("*.md"))
 DATE = re.compile(r"\b20\d\d-")
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|^\[[^\]]+\]:\s*(\S+)", re.M)

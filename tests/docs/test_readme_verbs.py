@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
+
 sys.path.insert(0, str(REPO / "tools"))
 import readme_verbs  # noqa: E402
 

@@ -90,3 +90,10 @@ def test_every_shell_example_is_in_a_plain_sh_block(page):
         assert lang not in SHELLS - {"sh"}, "%s line %d: shell examples go in ```sh blocks (the docs test runs " \
             "them): %s" % (page.name, n, line.strip())
         assert not (lang == "sh" and rest), "%s line %d: ```sh takes nothing after it: %s" % (page.name, n, line)
+
+
+def test_the_readme_indexes_every_page_of_docs():
+    # a page nobody can find from the front door is lost: each docs/*.md has its row in the index
+    linked = {target.split("#", 1)[0] for _n, target in links((REPO / "README.md").read_text())}
+    missing = sorted(p.name for p in (REPO / "docs").glob("*.md") if "docs/" + p.name not in linked)
+    assert not missing, "README.md's documentation index lacks %s" % ", ".join(missing)

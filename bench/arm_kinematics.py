@@ -17,10 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
 from surepick.arms import presets                     # noqa: E402
+from surepick.source_tree import PACKAGE               # noqa: E402
 from surepick.engines.rp2040 import Chip               # noqa: E402
 from surepick.host.deploy.artifacts import find_mpy_cross  # noqa: E402
 from surepick.shared_fsm import arm as arm_mod         # noqa: E402
@@ -100,9 +98,9 @@ def main():
         (tmp / "__init__.py").write_text("")
         mpremote(chip.address, "fs", "cp", str(tmp / "__init__.py"), ":/b/surepick/__init__.py")
         mpremote(chip.address, "fs", "cp", str(tmp / "__init__.py"), ":/b/surepick/shared_fsm/__init__.py")
-        mods = [("compat", REPO / "surepick" / "shared_fsm" / "compat.py"),
-                ("arm", REPO / "surepick" / "shared_fsm" / "arm.py"),
-                ("arm_check", REPO / "surepick" / "shared_fsm" / "arm_check.py")]
+        mods = [("compat", PACKAGE / "shared_fsm" / "compat.py"),
+                ("arm", PACKAGE / "shared_fsm" / "arm.py"),
+                ("arm_check", PACKAGE / "shared_fsm" / "arm_check.py")]
         if args.other:
             mods.append(("kin_other", Path(args.other)))
         for mod, src in mods:

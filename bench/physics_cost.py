@@ -65,8 +65,8 @@ def main():
     if a.json:
         print(json.dumps(one_round(TINY if a.tiny else SCENARIOS)))
         return
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    trees = {"this": here}
+    from surepick.source_tree import CHECKOUT
+    trees = {"this": str(CHECKOUT)}
     if a.against:
         trees["other"] = os.path.abspath(a.against)
     got = {k: [] for k in trees}

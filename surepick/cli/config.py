@@ -120,7 +120,8 @@ def _get(c, args, key):
 def _set(c, args, key, value):
     from surepick.host import board_settings as bs
     from surepick.shared_fsm import link
-    r = c.request(link.T_CONFIG_SET, (key, value), args.timeout)
+    from surepick.host.link.busy import write_at_rest
+    r = write_at_rest(c, link.T_CONFIG_SET, (key, value), args.timeout)
     if r.code == link.E_BAD_VALUE:
         # Alone it is in range (checked above): it clashes with another setting on the board.
         why = bs.check_whole(dict(_read_board(c, args), **{key: value}))
@@ -235,9 +236,10 @@ def _import(c, args, board, target):
     order, why = bs.write_order(board, whole)
     if why:
         raise CommandError("config file %s: %s; nothing was changed" % (path, why))
+    from surepick.host.link.busy import write_at_rest
     done = []
     for key in order:
-        r = c.request(link.T_CONFIG_SET, (key, whole[key]), args.timeout)
+        r = write_at_rest(c, link.T_CONFIG_SET, (key, whole[key]), args.timeout)
         if not r.ok:
             undone = _undo(c, args, board, done)
             from surepick.host.link.answers import refusal
@@ -256,11 +258,12 @@ def _import(c, args, board, target):
 def _undo(c, args, board, done):
     # The board refused a value the host accepted (another firmware version): put back what
     # was already written, newest first, so a refused import changes nothing.
+    from surepick.host.link.busy import write_at_rest
     from surepick.shared_fsm import link
     failed = []
     for key in reversed(done):
         try:
-            r = c.request(link.T_CONFIG_SET, (key, board[key]), args.timeout)
+            r = write_at_rest(c, link.T_CONFIG_SET, (key, board[key]), args.timeout)
             if not r.ok:
                 failed.append(key)
         except Exception:       # noqa: BLE001 -- report what could not be restored, whatever the cause

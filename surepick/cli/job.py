@@ -146,7 +146,8 @@ def _set_config(c, args, link):
         if r.ok and len(r.payload) > 1 and r.payload[1] == value:
             continue
         was = r.payload[1] if r.ok and len(r.payload) > 1 else "?"
-        r = c.request(link.T_CONFIG_SET, (key, value), 3.0)
+        from surepick.host.link.busy import write_at_rest
+        r = write_at_rest(c, link.T_CONFIG_SET, (key, value), 3.0)
         if not r.ok:
             raise CommandError("the board refused %s = %d from %s: %s %s" % (
                 key, value, args.job, r.code_name, " ".join(str(p) for p in r.payload)), exitcodes.FAILED)

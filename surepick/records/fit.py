@@ -262,6 +262,12 @@ def apply_linear(params_dict, lin):
     return d
 
 
+# Passes over the groups: measured on the stand-in of seed 11 (tests/records/test_fit_standin.py),
+# one pass leaves the base's speed 20% off the hidden value (the gripper group, fitted first,
+# takes up rail sag that is the arm's), a second brings every speed within 4%.
+PASSES = 2
+
+
 # ---- optimiser ----------------------------------------------------------------------------------
 
 def nelder_mead(f, x0, step, max_evals, tol=1e-3):
@@ -317,10 +323,12 @@ class FitResult:
         self.groups = []            # (group name, evaluations, cost before, cost after)
 
 
-def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None, progress=None):
+def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None, progress=None, passes=PASSES):
     # -> FitResult. start: PlantParams dict to start from (default: the nominal plant; never the
     # record's own plant_params, which for a stand-in would be the hidden answer).
     # progress(group, evaluation, max_evals, best cost so far) after every evaluation.
+    # passes: the groups are fitted in turn, this many times over (they interact through the
+    # rail: the gripper's current sags it too, so each group's best depends on the others').
     t0 = time.perf_counter()
     check_groups(groups)
     chosen = [c for c in record.cycles if cycles is None or c["cycle"] in cycles]
@@ -341,7 +349,8 @@ def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None, pr
     current = apply_linear(base, lin)
     res.evaluations = 1
     log("start: %s" % _fmt_res(res.before))
-    for gname, names in GROUPS + OPTIONAL_GROUPS:
+    order = [(g, names) for _ in range(passes) for g, names in GROUPS + OPTIONAL_GROUPS]
+    for gname, names in order:
         if (groups is None and (gname, names) in OPTIONAL_GROUPS) or (groups is not None and gname not in groups):
             continue
         names = [n for n in names if n in NONLINEAR]

@@ -24,7 +24,10 @@ pytestmark = NEEDS_MICROPYTHON
 WDT_MS = 500
 HANG_ID = 4242
 HANG_MAIN = """\
-# This test's main.py: the firmware, with PING %d made to hang in its handler.
+# This test's main.py: the firmware, with PING %d made to hang in its handler, loaded as the
+# firmware's own main.py loads it (module by module: the heap stays in one piece).
+from surepick.firmware import preload
+preload.load()
 from surepick.firmware import app
 from surepick.firmware.hal import board
 _handle = app.App._handle

@@ -182,9 +182,6 @@ def _arm(args):
     arm, _ = load_arm(args.arm)
     if args.engine != "sim":
         raise CommandError("--arm runs with --engine sim for now (the %s engine boots the reference arm)" % args.engine)
-    if arm.kind != "serial":
-        raise CommandError("%s: a %s arm's model is generated (surepick arm model) but the simulator's plant "
-                           "drives serial arms only for now" % (args.arm, arm.kind))
     return arm
 
 

@@ -193,8 +193,9 @@ def _arm_bodies(spec, arm):
     fore.name = "forearm"
     fore.pos = [U, 0.0, 0.0]
     if arm.kind == "parallel":
-        # relative elbow hinge; its limits are the forearm-to-upper-arm angle the linkage allows
-        _hinge(fore, "elbow", axis, -180.0, 180.0, damp[2], arma[2])
+        # relative elbow hinge, passive like the wrist: the elbow servo's losses act on the
+        # forearm_abs tendon it drives (sim/servo_model.py puts them there)
+        _hinge(fore, "elbow", axis, -180.0, 180.0, 0.01, 0.0001)
     else:
         _hinge(fore, "elbow", axis, *_joint_range(arm, 2), damp[2], arma[2])
         if arm.servos[2]["mass_g"] > 0:
@@ -288,6 +289,20 @@ def _gripper(spec, grip, arm, damp, arma):
     _site(fr, "tip_r", [tip, 0.0, 0.0], 0.0015, [1.0, 1.0, 1.0, 1.0])
 
 
+def servo_slots(arm):
+    """Per servo slot 0..4 (base, shoulder, elbow, wrist, gripper): the actuator that slot's
+    servo is, or None for a slot the kind has no servo for (never driven)."""
+    return ["base", "shoulder", "elbow", "wrist" if arm.kind == "serial" else None, "gripper"]
+
+
+def joint_slots(arm):
+    """Per arm joint slot 0..3: the model's hinges whose angles add up to the joint angle the
+    firmware's kinematics use (a parallel arm's elbow slot is the forearm's absolute angle,
+    shoulder + relative elbow); () for a slot the kind does not have."""
+    elbow = ("shoulder", "elbow") if arm.kind == "parallel" else ("elbow",)
+    return [("base_yaw",), ("shoulder",), elbow, ("wrist",) if arm.kind == "serial" else ()]
+
+
 def _fixed_tendon(spec, name, coefs):
     t = spec.add_tendon()
     t.name = name
@@ -342,6 +357,9 @@ def _tendons_and_servos(spec, arm):
         if name == "gripper":
             # 12 significant digits, as the hand-written reference model had it
             a.gear = [float("%.12g" % (1.0 / jaw_m_per_rad(arm))), 0, 0, 0, 0, 0]
+        elif arm.servos[i]["gear"] != 1.0:
+            # a geared joint: the actuator's length and torque are the servo shaft's
+            a.gear = [arm.servos[i]["gear"], 0, 0, 0, 0, 0]
     for name, stype, otype, obj in (
             ("base_yaw_pos", mujoco.mjtSensor.mjSENS_JOINTPOS, mujoco.mjtObj.mjOBJ_JOINT, "base_yaw"),
             ("shoulder_pos", mujoco.mjtSensor.mjSENS_JOINTPOS, mujoco.mjtObj.mjOBJ_JOINT, "shoulder"),

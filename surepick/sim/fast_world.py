@@ -34,15 +34,15 @@ class FastPlant(Plant):
     def read_inputs(self):
         # Plant.read_inputs with Pot, CurrentSense, RailSense, Microswitch, BreakBeam and
         # quantise_u16 inlined (same expressions, same order of operations and of noise draws).
-        f = self._force.tolist()
         sv = self.servos
+        f = sv.slot_values(self._force)
         k = sv._k
         now = self.now_ms
         pot = self.pot
         if pot.broken_rail is not None:
             pot_u16 = 65535 if pot.broken_rail else 0
         else:
-            v = pot._zero + pot.p.counts_per_mm * (self._act_length.item(GRIPPER) * self._jaw_mm_per_rad) + pot._normal()
+            v = pot._zero + pot.p.counts_per_mm * (self._act_length.item(self._grip_act) * self._jaw_mm_per_rad) + pot._normal()
             raw = int(v * (1.0 / 16.0) + 0.5)
             raw = 0 if raw < 0 else (4095 if raw > 4095 else raw)
             pot_u16 = (raw << 4) | (raw >> 8)
@@ -82,8 +82,8 @@ class FastPlant(Plant):
         qvel = self._qvel.tolist()
         degrees = math.degrees
         out = {
-            "joint_angles_deg": [degrees(qpos[a]) for a in tr.q_adr],
-            "joint_speeds_dps": [degrees(qvel[a]) for a in tr.v_adr],
+            "joint_angles_deg": tr.slot_angles_deg(qpos, tr.q_adr, tr.slot_q),
+            "joint_speeds_dps": tr.slot_angles_deg(qvel, tr.v_adr, tr.slot_v),
             "servos_at_stall": self.servos.at_stall(self.d),
         }
         if not tr.has_part:

@@ -129,10 +129,6 @@ class Plant:
     def __init__(self, part="cube25", params=None, seed=0, part_pose=None, obstacle=None,
                  debris=False, start_limp=False, arm=None, others=()):
         self.arm = arm or kinematics.REFERENCE
-        if self.arm.kind != "serial":
-            raise ValueError("arm %r: the simulator's plant drives serial arms with a wrist servo; a %s arm's "
-                             "model is generated (surepick arm model) but not simulated yet"
-                             % (self.arm.name, self.arm.kind))
         if params is None:
             params = PlantParams.for_arm(self.arm)
         elif isinstance(params, dict):
@@ -149,6 +145,7 @@ class Plant:
         self._apply_pad_params()
         self.servos = ServoBank(m, d, params, self.arm)
         self._jaw_mm_per_rad = self.servos.jaw_m_per_rad * 1000.0
+        self._grip_act = self.servos.act_of[GRIPPER]      # the gripper's actuator (3 on a wrist-less arm)
         self.rail = Rail(params.rail)
         noise = noise_streams(self.seed, ("pot", "current", "rail", "switch"))
         self.pot = Pot(params.pot, noise["pot"])
@@ -158,7 +155,8 @@ class Plant:
         self.beam = BreakBeam(mujoco, m, d)
         b = self.arm.bench
         self._truth = Truth(m, d, [b["bin_x_mm"] / 1000.0, b["bin_y_mm"] / 1000.0],
-                            b["bin_inner_half_mm"] / 1000.0, b["bin_wall_top_mm"] / 1000.0)
+                            b["bin_inner_half_mm"] / 1000.0, b["bin_wall_top_mm"] / 1000.0,
+                            arm_model.joint_slots(self.arm))
         self.estop = 0
         self._gripper_act = m.actuator("gripper").id
         self._pad_adr = m.jnt_qposadr[m.joint("pad_slide").id]
@@ -200,8 +198,16 @@ class Plant:
 
     def _set_home_pose(self):
         m, d, p = self.m, self.d, self.params
-        for name, q in zip(("base_yaw", "shoulder", "elbow", "wrist"), p.home_deg):
-            d.qpos[m.jnt_qposadr[m.joint(name).id]] = math.radians(q)
+        q = [math.radians(v) for v in p.home_deg]
+        qpos = {"base_yaw": q[0], "shoulder": q[1], "elbow": q[2], "wrist": q[3]}
+        if self.arm.kind == "parallel":
+            # the elbow slot is the forearm's absolute angle; the passive wrist keeps the hand level
+            qpos["elbow"] = q[2] - q[1]
+            qpos["wrist"] = math.radians(self.arm.geo["hand_pitch_deg"]) - q[2]
+        elif self.arm.kind == "serial_nowrist":
+            del qpos["wrist"]
+        for name, v in qpos.items():
+            d.qpos[m.jnt_qposadr[m.joint(name).id]] = v
         half = p.home_jaw_mm / 2000.0
         d.qpos[m.jnt_qposadr[m.joint("finger_l").id]] = half
         d.qpos[m.jnt_qposadr[m.joint("finger_r").id]] = half
@@ -293,7 +299,7 @@ class Plant:
     # ---- the board's inputs -------------------------------------------------------------
     def jaw_servo_mm(self):
         # What the gripper's pot sees: the servo shaft angle as jaw opening (4 deg per mm).
-        return self.d.actuator_length[GRIPPER] * self._jaw_mm_per_rad
+        return self.d.actuator_length[self._grip_act] * self._jaw_mm_per_rad
 
     def rail_mv(self):
         # The rail sags with the current all five servos draw right now (cached until physics moves).
@@ -308,14 +314,14 @@ class Plant:
         # read_u16(ADC_POT), read_u16(ADC_CURRENT), read_u16(ADC_RAIL), read_pin(PIN_ESTOP),
         # read_pin(PIN_SWITCH), read_pin(PIN_BEAM) give (each channel has its own noise stream,
         # so the order of the reads changes nothing), without the per-channel dispatch.
-        return (self.pot.read_u16(self._act_length.item(GRIPPER) * self._jaw_mm_per_rad),
+        return (self.pot.read_u16(self._act_length.item(self._grip_act) * self._jaw_mm_per_rad),
                 self.current.read_u16(self.servos.gripper_current_ma(self.d)),
                 self.rail_sense.read_u16(self.rail_mv()),
                 self.estop, self.switch.level(self.now_ms), self.beam.level())
 
     def read_u16(self, channel):
         if channel == ADC_POT or channel == 26:
-            return self.pot.read_u16(self._act_length[GRIPPER] * self._jaw_mm_per_rad)
+            return self.pot.read_u16(self._act_length[self._grip_act] * self._jaw_mm_per_rad)
         if channel == ADC_CURRENT or channel == 27:
             return self.current.read_u16(self.servos.gripper_current_ma(self.d))
         if channel == ADC_RAIL or channel == 28:

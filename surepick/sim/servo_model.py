@@ -13,6 +13,8 @@
 # that friction is part of the fitted damping and band, so it is only switched in while limp.)
 import math
 
+import mujoco
+
 from surepick.shared_fsm import servo_cal
 
 N_SERVOS = servo_cal.N_SERVOS
@@ -65,20 +67,43 @@ class Rail:
 
 
 class ServoBank:
-    # The five servos of the arm. Owns the actuator rows, joint damping and armature of the model.
+    # The arm's servo slots (base, shoulder, elbow, wrist, gripper: the board's five PWM
+    # channels). Owns the actuator rows, damping and armature of the model. A slot the kind has
+    # no servo for (a parallel or wrist-less arm's wrist) has no actuator: its pulse is ignored,
+    # it draws nothing and is never powered.
     def __init__(self, model, data, params, arm):
+        from surepick.sim import arm_model       # (arm_model imports this module)
         self.m = model
         self.jaw_m_per_rad = jaw_m_per_rad(arm)
         self.p = params
         self.servos = params.servos
         self.frame_ms = int(params.servo_frame_ms)
-        self.act_ids = [model.actuator(n).id for n in ("base", "shoulder", "elbow", "wrist", "gripper")]
-        # Actuator i is servo i (sim/arm_model.py declares them in servo order); the fast paths rely on it.
-        if self.act_ids != list(range(N_SERVOS)):
-            raise ValueError("arm model: actuators must be declared in servo order, got ids %r" % (self.act_ids,))
-        # DOFs whose damping/armature belong to each servo (the gripper drives two finger slides).
-        self.dofs = [[model.jnt_dofadr[model.joint(n).id]] for n in ("base_yaw", "shoulder", "elbow", "wrist")]
-        self.dofs.append([model.jnt_dofadr[model.joint(n).id] for n in ("finger_l", "finger_r")])
+        names = arm_model.servo_slots(arm)
+        self.act_of = [None if n is None else model.actuator(n).id for n in names]
+        present = [a for a in self.act_of if a is not None]
+        # Actuators are declared in slot order (sim/arm_model.py); the fast paths rely on it.
+        if present != list(range(model.nu)):
+            raise ValueError("arm model: actuators must be declared in servo order, got ids %r" % (self.act_of,))
+        self.missing = [i for i in range(N_SERVOS) if self.act_of[i] is None]
+        # What each servo moves: the DOFs whose damping/armature/friction it owns (the gripper
+        # drives two finger slides), or a fixed tendon (a parallel arm's elbow servo sets the
+        # forearm's absolute angle through the linkage: its losses act on that angle).
+        self.gear = [1.0] * N_SERVOS
+        self.dofs = []
+        self.tendon = [None] * N_SERVOS
+        for i, n in enumerate(names):
+            if n is None or i == GRIPPER:
+                self.dofs.append([])
+                continue
+            a = self.act_of[i]
+            self.gear[i] = float(model.actuator_gear[a, 0])
+            tid = model.actuator_trnid[a, 0]
+            if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_TENDON:
+                self.tendon[i] = tid
+                self.dofs.append([])
+            else:
+                self.dofs.append([model.jnt_dofadr[tid]])
+        self.dofs[GRIPPER] = [model.jnt_dofadr[model.joint(n).id] for n in ("finger_l", "finger_r")]
         self.offset_rad = [servo_offset_rad(arm, i) for i in range(N_SERVOS)]
         self.stall_nm_4v8 = [s.stall_torque_nm_4v8 for s in self.servos]
         # Current = idle + k * |torque|; k is the motor's torque constant, the same at any rail.
@@ -106,22 +131,32 @@ class ServoBank:
     def _configure_model(self):
         m = self.m
         for i, s in enumerate(self.servos):
-            a = self.act_ids[i]
+            a = self.act_of[i]
+            if a is None:
+                continue
             kp = s.stall_torque_nm_4v8 / math.radians(s.band_deg)
             m.actuator_gainprm[a, 0] = kp
             m.actuator_biasprm[a, 1] = -kp
             m.actuator_biasprm[a, 2] = 0.0
             m.actuator_forcelimited[a] = 1
-            # Shaft inertia and back-EMF damping, moved to the DOFs the servo drives. The gripper's
-            # shaft angle is opening / r with both slides moving: each slide sees 2 * X / r**2.
+            # Shaft inertia and back-EMF damping, moved to what the servo drives. The gripper's
+            # shaft angle is opening / r with both slides moving: each slide sees 2 * X / r**2;
+            # a geared joint sees gear**2 * X.
+            g2 = self.gear[i] * self.gear[i]
             if i == GRIPPER:
                 k = 2.0 / (self.jaw_m_per_rad ** 2)
                 for dof in self.dofs[i]:
                     m.dof_armature[dof] = s.armature_kgm2 * k
                     m.dof_damping[dof] = self.damping_full[i] * k
+            elif self.tendon[i] is not None:
+                t = self.tendon[i]
+                m.tendon_armature[t] = s.armature_kgm2 * g2
+                m.tendon_damping[t] = self.damping_full[i] * g2
+                m.tendon_solref_fri[t] = _GEAR_SOLREF
+                m.tendon_solimp_fri[t, :3] = _GEAR_SOLIMP
             else:
-                m.dof_armature[self.dofs[i][0]] = s.armature_kgm2
-                m.dof_damping[self.dofs[i][0]] = self.damping_full[i]
+                m.dof_armature[self.dofs[i][0]] = s.armature_kgm2 * g2
+                m.dof_damping[self.dofs[i][0]] = self.damping_full[i] * g2
             # A gear train does not creep below its breakaway torque: a stiff friction-loss
             # constraint (MuJoCo's default soft one lets a loaded joint slide ~1.5 deg/s).
             for dof in self.dofs[i]:
@@ -136,7 +171,9 @@ class ServoBank:
     def hold_current_pose(self, data):
         # Start-up convenience: behave as if the board were already sending the current pose.
         for i in range(N_SERVOS):
-            a = self.act_ids[i]
+            a = self.act_of[i]
+            if a is None:
+                continue
             s_mdeg = int(round(math.degrees(data.actuator_length[a] + self.offset_rad[i]) * 1000.0))
             self.pulses[i] = servo_cal.pulse_us(self.cals[i], s_mdeg)
 
@@ -154,25 +191,29 @@ class ServoBank:
         ctrl = data.ctrl
         length = data.actuator_length.tolist()
         fr = self._forcerange
-        for a in range(N_SERVOS):            # actuator a is servo a (asserted in __init__)
-            pulse = int(self.pulses[a])
+        act_of = self.act_of
+        for i in range(N_SERVOS):
+            a = act_of[i]                    # slot i's actuator (i itself on a serial arm)
+            if a is None:
+                continue                     # no servo in this slot: its pulse moves nothing
+            pulse = int(self.pulses[i])
             on = pulse > 0 and not in_reset
-            if on != self.powered[a]:
-                self._set_damping(a, 1.0 if on else self.p.limp_damping_fraction)
-                self._set_friction(a, not on)
-                self.powered[a] = on
+            if on != self.powered[i]:
+                self._set_damping(i, 1.0 if on else self.p.limp_damping_fraction)
+                self._set_friction(i, not on)
+                self.powered[i] = on
                 self._refresh_current_gains()
             if not on:
                 fr[a, 0] = 0.0
                 fr[a, 1] = 0.0
                 ctrl[a] = length[a]
                 continue
-            if pulse != self._target_pulse[a]:     # decoded once per new pulse width
-                self._target_pulse[a] = pulse
-                self.target_rad[a] = self.pulse_to_target_rad(a, pulse)
-            target = self.target_rad[a]
+            if pulse != self._target_pulse[i]:     # decoded once per new pulse width
+                self._target_pulse[i] = pulse
+                self.target_rad[i] = self.pulse_to_target_rad(i, pulse)
+            target = self.target_rad[i]
             err = target - length[a]
-            db = self.deadband_rad[a]
+            db = self.deadband_rad[i]
             # Inside the deadband the amplifier is off: hold where the shaft is this frame.
             if err > db:
                 ctrl[a] = target - db
@@ -180,7 +221,7 @@ class ServoBank:
                 ctrl[a] = target + db
             else:
                 ctrl[a] = length[a]
-            tau = self.stall_nm_4v8[a] * scale
+            tau = self.stall_nm_4v8[i] * scale
             fr[a, 0] = -tau
             fr[a, 1] = tau
 
@@ -190,8 +231,10 @@ class ServoBank:
             k = 2.0 / (self.jaw_m_per_rad ** 2)
             for dof in self.dofs[i]:
                 self.m.dof_damping[dof] = base * k
+        elif self.tendon[i] is not None:
+            self.m.tendon_damping[self.tendon[i]] = base * (self.gear[i] * self.gear[i])
         else:
-            self.m.dof_damping[self.dofs[i][0]] = base
+            self.m.dof_damping[self.dofs[i][0]] = base * (self.gear[i] * self.gear[i])
 
     def _set_friction(self, i, limp):
         # Gear-train dry friction of an unpowered servo, at the DOFs it drives: the gripper's
@@ -200,8 +243,10 @@ class ServoBank:
         if i == GRIPPER:
             for dof in self.dofs[i]:
                 self.m.dof_frictionloss[dof] = f / self.jaw_m_per_rad
+        elif self.tendon[i] is not None:
+            self.m.tendon_frictionloss[self.tendon[i]] = f * self.gear[i]
         else:
-            self.m.dof_frictionloss[self.dofs[i][0]] = f
+            self.m.dof_frictionloss[self.dofs[i][0]] = f * self.gear[i]
 
     def _refresh_current_gains(self):
         # Unpowered servos draw nothing: fold that into per-servo gains once per power change.
@@ -209,16 +254,24 @@ class ServoBank:
         self._idle = [self.idle_ma[i] if self.powered[i] else 0.0 for i in range(N_SERVOS)]
         self._idle_total = sum(self._idle)
 
+    def slot_values(self, row):
+        # A per-actuator row of MjData (force, velocity, ...) as a per-slot list: 0.0 in a slot
+        # that has no servo (a serial arm's actuators are its slots: the row as it is).
+        f = row.tolist()
+        for i in self.missing:
+            f.insert(i, 0.0)
+        return f
+
     def currents_ma(self, data):
         # Per-servo supply current from the torque each one is producing right now.
-        f = self._force.tolist()
+        f = self.slot_values(self._force)
         return [self._idle[i] + self._k[i] * abs(f[i]) for i in range(N_SERVOS)]
 
     def gripper_current_ma(self, data):
-        return self._idle[GRIPPER] + self._k[GRIPPER] * abs(self._force.item(GRIPPER))
+        return self._idle[GRIPPER] + self._k[GRIPPER] * abs(self._force.item(self.act_of[GRIPPER]))
 
     def total_current_ma(self, data):
-        f = self._force.tolist()
+        f = self.slot_values(self._force)
         k = self._k
         return (self._idle_total + k[0] * abs(f[0]) + k[1] * abs(f[1]) + k[2] * abs(f[2])
                 + k[3] * abs(f[3]) + k[4] * abs(f[4]))
@@ -235,9 +288,9 @@ class ServoBank:
     def at_stall(self, data):
         # Per servo: powered, its torque at (90% of) the rail's stall limit, and its shaft
         # nearly still (< 10 deg/s: a servo accelerating at full torque is not stalled).
-        f = self._force.tolist()
-        v = data.actuator_velocity.tolist()
-        lims = self._forcerange[:N_SERVOS, 1].tolist()
+        f = self.slot_values(self._force)
+        v = self.slot_values(data.actuator_velocity)
+        lims = self.slot_values(self._forcerange[:, 1])
         powered = self.powered
         return [bool(powered[a] and lims[a] > 0.0 and abs(f[a]) >= 0.9 * lims[a]
                      and abs(v[a]) < _STALL_STILL_RAD_S) for a in range(N_SERVOS)]

@@ -11,7 +11,9 @@ BIN_GEOMS = ("bin_floor", "bin_wall_px", "bin_wall_nx", "bin_wall_py", "bin_wall
 
 
 class Truth:
-    def __init__(self, model, data, bin_xy_m, bin_inner_half_m, bin_wall_top_m):
+    def __init__(self, model, data, bin_xy_m, bin_inner_half_m, bin_wall_top_m, joint_slots=None):
+        # joint_slots: sim/arm_model.joint_slots(arm), the hinges that make each joint slot's
+        # angle (None: a serial arm's four hinges, one a slot)
         self.m = model
         self.d = data
         self.bin_xy = bin_xy_m
@@ -29,8 +31,13 @@ class Truth:
             jnt = model.joint("part_free").id
             self.part_qpos = model.jnt_qposadr[jnt]
             self.part_qvel = model.jnt_dofadr[jnt]
-        self.q_adr = [model.jnt_qposadr[model.joint(n).id] for n in ("base_yaw", "shoulder", "elbow", "wrist")]
-        self.v_adr = [model.jnt_dofadr[model.joint(n).id] for n in ("base_yaw", "shoulder", "elbow", "wrist")]
+        slots = joint_slots or [(n,) for n in ("base_yaw", "shoulder", "elbow", "wrist")]
+        self.slot_q = [[model.jnt_qposadr[model.joint(n).id] for n in js] for js in slots]
+        self.slot_v = [[model.jnt_dofadr[model.joint(n).id] for n in js] for js in slots]
+        # One hinge a slot (serial): the addresses themselves, read without summing (hot path).
+        single = all(len(js) == 1 for js in slots)
+        self.q_adr = [a[0] for a in self.slot_q] if single else None
+        self.v_adr = [a[0] for a in self.slot_v] if single else None
         self.pad_adr = model.jnt_qposadr[model.joint("pad_slide").id]
         self.jaw_tendon = model.tendon("jaw_opening").id
         self.jaw_site = model.site("jaw_centre").id
@@ -48,11 +55,18 @@ class Truth:
     def pad_travel_mm(self):
         return float(self.d.qpos[self.pad_adr]) * 1000.0
 
+    def slot_angles_deg(self, qpos, adr, slot_adr):
+        # Each joint slot's angle (or speed) from a qpos (qvel) list, in the firmware's joint
+        # convention: the sum of the slot's hinges, 0 for a slot the arm does not have.
+        if adr is not None:
+            return [math.degrees(qpos[a]) for a in adr]
+        return [math.degrees(sum(qpos[a] for a in adrs)) if adrs else 0.0 for adrs in slot_adr]
+
     def joint_angles_deg(self):
-        return [math.degrees(self.d.qpos[a]) for a in self.q_adr]
+        return self.slot_angles_deg(self.d.qpos.tolist(), self.q_adr, self.slot_q)
 
     def joint_speeds_dps(self):
-        return [math.degrees(self.d.qvel[a]) for a in self.v_adr]
+        return self.slot_angles_deg(self.d.qvel.tolist(), self.v_adr, self.slot_v)
 
     def part_contacts(self):
         # (touching fingers, grip force on the two pads in N, touching support, touching bin)
@@ -90,8 +104,8 @@ class Truth:
         pad = qpos[self.pad_adr] * 1000.0
         out = {
             "time_s": float(d.time),
-            "joint_angles_deg": [degrees(qpos[a]) for a in self.q_adr],
-            "joint_speeds_dps": [degrees(qvel[a]) for a in self.v_adr],
+            "joint_angles_deg": self.slot_angles_deg(qpos, self.q_adr, self.slot_q),
+            "joint_speeds_dps": self.slot_angles_deg(qvel, self.v_adr, self.slot_v),
             "jaw_opening_mm": jaw,
             "pad_travel_mm": pad,
             # Real gap between the pad face (pushed back into its finger) and the right face.

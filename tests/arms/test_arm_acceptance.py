@@ -2,8 +2,7 @@
 # AL5D-class MG996R preset and the reference with 120 mm / 115 mm links (lengths no one
 # shipped). Slow tier: 4% of the reference's counts (at least 2 seeds a group, 8 nominal), about
 # 50 cycles an arm. As in the quick sample, the part_offset_12 "retries used" gate needs the
-# full count; every other gate holds. The parallel presets' models are generated and checked
-# kinematically (test_kinematics.py) but the plant does not simulate them yet: refused, named.
+# full count; every other gate holds.
 import copy
 import json
 
@@ -30,12 +29,6 @@ def test_lengths_no_one_shipped_place_the_part_with_the_judge_agreeing():
     # the plant really is the longer arm: its model's elbow sits 120 mm from the shoulder
     m = run.plant.m
     assert abs(m.body("forearm").pos[0] - 0.120) < 1e-12
-
-
-def test_parallel_presets_are_refused_by_sim_run_naming_why(tmp_path, capsys):
-    code = main(["sim", "run", "--scenario", "nominal", "--arm", "mearm", "--out", str(tmp_path / "r")])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "parallel" in err[0] and "serial arms only" in err[0]
 
 
 @pytest.mark.slow

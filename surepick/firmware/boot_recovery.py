@@ -154,12 +154,13 @@ def write_rest_at(root, joints_mdeg, jaw_um):
     _write_json(root + REST_PATH, {"joints_mdeg": [int(v) for v in joints_mdeg], "jaw_um": int(jaw_um)})
 
 
-def rest_pose_problem(q, jaw):
+def rest_pose_problem(q, jaw, arm=None):
     # -> None when every joint of the pose lies within its servo's travel (0..180 deg of servo
-    # angle: docs/conventions.md) and the jaw within 0..JAW_MAX_UM; else (key, reason). A pose
-    # outside would be clamped to an end stop: the first pulses would drive the servo into it.
+    # angle, through the arm's joint -> servo map; None: the reference's, docs/conventions.md)
+    # and the jaw within 0..JAW_MAX_UM; else (key, reason). A pose outside would be clamped to
+    # an end stop: the first pulses would drive the servo into it.
     for i in range(4):
-        s = servo_cal.joint_to_servo_mdeg(i, q[i])
+        s = servo_cal.joint_to_servo_mdeg(i, q[i]) if arm is None else arm.servo_mdeg(i, q[i])
         if s < 0 or s > servo_cal.SERVO_RANGE_MDEG:
             return "joints_mdeg", "range"
     if jaw < 0 or jaw > servo_cal.JAW_MAX_UM:
@@ -167,9 +168,10 @@ def rest_pose_problem(q, jaw):
     return None
 
 
-def read_rest_at(root, rejected=None):
-    # -> (joints tuple, jaw_um, stored?). The home pose when nothing usable is stored: a missing
-    # file is the first boot; a malformed or out-of-range one is named in `rejected`.
+def read_rest_at(root, rejected=None, arm=None):
+    # -> (joints tuple, jaw_um, stored?). The home pose (the arm's, None: the reference's) when
+    # nothing usable is stored: a missing file is the first boot; a malformed or out-of-range
+    # one is named in `rejected`.
     present, d = _read_json(root + REST_PATH, "rest", rejected)
     if d is not None:
         q = _ints(d.get("joints_mdeg"), 4, -(1 << 30), (1 << 30) - 1)
@@ -179,11 +181,11 @@ def read_rest_at(root, rejected=None):
         elif isinstance(jaw, str):
             _reject(rejected, "rest", "jaw_um", jaw)
         else:
-            bad = rest_pose_problem(q, jaw[0])
+            bad = rest_pose_problem(q, jaw[0], arm)
             if bad is None:
                 return q, jaw[0], True
             _reject(rejected, "rest", bad[0], bad[1])
-    return HOME_JOINTS_MDEG, HOME_JAW_UM, False
+    return (HOME_JOINTS_MDEG if arm is None else arm.home_mdeg), HOME_JAW_UM, False
 
 
 # ---- decisions ----

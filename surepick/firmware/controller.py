@@ -44,7 +44,7 @@ from . import arm_file
 from . import settings as settings_mod
 from .calibrate import Calibration
 from .sensors import Pot, Current, Rail, Switch, EStop
-from .servo import Servo, drive as drive_servos
+from .servo import Servo, drive as drive_servos, drive_geared
 from .teleop_mode import TeleopMode
 
 
@@ -174,6 +174,9 @@ class Controller:
             self.arm, self.arm_error = arm_file.load(self.root + arm_file.PATH, self.settings.rejected)
         self.check_pose = pose_checker(self.arm)
         self.m.arm = self.arm        # a part search plans its probes with it
+        # the arm's joint -> servo map, as the tick reads it (servo.drive)
+        self._servo_zero = self.arm.servo_zero
+        self._servo_gear = self.arm.servo_gear if self.arm.geared else None
 
     def _cache_limits(self):
         # Board settings the tick reads, as attributes (no dict lookup per tick).
@@ -215,7 +218,7 @@ class Controller:
         # 2. What happened last time, and where the arm stood at rest.
         marker = rec.read_marker_at(self.root, self.settings.rejected)
         self.marker = marker
-        rest_q, rest_jaw, rest_stored = rec.read_rest_at(self.root, self.settings.rejected)
+        rest_q, rest_jaw, rest_stored = rec.read_rest_at(self.root, self.settings.rejected, self.arm)
         self.rest_q = rest_q
         pot_is_ok = rec.pot_ok(inp.pot_counts, cfg)
         jaw_now = rec.jaw_um_of(inp.pot_counts, cfg) if pot_is_ok else -1
@@ -247,16 +250,24 @@ class Controller:
             self.m.latch_fault(F_INTERRUPTED, not marker.get("counted"))
         return marker, rest_stored, switch, beam_on
 
+    def _servo_cal(self, i):
+        # The board's calibration of servo i, its pulse mirrored once more when the arm's
+        # description says the servo turns against its joint.
+        c = self.settings.servo_cal(i)
+        if i < 4 and self.arm.direction_mirror(i):
+            return (c[0], c[1], c[2], 1 - c[3])
+        return c
+
     def _start_servos(self, rest_q, jaw_um, jaw_unknown, arm_unknown=0):
         s = self.settings
         pulses = [0, 0, 0, 0, 0]
         servos = []
         for i in range(5):
-            target = servo_cal.joint_to_servo_mdeg(i, rest_q[i] if i < 4 else jaw_um)
+            target = self.arm.servo_mdeg(i, rest_q[i]) if i < 4 else servo_cal.joint_to_servo_mdeg(i, jaw_um)
             speed, accel = s.servo_limits(i)
-            sv = Servo(self.hal, i, s.servo_cal(i), speed, accel, target)
-            if (i == 4 and jaw_unknown) or (i < 4 and arm_unknown):
-                sv.enabled = 0       # where it stands is unknown: do not guess, leave it unpowered
+            sv = Servo(self.hal, i, self._servo_cal(i), speed, accel, target)
+            if (i == 4 and jaw_unknown) or (i < 4 and arm_unknown) or (i == 3 and not self.arm.has_wrist):
+                sv.enabled = 0       # where it stands is unknown (or no servo there): leave it unpowered
                 sv.pulse = 0
             pulses[i] = sv.pulse
             servos.append(sv)
@@ -299,7 +310,10 @@ class Controller:
             self.teleop.step(now)
         mo = self.motion
         mo.tick(now, m.out, m.inp)      # an unreachable move comes back as error_seq
-        drive_servos(self.servos, mo.joints, mo.jaw_um, dt)
+        if self._servo_gear is None:
+            drive_servos(self.servos, mo.joints, mo.jaw_um, dt, self._servo_zero)
+        else:
+            drive_geared(self.servos, mo.joints, mo.jaw_um, dt, self._servo_zero, self._servo_gear)
         if mo.active or not m.inp.jaw_done:
             self.still_since = now
             self.still = 0
@@ -573,7 +587,7 @@ class Controller:
         if place is not None:            # where a clean cycle ends: above the place pose
             rest = (place[0], place[1], place[2] + cfg.approach_height_um, place[3])
         else:
-            rest = _pose_of(self.arm, rec.HOME_JOINTS_MDEG)
+            rest = _pose_of(self.arm, self.arm.home_mdeg)
         r = rec.Rescue(m, action, place, width, _pose_of(self.arm, self.motion.joints), rest,
                        self.settings.board["recover_safe_z_um"])
         self.rescue_op = r
@@ -591,8 +605,8 @@ class Controller:
         for i in range(4):
             mo.joints[i] = q[i]
             sv = self.servos[i]
-            sv.reset(servo_cal.joint_to_servo_mdeg(i, q[i]))
-            sv.enabled = 1
+            sv.reset(self.arm.servo_mdeg(i, q[i]))
+            sv.enabled = 1 if i < 3 or self.arm.has_wrist else 0   # no servo in the slot: never driven
             self.hal.set_pulse_us(i, sv.pulse)
         mo.active = 0
         mo.seq = self.m.out.move_seq
@@ -652,7 +666,7 @@ class Controller:
         self._cache_limits()
         for i in range(5):
             sv = self.servos[i]
-            sv.cal = s.servo_cal(i)
+            sv.cal = self._servo_cal(i)
             speed, accel = s.servo_limits(i)
             sv.vmax = speed * 1000
             sv.accel = accel

@@ -255,8 +255,9 @@ class TeleopMode:
         mo = ctl.motion
         j = mo.joints
         sp = self.sp
+        arm = ctl.arm
         for i in range(4):
-            v = servo_cal.servo_to_joint_mdeg(i, sv[i].pos)
+            v = arm.joint_mdeg(i, sv[i].pos)
             j[i] = v
             sp[i] = v
             self.dq[i] = 0
@@ -281,9 +282,9 @@ class TeleopMode:
     def pose(self):
         # (q0..q3 mdeg, jaw um) the servos are driven to now.
         sv = self.ctl.servos
-        return (servo_cal.servo_to_joint_mdeg(0, sv[0].pos), servo_cal.servo_to_joint_mdeg(1, sv[1].pos),
-                servo_cal.servo_to_joint_mdeg(2, sv[2].pos), servo_cal.servo_to_joint_mdeg(3, sv[3].pos),
-                servo_cal.servo_to_joint_mdeg(servo_cal.GRIPPER, sv[4].pos))
+        arm = self.ctl.arm
+        return (arm.joint_mdeg(0, sv[0].pos), arm.joint_mdeg(1, sv[1].pos), arm.joint_mdeg(2, sv[2].pos),
+                arm.joint_mdeg(3, sv[3].pos), servo_cal.servo_to_joint_mdeg(servo_cal.GRIPPER, sv[4].pos))
 
 
 # ---- the App's side: link handlers and the TELEOP_STATE frame ----
@@ -342,8 +343,9 @@ def report(app, now):
     w.add(tm.mode)
     w.add(tm.why)
     w.add(tm.applied)
+    arm = app.arm
     for i in range(4):
-        w.add(servo_cal.servo_to_joint_mdeg(i, sv[i].pos))
+        w.add(arm.joint_mdeg(i, sv[i].pos))
     w.add(sv[4].pos // servo_cal.JAW_MDEG_PER_UM)
     w.add(jaw_um_of(pot, cfg) if pot_ok(pot, cfg) else -1)
     w.add(tm.deadmans)

@@ -106,6 +106,14 @@ class Arm:
         self._lims = tuple(lims)
         self.has_wrist = 1 if self.kind == "serial" else 0
         self.free_pitch = self.has_wrist
+        # The firmware's joint -> servo angle map of slots 0..3, integers for the loop: servo mdeg
+        # = zero + joint mdeg * gear // 1000 (gear in servo mdeg per joint degree); a servo that
+        # turns against its joint (direction -1) has its pulse mirrored (servo_cal's inverted).
+        self.servo_zero = tuple(self.zero_mdeg(i) for i in range(N_ARM_JOINTS))
+        self.servo_gear = tuple(1000 if self.servo(i) is None else int(round(self.servo(i)["gear"] * 1000.0))
+                                for i in range(N_ARM_JOINTS))
+        self.geared = 0 if self.servo_gear == (1000, 1000, 1000, 1000) else 1
+        self.home_mdeg = tuple(int(round(v * 1000.0)) for v in self.home_deg())
         self.H = geo["base_height_mm"]
         self.S = geo["shoulder_forward_mm"]
         self.U = geo["upper_arm_mm"]
@@ -293,6 +301,20 @@ class Arm:
         if i == GRIPPER:
             return self.servos[-1]
         return self.servos[i]
+
+    def servo_mdeg(self, i, q_mdeg):
+        # Arm slot i's joint angle (mdeg) -> its servo's angle (mdeg); not for the gripper.
+        return self.servo_zero[i] + q_mdeg * self.servo_gear[i] // 1000
+
+    def joint_mdeg(self, i, s_mdeg):
+        # The inverse of servo_mdeg (to the mdeg below).
+        return (s_mdeg - self.servo_zero[i]) * 1000 // self.servo_gear[i]
+
+    def direction_mirror(self, i):
+        # 1 when slot i's servo turns against its joint: the board mirrors its pulse (XOR with
+        # the board's own servoN_inverted, which says the same of a servo mounted the other way).
+        s = self.servo(i)
+        return 1 if s is not None and s["direction"] < 0 else 0
 
     def zero_mdeg(self, i):
         # Servo angle (mdeg) at joint angle 0 of arm slot i (0..3).

@@ -2,7 +2,8 @@
 # AL5D-class MG996R preset and the reference with 120 mm / 115 mm links (lengths no one
 # shipped). Slow tier: 4% of the reference's counts (at least 2 seeds a group, 8 nominal), about
 # 50 cycles an arm. As in the quick sample, the part_offset_12 "retries used" gate needs the
-# full count; every other gate holds.
+# full count; every other gate holds. The parallel presets (MeArm, EEZYbotARM MK2) run the same
+# machine through the description's servo map and their tendon-driven elbow.
 import copy
 import json
 
@@ -10,10 +11,13 @@ import pytest
 
 from surepick.cli.main import main
 from surepick.engines import acceptance
-from surepick.engines.inproc import run_cycle
+from surepick.engines.inproc import TRAJECTORY_COLUMNS, run_cycle
 from surepick.shared_fsm import arm as arm_mod
 from surepick.shared_fsm.arm_reference import DESCRIPTION
 from surepick.arms import files
+from tests.sim.test_plant_kinds import hold_band_deg
+
+PARALLEL = ["mearm", "eezybot_mk2"]
 
 
 def long_reference():
@@ -29,6 +33,32 @@ def test_lengths_no_one_shipped_place_the_part_with_the_judge_agreeing():
     # the plant really is the longer arm: its model's elbow sits 120 mm from the shoulder
     m = run.plant.m
     assert abs(m.body("forearm").pos[0] - 0.120) < 1e-12
+
+
+@pytest.mark.parametrize("name", PARALLEL)
+def test_parallel_presets_place_the_part_with_the_judge_agreeing(name):
+    arm = files.load(name)[0]
+    rec, traj, run = run_cycle("nominal", seed=3, record_trajectory=True, arm=arm)
+    assert rec["fsm_outcome"] == "placed" and rec["judge_outcome"] == "placed"
+    # The board's joint setpoints reached the joints through the description's servo map (zero,
+    # gear, direction; the elbow through the linkage): at rest after the cycle, each joint the
+    # kind has stands within its servo's hold band of what the firmware commands.
+    last = dict(zip(TRAJECTORY_COLUMNS, traj[-1]))
+    for i in range(3):
+        err_deg = abs(last["q%d_cmd_mdeg" % i] - last["q%d_mdeg" % i]) / 1000.0
+        assert err_deg < hold_band_deg(arm, i), (i, last)
+    # the wrist channel (no servo on these arms) was never powered by the firmware
+    assert run.plant.servos.pulses[3] == 0 and run.plant.truth()["servos_powered"][3] is False
+
+
+@pytest.mark.parametrize("name", PARALLEL)
+def test_sim_run_places_with_a_parallel_preset(tmp_path, capsys, name):
+    out = tmp_path / "r"
+    assert main(["sim", "run", "--scenario", "nominal", "--arm", name, "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "verified placed 1/1, false successes 0" in said
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["arm"] == name
 
 
 @pytest.mark.slow

@@ -56,8 +56,11 @@ MEARM = _with(
            "pad_g": 1.5},
     # With the hand level and these limits the jaw reaches the bench best from a 30 mm riser
     # at 180 mm (13 deg of joint margin; `surepick arm check mearm`).
+    # The bin is wide enough that the level hand (palm 28..58 mm behind the jaw centre) stays
+    # inside its walls at the place pose: with a 56 mm bin the palm landed on the near wall and
+    # the shoulder and elbow servos pushed on it at stall (docs/arm-description.md).
     bench={"pad_x_mm": 170.0, "pad_y_mm": -60.0, "pad_half_mm": 25.0, "pad_top_mm": 30.0,
-           "bin_x_mm": 170.0, "bin_y_mm": 60.0, "bin_inner_half_mm": 28.0, "bin_floor_mm": 30.0,
+           "bin_x_mm": 170.0, "bin_y_mm": 70.0, "bin_inner_half_mm": 68.0, "bin_floor_mm": 30.0,
            "bin_wall_top_mm": 55.0, "part_mm": 20.0, "pitch_deg": 0.0,
            "home_base_deg": 0.0, "home_shoulder_deg": 90.0, "home_elbow_deg": 0.0, "home_jaw_mm": 25.0})
 
@@ -83,8 +86,10 @@ EEZYBOT_MK2 = _with(
            "pad_g": 1.5},
     # Its coupled limits keep the jaw centre well above the table: parts sit on an 80 mm riser
     # at 280 mm (10 deg of joint margin; `surepick arm check eezybot_mk2`).
+    # A bin the level hand fits in at the place pose (palm 47..77 mm behind the jaw centre), as
+    # for the MeArm.
     bench={"pad_x_mm": 273.0, "pad_y_mm": -60.0, "pad_half_mm": 25.0, "pad_top_mm": 80.0,
-           "bin_x_mm": 273.0, "bin_y_mm": 60.0, "bin_inner_half_mm": 28.0, "bin_floor_mm": 80.0,
+           "bin_x_mm": 273.0, "bin_y_mm": 80.0, "bin_inner_half_mm": 85.0, "bin_floor_mm": 80.0,
            "bin_wall_top_mm": 105.0, "part_mm": 20.0, "pitch_deg": 0.0,
            "home_base_deg": 0.0, "home_shoulder_deg": 90.0, "home_elbow_deg": 0.0, "home_jaw_mm": 25.0})
 

@@ -33,6 +33,8 @@ def add_arguments(sub):
     p.add_argument("--config", action="append", default=[], metavar="FIELD=V|FILE",
                    help="state-machine config under every cell: FIELD=V, or a JSON file of overrides (repeatable)")
     p.add_argument("--plant", metavar="PLANT.json", help="plant parameters under every cell")
+    p.add_argument("--arm", metavar="NAME|FILE", help="the arm under every cell: a preset or a description file "
+                   "(default the reference arm); see `surepick sim run --help`")
     p.add_argument("--seeds", type=int, default=20, help="seeds per cell (default 20)")
     p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     p.add_argument("--out", metavar="DIR", help="output directory (for --compare: default DIR_B/compare)")
@@ -101,8 +103,12 @@ def _plan(args):
     new = None
     if given:
         plant = plant_params_file(args.plant) if args.plant else None
+        arm = None
+        if args.arm is not None:
+            from surepick.cli.arm import load_arm
+            arm = load_arm(args.arm)[0]
         new = sweep.make_plan(args.scenario, list(args.param) + list(args.axis), _config(args.config), plant,
-                              args.seed, args.seeds, args.chunk)
+                              args.seed, args.seeds, args.chunk, arm)
     elif not args.resume:
         raise CommandError("--scenario is required (or --resume, --compare)")
     if not args.resume:

@@ -187,10 +187,13 @@ def _check_plant_value(key, v):
 
 class Plan:
     """scenario; axes (those with two or more values, in the order given); fixed (one-value axes,
-    by name); config and plant: base overrides under every cell; seeds first_seed .. +seeds-1."""
+    by name); config and plant: base overrides under every cell; seeds first_seed .. +seeds-1;
+    arm: the arm's description (a dict, Arm.to_dict()) or None for the reference arm."""
 
-    def __init__(self, scenario, axes, fixed=None, config=None, plant=None, first_seed=0, seeds=1, chunk=4):
+    def __init__(self, scenario, axes, fixed=None, config=None, plant=None, first_seed=0, seeds=1, chunk=4,
+                 arm=None):
         self.scenario = scenario
+        self.arm = arm
         self.axes = list(axes)
         self.fixed = list(fixed or [])           # Axis objects with one value
         self.config = dict(config or {})
@@ -211,7 +214,7 @@ class Plan:
     def settings(self, i):
         """What a job of cell i runs with: scenario, params, config, plant (a dict), part."""
         s = {"scenario": self.scenario, "params": {}, "config": dict(self.config), "plant": dict(self.plant),
-             "part": {}}
+             "part": {}, "arm": self.arm}
         for a, v in [(f, f.values[0]) for f in self.fixed] + list(zip(self.axes, self.cells[i])):
             if a.kind == "param":
                 s["params"][a.key] = v
@@ -244,9 +247,12 @@ class Plan:
 
     def identity(self):
         # What makes two plans the same sweep (the chunk size does not).
-        return {"format": PLAN_FORMAT, "scenario": self.scenario, "axes": [a.to_dict() for a in self.axes],
-                "fixed": [a.to_dict() for a in self.fixed], "config": self.config, "plant": self.plant,
-                "first_seed": self.first_seed, "seeds": self.seeds}
+        d = {"format": PLAN_FORMAT, "scenario": self.scenario, "axes": [a.to_dict() for a in self.axes],
+             "fixed": [a.to_dict() for a in self.fixed], "config": self.config, "plant": self.plant,
+             "first_seed": self.first_seed, "seeds": self.seeds}
+        if self.arm is not None:            # (a reference arm's plan reads as it always did)
+            d["arm"] = self.arm
+        return d
 
     def fingerprint(self):
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
@@ -266,20 +272,24 @@ class Plan:
         def axis(a):
             return Axis(a["kind"], a["key"], list(a["values"]))
         return cls(d["scenario"], [axis(a) for a in d["axes"]], [axis(a) for a in d["fixed"]], d["config"],
-                   d["plant"], d["first_seed"], d["seeds"], d.get("chunk", 4))
+                   d["plant"], d["first_seed"], d["seeds"], d.get("chunk", 4), d.get("arm"))
 
     def differs_from(self, other):
         """None when both plans are one sweep, else the first thing that differs, in words."""
         a, b = self.identity(), other.identity()
-        for k in a:
-            if a[k] != b[k]:
-                return "%s: %s here, %s in the stored plan" % (k, json.dumps(a[k]), json.dumps(b[k]))
+        for k in list(a) + [k for k in b if k not in a]:
+            va, vb = a.get(k), b.get(k)
+            if va != vb:
+                if k == "arm":                  # the arm by its name (the reference when none is given)
+                    va, vb = (v["name"] if v else "reference" for v in (va, vb))
+                return "%s: %s here, %s in the stored plan" % (k, json.dumps(va), json.dumps(vb))
         return None
 
 
-def make_plan(scenario, axis_specs, config=None, plant=None, first_seed=0, seeds=1, chunk=4):
+def make_plan(scenario, axis_specs, config=None, plant=None, first_seed=0, seeds=1, chunk=4, arm=None):
     """axis_specs: ['offset_mm=0:14:1', 'config.grasp_dwell_ms=250,350', ...]. Every value of every
-    axis and every cell is checked before this returns; SweepError names the bad one."""
+    axis and every cell is checked before this returns; SweepError names the bad one. arm: an Arm
+    (None: the reference arm)."""
     if seeds < 1:
         raise SweepError("--seeds must be at least 1")
     if chunk < 1:
@@ -315,7 +325,8 @@ def make_plan(scenario, axis_specs, config=None, plant=None, first_seed=0, seeds
     cells = math.prod(len(a.values) for a in axes)
     if cells > MAX_CELLS:
         raise SweepError("the grid has %d cells (at most %d): fewer values per axis" % (cells, MAX_CELLS))
-    plan = Plan(sc.name, axes, fixed, config, plant, first_seed, seeds, chunk)
+    plan = Plan(sc.name, axes, fixed, config, plant, first_seed, seeds, chunk,
+                arm.to_dict() if arm is not None else None)
     _check_cells(plan, sc)
     return plan
 
@@ -371,7 +382,7 @@ def _check_cells(plan, sc):
             variant = json.dumps([s["plant"], s["part"]], sort_keys=True)
             if (s["plant"] or s["part"]) and variant not in built:
                 built.add(variant)
-                Plant(part=part_spec(_scenario_part(sc), s["part"]), params=s["plant"])
+                Plant(part=part_spec(_scenario_part(sc), s["part"]), params=s["plant"], arm=_arm(s))
         except (ValueError, KeyError, TypeError, ZeroDivisionError) as e:
             raise SweepError("cell %s: %s" % (where, e.args[0] if isinstance(e, KeyError) else e)) from None
 
@@ -412,7 +423,7 @@ def run_job(job, record_trajectory=False):
     from surepick.engines.inproc import run_cycle
     cell, seed, s = job
     rec, traj, run = run_cycle(scenario_for(s), s["params"], seed=seed, cycle=0, plant_params=s["plant"] or None,
-                               cfg_overrides=s["config"] or None, record_trajectory=record_trajectory)
+                               cfg_overrides=s["config"] or None, record_trajectory=record_trajectory, arm=_arm(s))
     result = {"cell": cell, "seed": seed}
     for k in ("fsm_outcome", "fsm_fault", "fault_state", "attempts", "judge_outcome", "judge_reason",
               "false_success", "false_failure", "expected", "controller_restarts", "sim_ms", "wall_s"):
@@ -425,6 +436,15 @@ def run_job(job, record_trajectory=False):
         return result
     rec["scenario"] = s["scenario"]
     return result, rec, traj, run.plant.model_hash()
+
+
+def _arm(settings):
+    # The cell's Arm from its description (None: the reference arm).
+    d = settings.get("arm")
+    if d is None:
+        return None
+    from surepick.shared_fsm import arm as arm_mod
+    return arm_mod.validate(d)
 
 
 def run_chunk(jobs):

@@ -349,7 +349,7 @@ class Rescue:
             self.t = now
         elif ph == _R_SETTLE and ticks_diff(now, self.t) >= cfg.settle_ms:
             open_um = self.width_um + cfg.open_margin_um
-            self.open_um = open_um if open_um < cfg.jaw_max_um else cfg.jaw_max_um
+            self.open_um = open_um if open_um < m.jaw_max_um else m.jaw_max_um
             m.out.jaw_um = self.open_um
             m.holding = 0                # let go over the place pose, on purpose
             self.phase = _R_OPEN

@@ -173,7 +173,7 @@ class Controller:
         if self.arm is None:
             self.arm, self.arm_error = arm_file.load(self.root + arm_file.PATH, self.settings.rejected)
         self.check_pose = pose_checker(self.arm)
-        self.m.arm = self.arm        # a part search plans its probes with it
+        self.m.set_arm(self.arm)     # a part search plans its probes with it; its jaw caps openings
         # the arm's joint -> servo map, as the tick reads it (servo.drive)
         self._servo_zero = self.arm.servo_zero
         self._servo_gear = self.arm.servo_gear if self.arm.geared else None
@@ -545,11 +545,11 @@ class Controller:
         if action == link.RESCUE_RELEASE:
             if not self.servos[4].enabled and not self._engage_gripper():
                 return link.E_STATE, ("gripper_off",)
-            width = job[2] if job is not None else cfg.jaw_max_um
+            width = job[2] if job is not None else m.jaw_max_um
             open_um = width + cfg.open_margin_um
             m.clear_fault()
             self._rescue_note()
-            m.release(open_um if open_um < cfg.jaw_max_um else cfg.jaw_max_um)
+            m.release(open_um if open_um < m.jaw_max_um else m.jaw_max_um)
             return None
         if action == link.RESCUE_PLACE:
             if not m.holding:

@@ -134,7 +134,7 @@ class TeleopMode:
         arm = self.ctl.arm
         if not _within(arm, q0, q1, q2, q3):
             return self._refuse("joint_limit", seq)
-        if jaw < 0 or jaw > self.ctl.cfg.jaw_max_um:
+        if jaw < 0 or jaw > self.ctl.m.jaw_max_um:
             return self._refuse("jaw", seq)
         x, y, z, _ = arm.forward((q0 / 1000.0, q1 / 1000.0, q2 / 1000.0, q3 / 1000.0))
         r = (x * x + y * y) ** 0.5

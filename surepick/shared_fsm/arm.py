@@ -114,6 +114,7 @@ class Arm:
                                 for i in range(N_ARM_JOINTS))
         self.geared = 0 if self.servo_gear == (1000, 1000, 1000, 1000) else 1
         self.home_mdeg = tuple(int(round(v * 1000.0)) for v in self.home_deg())
+        self.jaw_max_um = int(round(grip["jaw_max_mm"] * 1000.0))   # the widest this gripper opens
         self.H = geo["base_height_mm"]
         self.S = geo["shoulder_forward_mm"]
         self.U = geo["upper_arm_mm"]

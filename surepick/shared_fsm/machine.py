@@ -135,6 +135,7 @@ class Machine:
         # it has one, is called when a job starts.
         self.resense = None
         self.arm = None          # the arm the controller runs (shared_fsm/arm.py), for the hook
+        self.jaw_max_um = cfg.jaw_max_um   # the config's widest opening, capped by the arm's jaw
         self.bound = [0] * N_STATES
         self.reconfigure()
         self.state = IDLE
@@ -186,7 +187,15 @@ class Machine:
         self.open_um = 0
         self.grip_jaw_um = 0
 
+    def set_arm(self, arm):
+        self.arm = arm
+        self.reconfigure()
+
     def reconfigure(self):
+        j = self.cfg.jaw_max_um
+        if self.arm is not None and self.arm.jaw_max_um < j:
+            j = self.arm.jaw_max_um     # a gripper that opens less: never command it wider
+        self.jaw_max_um = j
         for s in range(N_STATES):
             self.bound[s] = state_bound_ms(self.cfg, s)
         if self.cfg.resense:
@@ -211,7 +220,7 @@ class Machine:
             return E_HOLDING     # a new approach would open the jaw wherever the arm is
         if len(job.pick) != 4 or len(job.place) != 4 or job.part_width_um <= 0:
             return E_BAD_JOB
-        if job.part_width_um > self.cfg.jaw_max_um or job.max_attempts < 0 or job.max_attempts > MAX_ATTEMPTS:
+        if job.part_width_um > self.jaw_max_um or job.max_attempts < 0 or job.max_attempts > MAX_ATTEMPTS:
             return E_BAD_JOB
         if check_pose is not None:
             lift = self.cfg.approach_height_um
@@ -376,8 +385,8 @@ class Machine:
         if self.close_um < 0:
             self.close_um = 0
         self.open_um = self.part_width_um + cfg.open_margin_um + (self.attempt - 1) * cfg.retry_open_extra_um
-        if self.open_um > cfg.jaw_max_um:
-            self.open_um = cfg.jaw_max_um
+        if self.open_um > self.jaw_max_um:
+            self.open_um = self.jaw_max_um
         self.out.jaw_um = self.open_um
         h = self.resense
         if h is not None and (self.attempt > 1 or getattr(h, "first", 0)):
@@ -395,7 +404,7 @@ class Machine:
         cfg = self.cfg
         if r == RESENSE_FOUND:
             self._note(R_RESENSED)
-            self.open_um = cfg.jaw_max_um   # as wide as the search's probes, which found it clear
+            self.open_um = self.jaw_max_um   # as wide as the search's probes, which found it clear
         self.out.jaw_um = self.open_um
         self._phase(_P_MOVE)
         self._move(self.gx, self.gy, self.gz + self.hz, self.pp, MOVE_FREE, 0)
@@ -470,8 +479,8 @@ class Machine:
             self.disagreed = 1
         self._enter(RECOVER, reason)
         self.open_um = self.part_width_um + cfg.open_margin_um + self.attempt * cfg.retry_open_extra_um
-        if self.open_um > cfg.jaw_max_um:
-            self.open_um = cfg.jaw_max_um
+        if self.open_um > self.jaw_max_um:
+            self.open_um = self.jaw_max_um
         self.out.jaw_um = self.open_um
 
     def _place(self):

@@ -8,6 +8,7 @@
 import math
 
 from surepick.shared_fsm import kinematics, states
+from surepick.shared_fsm.arm import Unreachable
 from surepick.sim import seeds
 from surepick.sim.plant import PARTS, SOURCE_XY_MM, PART_HEIGHT_MM, OBSTACLE_XY_MM, OBSTACLE_SIZE_MM
 
@@ -109,8 +110,31 @@ class Scenario:
             yaw = rng.uniform(-values["yaw_deg"], values["yaw_deg"])
         # yaw is relative to the jaws, which face the base axis at this spot
         s["part_pose"] = (x, y, math.degrees(math.atan2(y, x)) + yaw)
-        _customise(self.name, s, values, rng, pad)
+        _customise(self.name, s, values, rng, pad, arm)
         return s
+
+
+def _fixture(arm):
+    # The stall scenarios' fixture: (obstacle for the plant, taught width mm, pick pose mm). The
+    # reference's 40 mm block at (140, 0) taught as 32 mm, where the arm reaches it and its jaw
+    # opens around it; otherwise a block on the arm's own pad sized to its jaw (10 mm narrower
+    # than the jaw opens, taught 8 mm narrower than it is).
+    pick = (OBSTACLE_XY_MM[0], OBSTACLE_XY_MM[1], OBSTACLE_SIZE_MM[2] / 2.0, -90.0)
+    if arm is None:
+        return True, 32.0, pick
+    try:
+        arm.inverse(*pick)
+        reached = True
+    except Unreachable:
+        reached = False
+    if reached and arm.gripper["jaw_max_mm"] >= OBSTACLE_SIZE_MM[0] + 5.0:
+        return True, 32.0, pick
+    b = arm.bench
+    w = arm.gripper["jaw_max_mm"] - 10.0
+    h = b["part_mm"]
+    obstacle = {"x_mm": b["pad_x_mm"], "y_mm": b["pad_y_mm"], "yaw_deg": None,
+                "size_mm": (w, b["part_mm"], b["pad_top_mm"] + h)}
+    return obstacle, w - 8.0, (b["pad_x_mm"], b["pad_y_mm"], b["pad_top_mm"] + h / 2.0, b["pitch_deg"])
 
 
 def _pad_xy(arm):
@@ -128,7 +152,7 @@ def _on_pad(pad, r_mm, c_mm):
     return x + r_mm * ux - c_mm * uy, y + r_mm * uy + c_mm * ux
 
 
-def _customise(name, s, values, rng, pad):
+def _customise(name, s, values, rng, pad, arm=None):
     if name == "part_shifted":
         x, y, yaw = s["part_pose"]        # the seed's jitter, then the shift
         s["part_pose"] = (x + values["dx_mm"], y + values["dy_mm"], yaw + values["yaw_deg"])
@@ -185,10 +209,8 @@ def _customise(name, s, values, rng, pad):
         # The taught part is a 32 mm block, but a fixed 40 mm fixture stands there: the gripper
         # closes on something it cannot squeeze and the servo stalls.
         s["part"] = None
-        s["obstacle"] = True
         s["part_pose"] = None
-        s["part_width_mm"] = 32.0
-        s["pick_mm"] = (OBSTACLE_XY_MM[0], OBSTACLE_XY_MM[1], OBSTACLE_SIZE_MM[2] / 2.0, -90.0)
+        s["obstacle"], s["part_width_mm"], s["pick_mm"] = _fixture(arm)
         if name == "stall_on_fixture":
             # ... and the e-stop is pressed while it squeezes at stall: the arm holds, the gripper
             # stalled. The current reaches the stall level about 160 ms into GRASP (measured): the

@@ -52,6 +52,32 @@ def test_parallel_presets_place_the_part_with_the_judge_agreeing(name):
 
 
 @pytest.mark.parametrize("name", PARALLEL)
+def test_retries_never_open_the_jaw_past_the_arms_own_jaw(name):
+    # part_missing retries open wider each attempt; a 40 mm jaw is never commanded past 40 mm
+    # (the config allows 45): the machine names the missing part, not a pot that disagrees.
+    arm = files.load(name)[0]
+    rec, traj, _ = run_cycle("part_missing", seed=1000, record_trajectory=True, arm=arm)
+    assert rec["fsm_fault"] == "GRASP_FAILED" and rec["attempts"] == 3 and not rec["false_success"]
+    widest = max(dict(zip(TRAJECTORY_COLUMNS, r))["jaw_cmd_um"] for r in traj)
+    assert widest == arm.gripper["jaw_max_mm"] * 1000
+
+
+@pytest.mark.parametrize("name", PARALLEL)
+def test_the_stall_fixture_stands_on_the_arms_own_pad_and_stalls_the_gripper(name):
+    # The reference's fixture (140, 0) is out of these arms' reach and as wide as their jaw opens:
+    # theirs stands on their pad, narrower than the jaw, taught narrower than it is.
+    arm = files.load(name)[0]
+    rec, _, run = run_cycle("servo_stall", seed=1000, record_trajectory=False, arm=arm)
+    assert rec["fsm_fault"] in ("CRUSH", "MOTION_TIMEOUT") and not rec["false_success"]
+    m = run.plant.m
+    ob = m.body("obstacle").pos
+    assert (abs(ob[0] * 1000 - arm.bench["pad_x_mm"]) < 1e-6 and abs(ob[1] * 1000 - arm.bench["pad_y_mm"]) < 1e-6)
+    across = 2000 * m.geom("obstacle").size[1]
+    assert across < arm.gripper["jaw_max_mm"] - 5.0
+    assert rec["judge"]["longest_stall_ms"][4] > 0          # the gripper really squeezed at stall
+
+
+@pytest.mark.parametrize("name", PARALLEL)
 def test_sim_run_places_with_a_parallel_preset(tmp_path, capsys, name):
     out = tmp_path / "r"
     assert main(["sim", "run", "--scenario", "nominal", "--arm", name, "--out", str(out)]) == 0
@@ -72,6 +98,18 @@ def test_acceptance_gates_hold_on_other_serial_arms(tmp_path, which):
     assert [b for b in acceptance.check(res) if b[0] != "part_offset_12"] == []
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PARALLEL)
+def test_acceptance_gates_hold_on_the_parallel_presets(tmp_path, name):
+    # 4% of the counts (52 cycles an arm, about 10 CPU-seconds each on the test machine). Every
+    # gate holds, the part_offset_12 retries included at this count.
+    res, _ = acceptance.run(scale=0.04, jobs=2, out_dir=str(tmp_path), arm=files.load(name)[0])
+    print(json.dumps(res)[:4000])
+    assert res["nominal"]["verified_placed"] == res["nominal"]["cycles"] >= 8
+    assert res["_all"]["false_success"] == 0
+    assert acceptance.check(res) == []
+
+
 def test_batch_runs_an_arm_and_refuses_to_resume_it_as_another(tmp_path, capsys):
     out = str(tmp_path / "b")
     assert main(["sim", "batch", "--scenario", "nominal", "--count", "1", "--jobs", "1", "--arm", "al5d_mg996r",
@@ -83,3 +121,26 @@ def test_batch_runs_an_arm_and_refuses_to_resume_it_as_another(tmp_path, capsys)
     code = main(["sim", "batch", "--scenario", "nominal", "--count", "2", "--jobs", "1", "--out", out, "--resume"])
     err = capsys.readouterr().err
     assert code == 2 and "another batch" in err
+
+
+def test_sweep_runs_an_arm_and_refuses_to_resume_it_as_another(tmp_path, capsys):
+    from surepick.engines import sweep
+    out = str(tmp_path / "s")
+    args = ["sim", "sweep", "--scenario", "part_offset", "--param", "offset_mm=0,6", "--seeds", "1",
+            "--jobs", "1", "--no-plots", "--drill", "0", "--out", out]
+    assert main(args + ["--arm", "mearm"]) == 0
+    plan = sweep.Plan.from_dict(json.loads((tmp_path / "s" / "sweep.json").read_text()))
+    assert plan.settings(0)["arm"]["name"] == "mearm"
+    rows = [json.loads(line) for line in (tmp_path / "s" / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all(r["judge_outcome"] == "placed" and not r["false_success"] for r in rows)
+    # a cell's job runs the arm the plan names: the part ends in that arm's bin
+    _, _, traj, _ = sweep.run_job((0, 0, plan.settings(0)), record_trajectory=True)
+    last = dict(zip(TRAJECTORY_COLUMNS, traj[-1]))
+    b = files.load("mearm")[0].bench
+    assert abs(last["part_x_mm"] - b["bin_x_mm"]) < b["bin_inner_half_mm"]
+    assert abs(last["part_y_mm"] - b["bin_y_mm"]) < b["bin_inner_half_mm"]
+    capsys.readouterr()
+    # the same directory resumed with the reference arm is another sweep: refused, the arms named
+    assert main(args + ["--resume"]) == 2
+    err = capsys.readouterr().err
+    assert 'arm: "reference" here, "mearm" in the stored plan' in err, err

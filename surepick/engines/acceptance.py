@@ -86,12 +86,66 @@ def limits(cfg_overrides=None):
             "max_attempts": cfg.max_attempts, "loop_period_ms": cfg.loop_period_ms}
 
 
+# Seeds of the nominal cycles an arm's e-stop windows are measured on (arm_state_windows).
+WINDOW_SEEDS = (0, 1, 2)
+
+
+def _state_visits(name, seed, cfg_overrides, arm):
+    # {state: [(entered, left) ms of each visit]} and when the jaw began to open in PLACE, from a
+    # simulated cycle: the machine's own transition events and the pulses the world received.
+    from surepick.engines.inproc import run_cycle
+    rec, _, run = run_cycle(name, None, seed=seed, cfg_overrides=cfg_overrides, record_trajectory=False, arm=arm)
+    ev = [e for e in rec["events"] if e["kind"] in ("transition", "fault")]
+    visits = {}
+    for a, b in zip(ev, ev[1:]):
+        visits.setdefault(a["to"], []).append((a["t_ms"], b["t_ms"]))
+    return visits, run.judge.release_ms
+
+
+def arm_state_windows(arm, cfg_overrides=None):
+    """The e-stop and pot-break groups' windows {label: (from_ms, to_ms)} for an arm other than the
+    reference.
+    scenarios.STATE_WINDOW_MS is the reference's cycle; another arm's states last as long as its
+    own moves, so each window is cut to end, as the reference's do, two ticks before the state
+    ends in that arm's shortest measured nominal cycle (RECOVER: part_missing's), PLACE's before
+    the jaw opens, and PLACE_release lies from the opening (plus the reference's 14 ms) to then."""
+    dur, opened, placed = {}, [], []
+    for seed in WINDOW_SEEDS:
+        visits, release = _state_visits("nominal", seed, cfg_overrides, arm)
+        missing, _ = _state_visits("part_missing", seed, cfg_overrides, arm)
+        visits["RECOVER"] = missing["RECOVER"]
+        for st, v in visits.items():
+            d = v[0][1] - v[0][0]
+            dur[st] = min(dur.get(st, d), d)
+        place_in = visits["PLACE"][0][0]
+        opened.append(release - place_in)
+        placed.append(visits["PLACE"][0][1] - place_in)
+    out = {}
+    for st, (lo, hi) in scenarios.STATE_WINDOW_MS.items():
+        if st != "IDLE":
+            hi = min(hi, dur[st] - 2)
+            if st == "PLACE":
+                hi = min(hi, min(opened) - 2)
+        out["estop_" + st] = (lo, hi)
+    out["pot_break_grasp"] = out["estop_GRASP"]
+    out["pot_break_lift"] = out["estop_LIFT"]
+    ref_lo, _ = scenarios.PLACE_RELEASE_WINDOW_MS
+    out["estop_PLACE_release"] = (max(opened) + ref_lo - _REF_OPEN_MS, min(placed) - 2)
+    return out
+
+
+_REF_OPEN_MS = 1966   # the reference's jaw opens this far into PLACE (PLACE_RELEASE_WINDOW_MS starts 14 ms later)
+
+
 def plan(scale=1.0, cfg_overrides=None, arm=None, labels_wanted=None):
     # arm: an Arm (None: the reference arm); labels_wanted: only these groups (None: all)
     items, labels = [], []
+    windows = arm_state_windows(arm, cfg_overrides) if arm is not None else {}
     for label, (name, overrides, n, _) in list(GROUPS.items()) + list(REPORTED.items()):
         if labels_wanted is not None and label not in labels_wanted:
             continue
+        if label in windows:
+            overrides = dict(overrides, window_from_ms=windows[label][0], window_to_ms=windows[label][1])
         n = max(2, int(n * scale))
         seed0 = YAWED_SEED0 if label in REPORTED else SEED0
         for it in batch.plan([name], n, seed0, overrides, cfg_overrides, arm=arm):

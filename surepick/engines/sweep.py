@@ -406,8 +406,8 @@ class _PartVariant:
     def __getattr__(self, name):
         return getattr(self._sc, name)
 
-    def setup(self, values, rng):
-        s = self._sc.setup(values, rng)
+    def setup(self, values, rng, arm=None):
+        s = self._sc.setup(values, rng, arm)
         s["part_spec"] = part_spec(s["part"], self._overrides)
         return s
 

@@ -80,7 +80,6 @@ class FastPlant(Plant):
         tr = self._truth
         qpos = self._qpos.tolist()
         qvel = self._qvel.tolist()
-        degrees = math.degrees
         out = {
             "joint_angles_deg": tr.slot_angles_deg(qpos, tr.q_adr, tr.slot_q),
             "joint_speeds_dps": tr.slot_angles_deg(qvel, tr.v_adr, tr.slot_v),

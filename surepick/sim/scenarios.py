@@ -194,17 +194,14 @@ def _customise(name, s, values, rng, pad, arm=None):
     elif name == "pot_wire_broken":
         when = ("at", int(values["at_ms"]))
         if values["state"] != "none":
-            when = state_trigger(values["state"], rng)
+            when = state_trigger(values["state"], rng, _window(values))
         s["injections"].append((when, "pot_broken", {"rail": int(values["rail"])}))
     elif name == "estop":
         st = values["state"]
         if st == "RECOVER":
             s["part"] = None              # every attempt misses: RECOVER is visited for sure
             s["part_pose"] = None
-        window = None
-        if values["window_to_ms"] >= 0:
-            window = (values["window_from_ms"], values["window_to_ms"])
-        s["injections"].append((state_trigger(st, rng, window), "estop", {"on": True}))
+        s["injections"].append((state_trigger(st, rng, _window(values)), "estop", {"on": True}))
     elif name in ("servo_stall", "stall_on_fixture"):
         # The taught part is a 32 mm block, but a fixed 40 mm fixture stands there: the gripper
         # closes on something it cannot squeeze and the servo stalls.
@@ -228,6 +225,14 @@ def _customise(name, s, values, rng, pad, arm=None):
                                 {"duration_ms": int(values["duration_ms"]), "sag_ms": int(sag) // 2 * 2}))
 
 
+def _window(values):
+    # A window given with the parameters (another arm's states: engines/acceptance.py), or None:
+    # the state's own (STATE_WINDOW_MS).
+    if values["window_to_ms"] >= 0:
+        return values["window_from_ms"], values["window_to_ms"]
+    return None
+
+
 def _check_window(values):
     lo, hi = values["window_from_ms"], values["window_to_ms"]
     if hi >= 0 and hi - lo < 2:
@@ -235,6 +240,11 @@ def _check_window(values):
 
 
 SCENARIOS = {}
+_WINDOW_PARAMS = {
+    "window_from_ms": (0.0, 0.0, 60000.0, "with window_to_ms: the fault lands this many ms into the state at the "
+                       "earliest"),
+    "window_to_ms": (-1.0, -1.0, 60000.0, "... and before this many (-1: the state's own window, which ends "
+                     "before the state does in the reference arm's nominal cycle)")}
 
 
 def _add(sc):
@@ -270,8 +280,9 @@ _add(Scenario("pot_wire_broken", "the pot wiper wire breaks: the ADC reads a rai
               {"at_ms": (0.0, 0.0, 20000.0, "when the wire breaks (ms after start), unless state is given"),
                "rail": (0.0, 0.0, 1.0, "0: reads 0 V, 1: reads 3.3 V"),
                "state": ("none", ("none",) + STATE_NAMES, None,
-                         "break at a random time in this state, from the seed (none: at at_ms)")},
-              expect=("SENSOR_FAULT",)))
+                         "break at a random time in this state, from the seed (none: at at_ms)"),
+               **_WINDOW_PARAMS},
+              expect=("SENSOR_FAULT",), check=_check_window))
 _add(Scenario("servo_stall", "the gripper closes on a fixed 40 mm fixture taught as a 32 mm part",
               expect=("CRUSH", "MOTION_TIMEOUT")))
 _add(Scenario("stall_on_fixture", "servo_stall, and the e-stop is pressed while the gripper squeezes the "
@@ -279,11 +290,7 @@ _add(Scenario("stall_on_fixture", "servo_stall, and the e-stop is pressed while 
               expect=("ESTOP",)))
 _add(Scenario("estop", "the e-stop is pressed at a random time (from the seed) in one state; in RECOVER "
               "with no part on the pad, in IDLE after the cycle",
-              {"state": _STATE_PARAM,
-               "window_from_ms": (0.0, 0.0, 60000.0, "with window_to_ms: the press lands this many ms into "
-                                  "the state at the earliest"),
-               "window_to_ms": (-1.0, -1.0, 60000.0, "... and before this many (-1: the state's own window, "
-                                "which ends before the state does in a nominal cycle)")},
+              dict({"state": _STATE_PARAM}, **_WINDOW_PARAMS),
               expect=("ESTOP", "placed"), check=_check_window))
 SAG_MS = (5.0, 80.0)     # brownout_mid_lift's rail sag, drawn from the seed unless given
 LIFT_MS = (100.0, 1200.0)  # ... and when in LIFT it starts (a gentle lift takes about 1.6 s)

@@ -3,7 +3,8 @@
 # shipped). Slow tier: 4% of the reference's counts (at least 2 seeds a group, 8 nominal), about
 # 50 cycles an arm. As in the quick sample, the part_offset_12 "retries used" gate needs the
 # full count; every other gate holds. The parallel presets (MeArm, EEZYbotARM MK2) run the same
-# machine through the description's servo map and their tendon-driven elbow.
+# machine through the description's servo map and their tendon-driven elbow: a quarter of the
+# counts, every gate.
 import copy
 import json
 
@@ -98,14 +99,42 @@ def test_acceptance_gates_hold_on_other_serial_arms(tmp_path, which):
     assert [b for b in acceptance.check(res) if b[0] != "part_offset_12"] == []
 
 
+def test_an_arms_estop_windows_measured_on_the_reference_are_the_reference_table():
+    # The windows measured from an arm's own nominal cycles (what another arm's e-stop groups
+    # run with) reproduce, for the reference arm, the table measured by hand for it.
+    from surepick.sim import scenarios
+    w = acceptance.arm_state_windows(arm_mod.validate(DESCRIPTION))
+    assert {k[len("estop_"):]: v for k, v in w.items() if k != "estop_PLACE_release"} == scenarios.STATE_WINDOW_MS
+    lo, hi = w["estop_PLACE_release"]
+    ref_lo, ref_hi = scenarios.PLACE_RELEASE_WINDOW_MS
+    assert abs(lo - ref_lo) <= 10 and hi >= ref_hi
+
+
+def test_an_estop_at_the_end_of_each_of_eezybots_windows_lands_in_its_state():
+    # EEZYbot's moves are shorter than the reference's (its APPROACH, DESCEND, LIFT, TRANSFER,
+    # PLACE and RECOVER end before the reference's windows do): pressed at the very end of its
+    # own window (seed 7, not one the windows were measured on), the e-stop latches in the state
+    # it was aimed at.
+    arm = files.load("eezybot_mk2")[0]
+    w = acceptance.arm_state_windows(arm)
+    for label in ("estop_APPROACH", "estop_DESCEND", "estop_LIFT", "estop_TRANSFER", "estop_PLACE",
+                  "estop_PLACE_release"):
+        name, overrides, _, _ = acceptance.GROUPS[label]
+        lo, hi = w[label]
+        rec, _, _ = run_cycle(name, dict(overrides, window_from_ms=hi - 2, window_to_ms=hi), seed=7,
+                              record_trajectory=False, arm=arm)
+        assert acceptance._estop_state_ok(rec, overrides["state"]), (label, rec["fsm_fault"], rec["fault_state"])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PARALLEL)
 def test_acceptance_gates_hold_on_the_parallel_presets(tmp_path, name):
-    # 4% of the counts (52 cycles an arm, about 10 CPU-seconds each on the test machine). Every
-    # gate holds, the part_offset_12 retries included at this count.
-    res, _ = acceptance.run(scale=0.04, jobs=2, out_dir=str(tmp_path), arm=files.load(name)[0])
+    # A quarter of the counts (325 cycles an arm, about 30 CPU-seconds each measured), the
+    # e-stop and pot-break windows measured on the arm's own cycles (acceptance.arm_state_windows).
+    # Every gate holds, the part_offset_12 retries included at this count.
+    res, _ = acceptance.run(scale=0.25, jobs=2, out_dir=str(tmp_path), arm=files.load(name)[0])
     print(json.dumps(res)[:4000])
-    assert res["nominal"]["verified_placed"] == res["nominal"]["cycles"] >= 8
+    assert res["nominal"]["verified_placed"] == res["nominal"]["cycles"] >= 50
     assert res["_all"]["false_success"] == 0
     assert acceptance.check(res) == []
 

@@ -104,7 +104,9 @@ def test_an_arms_estop_windows_measured_on_the_reference_are_the_reference_table
     # run with) reproduce, for the reference arm, the table measured by hand for it.
     from surepick.sim import scenarios
     w = acceptance.arm_state_windows(arm_mod.validate(DESCRIPTION))
-    assert {k[len("estop_"):]: v for k, v in w.items() if k != "estop_PLACE_release"} == scenarios.STATE_WINDOW_MS
+    assert {k[len("estop_"):]: v for k, v in w.items()
+            if k.startswith("estop_") and k != "estop_PLACE_release"} == scenarios.STATE_WINDOW_MS
+    assert w["pot_break_grasp"] == w["estop_GRASP"] and w["pot_break_lift"] == w["estop_LIFT"]
     lo, hi = w["estop_PLACE_release"]
     ref_lo, ref_hi = scenarios.PLACE_RELEASE_WINDOW_MS
     assert abs(lo - ref_lo) <= 10 and hi >= ref_hi

@@ -90,7 +90,7 @@ def limits(cfg_overrides=None):
 WINDOW_SEEDS = (0, 1, 2)
 
 
-def _state_visits(name, seed, cfg_overrides, arm):
+def state_visits(name, seed, cfg_overrides=None, arm=None):
     # {state: [(entered, left) ms of each visit]} and when the jaw began to open in PLACE, from a
     # simulated cycle: the machine's own transition events and the pulses the world received.
     from surepick.engines.inproc import run_cycle
@@ -111,8 +111,8 @@ def arm_state_windows(arm, cfg_overrides=None):
     the jaw opens, and PLACE_release lies from the opening (plus the reference's 14 ms) to then."""
     dur, opened, placed = {}, [], []
     for seed in WINDOW_SEEDS:
-        visits, release = _state_visits("nominal", seed, cfg_overrides, arm)
-        missing, _ = _state_visits("part_missing", seed, cfg_overrides, arm)
+        visits, release = state_visits("nominal", seed, cfg_overrides, arm)
+        missing, _ = state_visits("part_missing", seed, cfg_overrides, arm)
         visits["RECOVER"] = missing["RECOVER"]
         for st, v in visits.items():
             d = v[0][1] - v[0][0]

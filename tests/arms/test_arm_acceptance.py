@@ -52,6 +52,15 @@ def test_parallel_presets_place_the_part_with_the_judge_agreeing(name):
     assert run.plant.servos.pulses[3] == 0 and run.plant.truth()["servos_powered"][3] is False
 
 
+def test_a_serial_arm_without_a_wrist_servo_places_the_part_with_the_judge_agreeing():
+    # No preset has the kind: the AL5D with its tool fixed at -45 deg to the forearm stands in.
+    from tests.arms.test_kinematics import ARMS
+    arm = ARMS["al5d_nowrist"]
+    rec, _, run = run_cycle("nominal", seed=2, record_trajectory=False, arm=arm)
+    assert rec["fsm_outcome"] == "placed" and rec["judge_outcome"] == "placed"
+    assert run.plant.servos.pulses[3] == 0 and run.plant.truth()["servos_powered"][3] is False
+
+
 @pytest.mark.parametrize("name", PARALLEL)
 def test_retries_never_open_the_jaw_past_the_arms_own_jaw(name):
     # part_missing retries open wider each attempt; a 40 mm jaw is never commanded past 40 mm

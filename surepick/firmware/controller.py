@@ -44,7 +44,7 @@ from . import arm_file
 from . import settings as settings_mod
 from .calibrate import Calibration
 from .sensors import Pot, Current, Rail, Switch, EStop
-from .servo import Servo, drive as drive_servos, drive_geared
+from .servo import Servo, drive as drive_servos
 from .teleop_mode import TeleopMode
 
 
@@ -174,9 +174,14 @@ class Controller:
             self.arm, self.arm_error = arm_file.load(self.root + arm_file.PATH, self.settings.rejected)
         self.check_pose = pose_checker(self.arm)
         self.m.set_arm(self.arm)     # a part search plans its probes with it; its jaw caps openings
-        # the arm's joint -> servo map, as the tick reads it (servo.drive)
+        # the arm's joint -> servo map, as the tick reads it (servo.drive; a geared arm's drive
+        # is loaded with it)
         self._servo_zero = self.arm.servo_zero
-        self._servo_gear = self.arm.servo_gear if self.arm.geared else None
+        self._servo_gear = None
+        if self.arm.geared:
+            from .servo_geared import drive
+            self._drive_geared = drive
+            self._servo_gear = self.arm.servo_gear
 
     def _cache_limits(self):
         # Board settings the tick reads, as attributes (no dict lookup per tick).
@@ -313,7 +318,7 @@ class Controller:
         if self._servo_gear is None:
             drive_servos(self.servos, mo.joints, mo.jaw_um, dt, self._servo_zero)
         else:
-            drive_geared(self.servos, mo.joints, mo.jaw_um, dt, self._servo_zero, self._servo_gear)
+            self._drive_geared(self.servos, mo.joints, mo.jaw_um, dt, self._servo_zero, self._servo_gear)
         if mo.active or not m.inp.jaw_done:
             self.still_since = now
             self.still = 0

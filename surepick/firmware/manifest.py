@@ -41,6 +41,7 @@ MODULES = (
     "firmware/rejects",
     "firmware/sensors",
     "firmware/servo",
+    "firmware/servo_geared",
     "firmware/settings",
     "firmware/status_led",
     "firmware/telemetry",

@@ -169,19 +169,10 @@ def drive(servos, joints, jaw_um, dt_ms, zero):
     # The motion planner's setpoints (joint mdeg, jaw um) -> servo angles -> pulses, one loop
     # tick. Arm.servo_mdeg inlined for an ungeared arm (zero: Arm.servo_zero; no tuple per
     # call). The firmware's loop and the host simulator (sim/sim_board.py) both drive their
-    # servos through this (or drive_geared).
+    # servos through this (a geared arm through servo_geared.drive).
     servos[0].update(joints[0] + zero[0], dt_ms)
     servos[1].update(joints[1] + zero[1], dt_ms)
     servos[2].update(joints[2] + zero[2], dt_ms)
     servos[3].update(joints[3] + zero[3], dt_ms)
     servos[4].update(jaw_um * 4, dt_ms)
 
-
-@micropython.native
-def drive_geared(servos, joints, jaw_um, dt_ms, zero, gear):
-    # drive() for an arm with a geared joint (Arm.geared): servo mdeg = zero + q * gear // 1000.
-    servos[0].update(joints[0] * gear[0] // 1000 + zero[0], dt_ms)
-    servos[1].update(joints[1] * gear[1] // 1000 + zero[1], dt_ms)
-    servos[2].update(joints[2] * gear[2] // 1000 + zero[2], dt_ms)
-    servos[3].update(joints[3] * gear[3] // 1000 + zero[3], dt_ms)
-    servos[4].update(jaw_um * 4, dt_ms)

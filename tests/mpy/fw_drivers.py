@@ -246,4 +246,31 @@ except MemoryError:
 micropython.heap_unlock()
 check(ok, "sensor reads allocated")
 
+# ---- the arm's joint -> servo map in the loop: ungeared and geared (EEZYbot's base, 2.0497) ----
+from surepick.firmware.servo import drive
+from surepick.firmware.servo_geared import drive as drive_geared
+# EEZYbot MK2's description (meisben/easyEEZYbotARM): base servo = 91.726 + 2.0497 q, elbow 135 + q
+zero = (91726, 0, 135000, 0)
+gear = (2050, 1000, 1000, 1000)             # Arm.servo_gear: the gear in thousandths
+q = [20000, 60000, -30000, 0]
+want = (91.726 + 2.0497 * 20.0, 60.0, 135.0 - 30.0, 0.0)   # degrees, from the description
+hal = Hal()
+svs = [Servo(hal, i, DEFAULT_CAL, 240, 2400, 90000) for i in range(5)]
+micropython.heap_lock()
+try:
+    for _ in range(400):
+        drive_geared(svs, q, 10000, 10, zero, gear)
+    ok = 1
+except MemoryError:
+    ok = 0
+micropython.heap_unlock()
+check(ok, "drive_geared allocated")
+for i in range(4):
+    check(abs(svs[i].pos - want[i] * 1000) <= 10, "geared drive: servo %d at %d mdeg, want %.3f deg"
+          % (i, svs[i].pos, want[i]))
+svs = [Servo(hal, i, DEFAULT_CAL, 240, 2400, 90000) for i in range(5)]
+for _ in range(400):
+    drive(svs, q, 10000, 10, (90000, 0, 90000, 0))     # MeArm's zeros: base 90, elbow 90
+check([sv.pos for sv in svs[:4]] == [110000, 60000, 60000, 0], "drive: %r" % ([sv.pos for sv in svs[:4]],))
+
 finish()

@@ -257,9 +257,10 @@ class Controller:
 
     def _servo_cal(self, i):
         # The board's calibration of servo i, its pulse mirrored once more when the arm's
-        # description says the servo turns against its joint.
+        # description says the servo turns against its joint (direction -1: Arm.servo_cal's
+        # inverted flag), on top of the board's own servoN_inverted.
         c = self.settings.servo_cal(i)
-        if i < 4 and self.arm.direction_mirror(i):
+        if i < 4 and self.arm.servo_cal(i)[3]:
             return (c[0], c[1], c[2], 1 - c[3])
         return c
 

@@ -311,12 +311,6 @@ class Arm:
         # The inverse of servo_mdeg (to the mdeg below).
         return (s_mdeg - self.servo_zero[i]) * 1000 // self.servo_gear[i]
 
-    def direction_mirror(self, i):
-        # 1 when slot i's servo turns against its joint: the board mirrors its pulse (XOR with
-        # the board's own servoN_inverted, which says the same of a servo mounted the other way).
-        s = self.servo(i)
-        return 1 if s is not None and s["direction"] < 0 else 0
-
     def zero_mdeg(self, i):
         # Servo angle (mdeg) at joint angle 0 of arm slot i (0..3).
         s = self.servo(i)

@@ -267,18 +267,21 @@ class App(Controller):
 
     @micropython.native
     def _link(self, now):
-        if self.hil is None:
+        if self.hil is None and not self.teleop.on:
             r = self.reader.poll(self.console, self.rx_per_tick)
             if r != cmdparse.LINE_NONE:
                 self._on_line(r)
         else:
             # HIL: a few whole lines per tick, so sensor frames never queue up behind the loop
             # (real time uses the newest one).
+            # Teleop likewise: a backlog of setpoints drains, only the newest one is offered.
             for _ in range(_HIL_LINES):
                 r = self.reader.poll(self.console, _HIL_RX)
                 if r == cmdparse.LINE_NONE:
                     break
                 self._on_line(r)
+        if self.teleop.pend_rid:
+            teleop_mode.offer_pending(self)
         # One heavy piece of link work per tick at most (on the RP2040 a TELEMETRY part, a log
         # record or a frame costs 0.2-0.5 ms, and a transition's tick is already the longest):
         # a piece of event forwarding if one is due, else a part of the TELEMETRY frame.

@@ -142,6 +142,7 @@ class Controller:
         self.flash_tick = 0       # this tick wrote flash (the App's timing statistics count it apart)
         self.now_ms = hal.ticks_ms()
         self.last_ms = self.now_ms
+        self.dt_ms = 0
         self.reset_cause = 0
         self.boot_action = rec.ACT_NORMAL
         self.boot_grip = -1
@@ -291,6 +292,7 @@ class Controller:
         self.now_ms = now
         dt = ms_diff(now, self.last_ms)
         self.last_ms = now
+        self.dt_ms = dt                 # the loop's own period: teleop checks a path with it
         self.read_inputs()
         m = self.m
         if self.job_waiting is not None:

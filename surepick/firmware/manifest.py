@@ -46,6 +46,7 @@ MODULES = (
     "firmware/status_led",
     "firmware/telemetry",
     "firmware/teleop_mode",
+    "firmware/teleop_check",
     "firmware/hal/__init__",
     "firmware/hal/contract",
     "firmware/hal/hil",

@@ -8,15 +8,16 @@
 # their speed and acceleration limits, and whatever freezes the arm on a fault applies.
 #
 #   enter   only from IDLE at rest, without a fault, e-stop or HIL; the arm holds where it is
-#   offer   a setpoint from the link (at most one per frame, checked: joint limits, the jaw's
-#           range, and the shared kinematics' table and base-column limits on its tool point)
+#   offer   a setpoint from the link (the newest of the lines read in a tick; older ones are
+#           dropped), checked: a newer sequence number (modulo 2^30), joint limits, the jaw's
+#           range, the end pose's clearance, and the whole motion to it (teleop_check.py,
+#           loaded with the first setpoint: a job never needs it)
 #   step    once per tick, after machine.step: follow the latest setpoint, carried on at the
 #           stream's own speed for at most one stream interval (as the sim target does); no
 #           setpoint for more than DEADMAN_MS -> hold where the servos are, in this same tick
 #   leave   on request, on ABORT, or by itself on a fault: hold the pose, back to plain IDLE
 #
-# step() is integer-only and allocates nothing; offer() runs once per received frame and may
-# (one forward kinematics in floats).
+# step() is integer-only and allocates nothing; offer() runs once per tick at most and may.
 from array import array
 
 from ..shared_fsm import link, servo_cal
@@ -28,7 +29,6 @@ from ..shared_fsm.ticks import ticks_add, ticks_diff
 from .boot_recovery import jaw_um_of, pot_ok
 
 DEADMAN_MS = const(200)    # no setpoint for longer than this: hold
-_CARRY_MAX_MS = const(100)  # a stream interval longer than this is not carried on
 
 # Modes (TELEOP_STATE.mode)
 OFF = const(0)
@@ -41,24 +41,6 @@ WHY_DEADMAN = const(1)
 WHY_FAULT = const(2)       # a fault or the e-stop latched (the machine's FAULT event says which)
 WHY_LEFT = const(3)        # TELEOP off
 WHY_ABORT = const(4)       # ABORT
-
-
-
-def _within(arm, q0, q1, q2, q3):
-    # Joint setpoints (mdeg) inside the arm's (coupled) limits; a slot the kind has no joint
-    # for must stay 0. Floats only when a limit is coupled.
-    q = (q0, q1, q2, q3)
-    n = len(arm.joint_names)
-    for j in range(4):
-        if j >= n:
-            if q[j] != 0:
-                return 0
-            continue
-        ci = arm.coupled_index(j)
-        lo, hi = arm.limit(j, q[ci] / 1000.0 if ci >= 0 else 0.0)
-        if q[j] < lo * 1000 - 0.001 or q[j] > hi * 1000 + 0.001:
-            return 0
-    return 1
 
 
 class TeleopMode:
@@ -75,8 +57,10 @@ class TeleopMode:
         self.applied = 0         # latest sequence number the servos were driven to
         self.t_sp = 0            # board ms the latest setpoint (or the entry) arrived
         self.fresh = 0
-        self.z_um = 0            # tool point of the latest setpoint (for the carry check)
-        self.r_um = 0
+        self.pend = array("i", [0] * 6)     # the newest SETPOINT read this tick (seq, q0..q3, jaw)
+        self.pend_rid = 0        # its request id (0: none)
+        self.dropped = 0         # setpoints replaced by a newer one read in the same tick
+        self.shadow = None       # the path check's copies of the arm drivers (made at first use)
         self.deadmans = 0        # since entering
         self.refused = 0         # setpoints refused since entering
         self.streaming = 0       # a setpoint came since (re-)arming: the next one has an interval
@@ -128,54 +112,8 @@ class TeleopMode:
             return link.E_STATE, ("not_teleop", seq)
         if self.mode == HELD:
             return link.E_STATE, ("held", seq)
-        if seq <= self.seq:
-            return self._refuse("seq", seq)
-        q = (q0, q1, q2, q3)
-        arm = self.ctl.arm
-        if not _within(arm, q0, q1, q2, q3):
-            return self._refuse("joint_limit", seq)
-        if jaw < 0 or jaw > self.ctl.m.jaw_max_um:
-            return self._refuse("jaw", seq)
-        x, y, z, _ = arm.forward((q0 / 1000.0, q1 / 1000.0, q2 / 1000.0, q3 / 1000.0))
-        r = (x * x + y * y) ** 0.5
-        if z < arm.min_z_mm:
-            return self._refuse("below_table", seq)
-        if r < arm.min_radius_mm:
-            return self._refuse("too_close", seq)
-        z_um = int(z * 1000)
-        r_um = int(r * 1000)
-        dt = ticks_diff(now, self.t_sp)
-        sp = self.sp
-        dq = self.dq
-        span = dt if 0 < dt <= _CARRY_MAX_MS and self.streaming else 0
-        # Carried on for one interval, the setpoint reaches q + dq: only when that is as safe as q
-        # itself (joint limits, tool point above the table and off the base column, to first
-        # order) and the stream moves no faster than the servos turn (a jump is not carried on).
-        sv = self.ctl.servos
-        for i in range(4):
-            d = q[i] - sp[i]
-            dq[i] = d
-            if span and abs(d) * 1000 > sv[i].vmax * span:
-                span = 0
-        if not _within(arm, q0 + dq[0], q1 + dq[1], q2 + dq[2], q3 + dq[3]):
-            span = 0
-        if 2 * z_um - self.z_um < arm.min_z_mm * 1000 or 2 * r_um - self.r_um < arm.min_radius_mm * 1000:
-            span = 0
-        for i in range(4):
-            sp[i] = q[i]
-        self.span = span
-        self.jaw = jaw
-        self.seq = seq
-        self.t_sp = now
-        self.z_um = z_um
-        self.r_um = r_um
-        self.fresh = 1
-        self.streaming = 1
-        return None
-
-    def _refuse(self, what, seq):
-        self.refused += 1
-        return link.E_BAD_VALUE, (what, seq)
+        from . import teleop_check
+        return teleop_check.offer(self, seq, (q0, q1, q2, q3), jaw, now)
 
     # ---- the tick (no allocation) ----
 
@@ -275,9 +213,6 @@ class TeleopMode:
         self.fresh = 0
         self.streaming = 0
         self.report = 1
-        x, y, z, _ = self.ctl.arm.forward([v / 1000.0 for v in self.sp])
-        self.z_um = int(z * 1000)
-        self.r_um = int((x * x + y * y) ** 0.5 * 1000)
 
     def pose(self):
         # (q0..q3 mdeg, jaw um) the servos are driven to now.
@@ -311,7 +246,26 @@ def handle_mode(app, rid, on):
 
 
 def handle_setpoint(app, rid, a):
-    err = app.teleop.offer(a[0], a[1], a[2], a[3], a[4], a[5], app.now_ms)
+    # Kept until the tick's link lines are read (App._link): a newer one read in the same tick
+    # replaces it unanswered (dropped, counted), so a backlog of setpoints is not played back.
+    tm = app.teleop
+    p = tm.pend
+    if tm.pend_rid:
+        tm.dropped += 1
+    tm.pend_rid = rid
+    for i in range(6):
+        p[i] = a[i]
+
+
+def offer_pending(app):
+    # The newest setpoint read in this tick, if any.
+    tm = app.teleop
+    rid = tm.pend_rid
+    if not rid:
+        return
+    tm.pend_rid = 0
+    p = tm.pend
+    err = tm.offer(p[0], p[1], p[2], p[3], p[4], p[5], app.now_ms)
     if err:
         app._reply(rid, err[0], err[1])
 

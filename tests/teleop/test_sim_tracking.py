@@ -191,12 +191,15 @@ def test_an_unreachable_stream_clamps_without_oscillation():
 # - Near full stretch a small Cartesian move needs a large elbow move: at 0.2 m/s the servos fall
 #   further behind, and the host's joint limiter (at 0.8 of the servos' own limits) holds the
 #   elbow back so the commanded target leaves the operator's path (in the radial vertical circle
-#   it swings down to the table and far above the path).
+#   it swings down to the table and far above the path). In the radial vertical circle the
+#   commanded joints then fold the forearm back over the shoulder, the hand across the base axis
+#   at the column's top: the board refuses those setpoints (firmware/teleop_check.py), holds at
+#   the deadman and is re-armed, so the arm stops following there.
 # - Outside the reach the target slides along the edge while the servos lag it (the last test).
 NEAR_STRETCH = (165.0, 0.0, 40.0)        # the circle's wrist point comes within 6 mm of full stretch
 # where -> (centre, radius mm, {plane: (RMS, max) mm})
 MISSED = {"central workspace": (CENTRE, 30.0, {"xy": (31.11, 81.25), "xz": (34.67, 94.49), "yz": (26.44, 69.68)}),
-          "near full stretch": (NEAR_STRETCH, 20.0, {"xy": (27.30, 95.99), "yz": (15.44, 43.79), "xz": (31.37, 97.51)})}
+          "near full stretch": (NEAR_STRETCH, 20.0, {"xy": (27.30, 95.99), "yz": (15.44, 43.79), "xz": (128.21, 456.52)})}
 
 
 @pytest.mark.parametrize("where,plane", [(w, p) for w in MISSED for p in ("xy", "xz", "yz")])

@@ -66,6 +66,7 @@ class BoardTarget:
     name = "board"
     realtime = True          # the board keeps its own time: sessions run live
     answers_later = True     # answers arrive later (echo_for): the runner waits for them
+    holds_setpoint = True    # start_q_deg is the setpoint the board holds, not the arm's pose
 
     def __init__(self, client, timeout=3.0, say=None):
         self.c = client

@@ -65,6 +65,18 @@ class ServoFeedforward:
         loaded = np.abs(tau) > 0.2 * self.stiffness * self.deadband
         return tau / self.stiffness + np.where(loaded, np.sign(tau) * self.deadband, 0.0)
 
+    def resting(self, q_set_deg, rounds=8):
+        # The pose whose setpoint at rest is q_set_deg (setpoint = pose + its static offset):
+        # where a servo holding q_set_deg rests under its load. A session starts from there, so
+        # the setpoint it sends at rest is the one the target holds (no drift session to session).
+        q_set = np.asarray(q_set_deg, dtype=float)
+        q = q_set.copy()
+        if not self.torque:
+            return q
+        for _ in range(rounds):          # the offset changes slowly with the pose: a few rounds
+            q = q_set - self.torque_offset(q)
+        return q
+
     def __call__(self, q_ik_deg, ctrl=None):
         q = np.asarray(q_ik_deg, dtype=float)
         qd = qdd = None

@@ -47,6 +47,12 @@ class Session:
         if shaper is None and settings.feedforward:
             shaper = ServoFeedforward(self.control.arm, settings.control_hz, lead_ms=settings.lead_ms)
         self.shaper = shaper
+        if getattr(target, "holds_setpoint", False) and hasattr(shaper, "resting"):
+            # A board reports the setpoint it holds (maybe a last session's, feedforward
+            # included): the arm rests where that setpoint less its feedforward puts it, and the
+            # session starts from there (started from the setpoint itself, each session added the
+            # feedforward again: 2 mm higher each time).
+            self.control.rebase(shaper.resting(target.start_q_deg))
         self.period_ms = control_period_ms(settings)
         self.quit = False
         self.observers = []

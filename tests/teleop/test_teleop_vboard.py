@@ -337,3 +337,40 @@ def test_a_host_stall_past_the_deadman_is_held_then_re_armed_without_a_jump(boar
     q = [v / 1000.0 for v in ps.plant.joint_angles_mdeg()[:4]]
     x, y, z, _ = kinematics.forward(q)
     assert np.linalg.norm(np.array([x, y, z]) - goal) < 4.0, ((x, y, z), goal)
+
+
+def test_sessions_one_after_another_start_where_the_arm_is(board):
+    # Five sessions, each a still hand: every one starts from the pose the last one left (a
+    # session that started from the held setpoint added its feedforward again: +2.1 mm a session).
+    from surepick.teleop.board_target import BoardTarget
+    from surepick.teleop.pipeline import Settings
+    from surepick.teleop.runner import Session, run_live
+    from surepick.teleop.session_log import SessionLog
+    from surepick.teleop.sources.base import PoseSource
+    from tests.teleop.streams import HOME_MM, path_stream
+
+    class Paced(PoseSource):
+        name = "paced"
+        realtime = False
+
+        def __iter__(self):
+            return iter(path_stream(lambda t: HOME_MM, 0.8, rate_hz=60.0))
+
+    b, ps, log, con = board
+    con.close()
+    held, rested = [], []
+    for _ in range(5):
+        with LinkClient(b.address) as c:
+            target = BoardTarget(c)
+            held.append(kinematics.forward(list(target.start_q_deg))[:3])
+            try:
+                run_live(Session(Settings(control_hz=50.0), target, SessionLog(None)), Paced())
+            finally:
+                assert target.close() is True
+            assert not target.refused, target.refused
+        rested.append(kinematics.forward([v / 1000.0 for v in ps.plant.joint_angles_mdeg()[:4]])[:3])
+    held, rested = np.array(held), np.array(rested)
+    # from the second session on the board holds one setpoint, and the plant (the judge's
+    # joints, through the shared forward kinematics) rests in one place
+    assert np.ptp(held[1:], axis=0).max() < 0.3, held
+    assert np.ptp(rested, axis=0).max() < 0.5, rested

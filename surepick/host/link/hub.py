@@ -7,7 +7,15 @@
 #              back into the REPLY (and the HIL_ACT) on the way out, so a reply reaches only the
 #              client that asked. LOG frames belong to the REPLY that follows them.
 #   broadcast  HELLO, TELEMETRY, EVENT, FAULT, REPL text and damaged frames go to every client.
-#   guard      a client can only send whole, CRC-valid request frames: no REPL text, no Ctrl-C.
+#   guard      only well-formed requests reach the board: a known request type whose fields all
+#              pass the protocol's own checks (link.decode: kinds, ranges, tokens), re-encoded
+#              by the hub (link.encode), so no control byte and no REPL text can ride along; a
+#              refused line gets a `refused` notice naming why.
+#   fairness   each client's requests wait in its own queue (at most _QUEUE_MAX); the hub
+#              forwards them round-robin, one per client in turn, with at most _BOARD_IN_FLIGHT
+#              waiting for the board's answer, so one client's flood never starves another.
+#   limits     at most _MAX_CLIENTS clients; out of file descriptors (EMFILE) the hub refuses
+#              the newcomer through a descriptor it kept in reserve and goes on serving.
 #   raw        a pseudo-terminal (`raw`, printed at start) is the board's console for mpremote,
 #              Thonny or `surepick deploy`: while something has it open, its bytes go to the
 #              board untouched and the board's bytes come back to it; link clients are told the
@@ -17,6 +25,7 @@
 # `surepick link serve --port P` runs one in the foreground; the monitor and `job start --wait`
 # start one on their own (hub_client.py) that ends `linger` seconds after its last client left.
 import argparse
+import collections
 import errno
 import fcntl
 import json
@@ -43,6 +52,12 @@ _HIL_TTL_S = 5.0                            # HIL_SENSORS get no REPLY: their id
 _PTY_RECHECK_S = 0.1                        # how often to look whether someone opened the raw pty
 _REOPEN_S = 0.5                             # board lost: try to open its port again this often
 _BUSY_WINDOW_S = 1.0                        # a virtual board's "busy" line arrives this soon after connecting
+_QUEUE_MAX = 256                            # requests one client may have waiting in the hub
+_BOARD_IN_FLIGHT = 4                        # requests forwarded and not answered yet, at most
+_IN_FLIGHT_S = 2.0                          # an unanswered request stops holding a slot after this
+_NO_REPLY_S = 0.01                          # a SETPOINT / HIL_SENSORS (no REPLY when taken) holds one this long
+_MAX_CLIENTS = 64                           # clients at once (all of this user's: the socket is private)
+_NO_REPLY_TYPES = (link.T_SETPOINT, link.T_HIL_SENSORS)
 
 
 class HubRunning(LinkError):
@@ -103,6 +118,7 @@ class _Client:
         self.reader = hubwire.Reader()
         self.out = bytearray()
         self.lines = bytearray()     # request bytes until a whole line
+        self.queue = collections.deque()   # (client rid, ftype, fields) waiting for the board
         self.hello = None
         self.since = time.time()
         self.requests = 0
@@ -202,6 +218,9 @@ class Hub:
         self.raw = None
         self.clients = []
         self.routes = {}            # hub rid -> (client, client rid, frame type, monotonic s)
+        self.in_flight = {}         # hub rid -> monotonic s its slot frees itself
+        self._turn = 0              # the client whose request goes next (round-robin)
+        self._reserve_fd = -1       # kept open to refuse a client when descriptors run out
         self._next_rid = 1
         self._logs = []             # LOG frames waiting for the REPLY they belong to
         self._hil_owner = None
@@ -242,6 +261,7 @@ class Hub:
                 os.umask(old)
             self.listener.listen(16)
             self.listener.setblocking(False)
+            self._reserve_fd = os.open(os.devnull, os.O_RDONLY)
             self._write_info()
         except BaseException:
             self.close()
@@ -275,6 +295,9 @@ class Hub:
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
+        if self._reserve_fd >= 0:
+            os.close(self._reserve_fd)
+            self._reserve_fd = -1
 
     # ---- the board's port ----
 
@@ -321,6 +344,7 @@ class Hub:
         self._close_board()
         self.board_error = "the board on %s went away: %s" % (self.port, why)
         self.routes.clear()
+        self.in_flight.clear()
         self._logs = []
         for c in list(self.clients):
             if c.is_link:
@@ -379,6 +403,7 @@ class Hub:
         if ftype == link.T_REPLY:
             logs, self._logs = self._logs, []
             route = self.routes.pop(fields[0], None) if fields[0] else None
+            self.in_flight.pop(fields[0], None)
             if route is None:
                 self._broadcast(b"".join(logs) + line)   # req_id 0, or a request already forgotten
                 return
@@ -440,24 +465,50 @@ class Hub:
             self._request(c, line[rs:])
 
     def _request(self, c, line):
-        rid = link.request_id_of(line)
-        if rid == 0:
-            return                           # not a CRC-valid request with an id: never forwarded
-        ftype = line[4]
-        if self.lent_to is not None:
-            c.refused += 1
-            self.stats["refused"] += 1
-            self._notice(c, "refused", "the board's console is lent to %s; try again when it is "
-                         "returned" % self.lent_to, rid=rid)
+        # A whole line from a client: queued when it is a well-formed request, else refused.
+        err, ftype, fields = link.decode(line, requests=True)
+        if err != link.OK:
+            rid = link.request_id_of(line)
+            if rid or err != link.E_NOT_FRAME:
+                self._refuse(c, rid, "not a well-formed request (%s): nothing of it went to the board"
+                             % link.ERROR_NAMES.get(err, err))
             return
-        hub_rid = self._new_rid()
-        out = swap_first_field(line, hub_rid)
-        self.routes[hub_rid] = (c, rid, ftype, time.monotonic())
-        if ftype == link.T_HIL_MODE:
-            self._hil_owner = c
-        c.requests += 1
-        self.stats["requests"] += 1
-        self._to_board(out)
+        if self.lent_to is not None:
+            self._refuse(c, fields[0], "the board's console is lent to %s; try again when it is "
+                         "returned" % self.lent_to)
+            return
+        if len(c.queue) >= _QUEUE_MAX:
+            self._refuse(c, fields[0], "more than %d requests waiting from this client: wait for "
+                         "the answers before sending more" % _QUEUE_MAX)
+            return
+        c.queue.append((fields[0], ftype, fields[1:]))
+
+    def _refuse(self, c, rid, text):
+        c.refused += 1
+        self.stats["refused"] += 1
+        self._notice(c, "refused", text, rid=rid)
+
+    def _forward(self, now):
+        # Queued requests to the board, one per client in turn, while slots are free.
+        for r in [r for r, t in self.in_flight.items() if now >= t]:
+            del self.in_flight[r]
+        while len(self.in_flight) < _BOARD_IN_FLIGHT and self.ser is not None:
+            waiting = [c for c in self.clients if c.queue]
+            if not waiting:
+                return
+            self._turn %= len(self.clients)
+            order = self.clients[self._turn:] + self.clients[:self._turn]
+            c = next(x for x in order if x.queue)
+            self._turn = (self.clients.index(c) + 1) % len(self.clients)
+            rid, ftype, args = c.queue.popleft()
+            hub_rid = self._new_rid()
+            self.routes[hub_rid] = (c, rid, ftype, now)
+            self.in_flight[hub_rid] = now + (_NO_REPLY_S if ftype in _NO_REPLY_TYPES else _IN_FLIGHT_S)
+            if ftype == link.T_HIL_MODE:
+                self._hil_owner = c
+            c.requests += 1
+            self.stats["requests"] += 1
+            self._to_board(link.encode(ftype, (hub_rid,) + tuple(args)))
 
     # ---- the raw console ----
 
@@ -466,7 +517,11 @@ class Hub:
         self.lent_to = ", ".join(holders) if holders else "a program on %s" % self.raw.path
         self.stats["lendings"] += 1
         self._log("console lent to %s" % self.lent_to)
+        self.in_flight.clear()
         for c in self.clients:
+            while c.queue:
+                self._refuse(c, c.queue.popleft()[0], "the board's console is lent to %s; try again "
+                             "when it is returned" % self.lent_to)
             if c.is_link:
                 self._notice(c, "lent", "the board's console is lent to %s (raw console %s); link "
                              "requests are refused until it is returned" % (self.lent_to, self.raw.path),
@@ -487,13 +542,49 @@ class Hub:
             sock, _ = self.listener.accept()
         except (BlockingIOError, InterruptedError):
             return
+        except OSError as e:
+            if e.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            self._refuse_newcomer()
+            return
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         _, uid, _ = struct.unpack("3i", creds)
         if uid != os.getuid():
             sock.close()                     # the directory is private; this is belt and braces
             return
+        if len(self.clients) >= _MAX_CLIENTS:
+            self._log("refusing a client: %d clients already" % len(self.clients))
+            self._turn_away(sock, "the hub serves %d clients already: close one first" % _MAX_CLIENTS)
+            return
         sock.setblocking(False)
         self.clients.append(_Client(sock))
+
+    def _refuse_newcomer(self):
+        # Out of file descriptors: free the reserve, take the newcomer and turn it away, keep
+        # the reserve again (else its connection would wake every poll and never be served).
+        self._log("out of file descriptors: refusing a client")
+        if self._reserve_fd >= 0:
+            os.close(self._reserve_fd)
+            self._reserve_fd = -1
+        try:
+            sock, _ = self.listener.accept()
+        except OSError:
+            sock = None
+        if sock is not None:
+            self._turn_away(sock, "the hub is out of file descriptors: close a client first")
+        try:
+            self._reserve_fd = os.open(os.devnull, os.O_RDONLY)
+        except OSError:
+            pass
+
+    def _turn_away(self, sock, why):
+        try:
+            sock.settimeout(0.2)
+            sock.sendall(hubwire.pack(hubwire.WELCOME, {"ok": False, "error": why}))
+        except OSError:
+            pass
+        sock.close()
+        self.stats["refused"] += 1
 
     def _client_readable(self, c):
         try:
@@ -583,6 +674,7 @@ class Hub:
         c.sock.close()
         for rid in [r for r, route in self.routes.items() if route[0] is c]:
             del self.routes[rid]
+        c.queue.clear()
         if self._hil_owner is c:
             self._hil_owner = None
 
@@ -635,6 +727,8 @@ class Hub:
             poller.register(c.sock.fileno(), select.POLLIN | (select.POLLOUT if c.out else 0))
             fds[c.sock.fileno()] = c
         timeout = _PTY_RECHECK_S if not self.raw.active else 0.5
+        if self.in_flight and any(c.queue for c in self.clients):
+            timeout = _NO_REPLY_S          # a slot frees itself by time: look again then
         for fd, ev in poller.poll(timeout * 1000):
             who = fds.get(fd)
             if who == "listen":
@@ -658,6 +752,8 @@ class Hub:
                     self._client_readable(who)
         if self.raw.active and self.raw.out:
             self.raw.flush()
+        if self.lent_to is None:
+            self._forward(time.monotonic())
         for c in list(self.clients):
             if c.out:
                 self._flush(c)

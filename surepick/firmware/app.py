@@ -606,7 +606,9 @@ class App(Controller):
             return
         self.apply_settings()
         self._flash_begin()
-        self.settings.save(self.root + settings_mod.PATH)
+        if not self.settings.save(self.root + settings_mod.PATH):
+            self._reply(rid, link.E_INTERNAL, ("flash_refused",))   # in force until a reboot only
+            return
         self._reply(rid, link.OK, (key, self.settings.get(key), self.settings.needs_reboot(key)))
 
     def _calibrate(self, rid, target):
@@ -757,7 +759,7 @@ class App(Controller):
         # A job's marker is written once the arm settles: in the link's handler or early in a
         # tick, after a tick that completed. Either way the write gets the whole timeout.
         self.hal.wdt_feed()
-        Controller.write_marker(self, job)
+        return Controller.write_marker(self, job)
 
     def save_rest(self):
         self._flash_begin()

@@ -57,7 +57,7 @@ _MAX_ATTEMPTS = MAX_ATTEMPTS   # the one bound (shared_fsm/config.py); 0 = the b
 
 
 def _write_json(path, obj):
-    fsutil.write_atomic(path, json.dumps(obj))
+    return fsutil.write_atomic(path, json.dumps(obj))
 
 
 def _read_json(path, file, rejected):
@@ -112,12 +112,13 @@ def write_marker_at(root, job, counted=0):
         d = {"pick": list(job[0]), "place": list(job[1]), "width_um": job[2], "max_attempts": job[3]}
     if counted:
         d["counted"] = 1
-    _write_json(root + MARKER_PATH, d)
+    return _write_json(root + MARKER_PATH, d)
 
 
 def clear_marker_at(root):
     import os
     try:
+        fsutil.clear_way(root + MARKER_PATH)
         os.remove(root + MARKER_PATH)
     except OSError:
         pass
@@ -151,7 +152,7 @@ def read_marker_at(root, rejected=None):
 
 
 def write_rest_at(root, joints_mdeg, jaw_um):
-    _write_json(root + REST_PATH, {"joints_mdeg": [int(v) for v in joints_mdeg], "jaw_um": int(jaw_um)})
+    return _write_json(root + REST_PATH, {"joints_mdeg": [int(v) for v in joints_mdeg], "jaw_um": int(jaw_um)})
 
 
 def rest_pose_problem(q, jaw, arm=None):

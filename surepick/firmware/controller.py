@@ -492,12 +492,15 @@ class Controller:
         if not self.settled():
             return
         self.job_waiting = None
-        self.write_marker(job)
-        self.m.job_pending = 1
+        if self.write_marker(job):
+            self.m.job_pending = 1
+        else:
+            self.m.abort()               # no marker, no job: a reset mid-cycle would go unseen
 
     def write_marker(self, job):
+        # -> 1 when the marker is on flash
         self.flash_tick = 1
-        rec.write_marker_at(self.root, (job.pick, job.place, job.part_width_um, job.max_attempts))
+        return rec.write_marker_at(self.root, (job.pick, job.place, job.part_width_um, job.max_attempts))
 
     def abort_job(self):
         # -> True when there was something to abort (a rescue, a waiting or running job).

@@ -81,8 +81,30 @@ def replace(tmp, path):
     os.rename(tmp, path)
 
 
+def is_dir(path):
+    try:
+        return os.stat(path)[0] & _S_IFDIR
+    except OSError:
+        return 0
+
+
+def clear_way(path):
+    # A directory where one of the board's files belongs (made by hand or by someone hostile):
+    # moved aside to path + ".dir", whatever it holds kept. Raises OSError when it cannot be.
+    if is_dir(path):
+        rename(path, path + ".dir")
+
+
 def write_atomic(path, text):
+    # -> 1 written, 0 the flash refused it (full, read-only, a directory in the way that could
+    # not be moved). Never raises OSError: the callers run in the loop.
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    replace(tmp, path)
+    try:
+        clear_way(tmp)
+        clear_way(path)
+        with open(tmp, "w") as f:
+            f.write(text)
+        replace(tmp, path)
+        return 1
+    except OSError:
+        return 0

@@ -128,9 +128,11 @@ class Pins:
 
 
 class SettingsError(ValueError):
-    def __init__(self, key, message):
+    # .other: the key a relation ties .key to (both are wrong together), or None
+    def __init__(self, key, message, other=None):
         super().__init__("setting '%s': %s" % (key, message))  # MicroPython: no ValueError.__init__
         self.key = key
+        self.other = other
 
 
 def board_defaults():
@@ -153,13 +155,13 @@ def _check_board(key, value):
 def _check_board_relations(b):
     for i in range(5):
         if b["servo%d_min_us" % i] >= b["servo%d_max_us" % i]:
-            raise SettingsError("servo%d_min_us" % i, "must be below servo%d_max_us" % i)
+            raise SettingsError("servo%d_min_us" % i, "must be below servo%d_max_us" % i, "servo%d_max_us" % i)
     used = {}
     for key in ("pin_servo0", "pin_servo1", "pin_servo2", "pin_servo3", "pin_servo4",
                 "pin_estop", "pin_switch", "pin_beam", "pin_led"):
         g = b[key]
         if g in used:
-            raise SettingsError(key, "GP%d already used by %s" % (g, used[g]))
+            raise SettingsError(key, "GP%d already used by %s" % (g, used[g]), used[g])
         if 26 <= g <= 28:
             raise SettingsError(key, "GP%d is an ADC pin" % g)
         if g in _BOARD_OWN and not (key == "pin_led" and g == 25):
@@ -168,7 +170,7 @@ def _check_board_relations(b):
     if len(set((b["adc_pot"], b["adc_current"], b["adc_rail"]))) != 3:
         raise SettingsError("adc_pot", "ADC channels must differ")
     if b["current_stall_ma"] <= b["current_holding_ma"]:
-        raise SettingsError("current_stall_ma", "must be above current_holding_ma")
+        raise SettingsError("current_stall_ma", "must be above current_holding_ma", "current_holding_ma")
 
 
 class Settings:
@@ -254,7 +256,8 @@ class Settings:
 
     def save(self, path=PATH):
         # Write a temporary file, then rename: a power cut leaves the old file or the new one.
-        fsutil.write_atomic(path, json.dumps(self.to_json_dict()))
+        # -> 1 saved, 0 the flash refused it (fsutil.write_atomic)
+        return fsutil.write_atomic(path, json.dumps(self.to_json_dict()))
 
 
 def _field_problem(f, value):
@@ -300,16 +303,21 @@ def _keep_consistent(good, table, apply, rejected):
     # relation between fields. Keep as many of `good` as possible: all of them when they agree
     # (a valid file loads whole); else drop the field the error names, or, when it names a
     # default, add the file's values one by one in the table's order and keep each that agrees
-    # with those before.
+    # with those before. Two fields wrong together (a min not below its max) go together: one
+    # kept would be paired with a default it was never meant for.
     for _ in range(len(good) + 1):
         try:
             apply(good)
             return
         except ValueError as e:
-            name = getattr(e, "key", None) or getattr(e, "field", None)
-        if name in good:
-            del good[name]
-            rejected.add("config", name, "relation")
+            names = (getattr(e, "key", None) or getattr(e, "field", None), getattr(e, "other", None))
+        dropped = 0
+        for name in names:
+            if name in good:
+                del good[name]
+                rejected.add("config", name, "relation")
+                dropped = 1
+        if dropped:
             continue
         kept = {}
         for f in table:

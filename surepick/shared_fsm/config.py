@@ -77,9 +77,11 @@ RESENSE_ALWAYS = const(2)
 
 
 class ConfigError(ValueError):
-    def __init__(self, field, message):
+    # .other: the field a relation ties .field to (both are wrong together), or None
+    def __init__(self, field, message, other=None):
         super().__init__("config field '%s': %s" % (field, message))
         self.field = field
+        self.other = other
 
 
 def value_of(field, value):
@@ -150,21 +152,25 @@ class Config:
 
 def _check_relations(d):
     if d["verify_required_mask"] & ~d["verify_enabled_mask"]:
-        raise ConfigError("verify_required_mask", "requires a check that verify_enabled_mask disables")
+        raise ConfigError("verify_required_mask", "requires a check that verify_enabled_mask disables",
+                          "verify_enabled_mask")
     if d["grip_monitor_mask"] & ~d["verify_enabled_mask"]:
-        raise ConfigError("grip_monitor_mask", "monitors a check that verify_enabled_mask disables")
+        raise ConfigError("grip_monitor_mask", "monitors a check that verify_enabled_mask disables",
+                          "verify_enabled_mask")
     enabled = 0
     for i in range(4):
         if d["verify_enabled_mask"] & (1 << i):
             enabled += 1
     if d["verify_min_agree"] > enabled:
-        raise ConfigError("verify_min_agree", "%d but only %d checks are enabled" % (d["verify_min_agree"], enabled))
+        raise ConfigError("verify_min_agree", "%d but only %d checks are enabled" % (d["verify_min_agree"], enabled),
+                          "verify_enabled_mask")
     if d["pot_valid_min_counts"] >= d["pot_valid_max_counts"]:
-        raise ConfigError("pot_valid_min_counts", "must be below pot_valid_max_counts")
+        raise ConfigError("pot_valid_min_counts", "must be below pot_valid_max_counts", "pot_valid_max_counts")
     if d["debounce_ms"] > d["verify_window_ms"]:
-        raise ConfigError("debounce_ms", "must be within verify_window_ms (the reads are taken inside it)")
+        raise ConfigError("debounce_ms", "must be within verify_window_ms (the reads are taken inside it)",
+                          "verify_window_ms")
     if d["current_crush_ma"] <= d["current_grip_min_ma"]:
-        raise ConfigError("current_crush_ma", "must be above current_grip_min_ma")
+        raise ConfigError("current_crush_ma", "must be above current_grip_min_ma", "current_grip_min_ma")
 
 
 def state_bound_ms(cfg, state):

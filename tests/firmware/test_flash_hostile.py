@@ -87,6 +87,12 @@ CASES = {
     "rest_jaw_out_of_range": ({"rest.json": b'{"joints_mdeg": [0, 90000, -90000, -90000], "jaw_um": 90000}'},
                               [("rest", "jaw_um", "range")], HOME_US, {}, 0),
     "rest_is_dir": ({"rest.json": DIR}, [("rest", "-", "is_dir")], HOME_US, {}, 0),
+    "job_is_dir": ({"job.json": DIR}, [("job", "-", "is_dir")], "arm_off_jaw_pot", {}, F_INTERRUPTED),
+    # a pair wrong together is rejected together: min alone kept with the default max (or the
+    # reverse) would centre servo 0 at 1,000 us instead of 1,500
+    "config_min_equals_max": ({"config.json": _cfg(board={"servo0_min_us": 1500, "servo0_max_us": 1500})},
+                              [("config", "servo0_min_us", "relation"), ("config", "servo0_max_us", "relation")],
+                              HOME_US, {"servo0_min_us": 500, "servo0_max_us": 2500}, 0),
     "job_1e400": ({"job.json": json.dumps(dict(JOB_OK, width_um=0)).encode().replace(b'"width_um": 0',
                                                                                      b'"width_um": 1e400')},
                   [("job", "width_um", "type")], "arm_off_jaw_pot", {}, F_INTERRUPTED),
@@ -104,7 +110,7 @@ CASES["everything_at_once"] = (
      ("rest", "-", "json")],
     "arm_off_jaw_pot", {}, F_INTERRUPTED)
 
-QUICK = ("config_erased", "config_unknown_key_keeps_trims", "config_bad_values", "rest_end_stops",
+QUICK = ("config_min_equals_max", "job_is_dir", "config_erased", "config_unknown_key_keeps_trims", "config_bad_values", "rest_end_stops",
          "rest_strings", "job_1e400", "log_is_a_file", "log_segment_is_a_dir", "everything_at_once")
 
 

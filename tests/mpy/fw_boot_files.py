@@ -53,11 +53,13 @@ config(b'{"machine": {"verify_enabled_mask": 1, "grasp_dwell_ms": 360}}',
        [("config", "verify_enabled_mask", "relation")], {"verify_enabled_mask": 15, "grasp_dwell_ms": 360})
 config(b'{"board": {"pin_estop": 2, "pin_led": 16}}', [("config", "pin_estop", "relation")],
        {"pin_estop": 13, "pin_led": 16})
+# a pair wrong together goes together (min alone dropped would centre servo 0 at 1,000 us)
 config(b'{"board": {"servo0_min_us": 1500, "servo0_max_us": 1500, "servo0_trim_us": 5}}',
-       [("config", "servo0_min_us", "relation")],
-       {"servo0_min_us": 500, "servo0_max_us": 1500, "servo0_trim_us": 5})
+       [("config", "servo0_min_us", "relation"), ("config", "servo0_max_us", "relation")],
+       {"servo0_min_us": 500, "servo0_max_us": 2500, "servo0_trim_us": 5})
 config(b'{"board": {"current_stall_ma": 100}, "machine": {"current_crush_ma": 150, "current_grip_min_ma": 150}}',
-       [("config", "current_stall_ma", "relation"), ("config", "current_crush_ma", "relation")],
+       [("config", "current_stall_ma", "relation"), ("config", "current_crush_ma", "relation"),
+        ("config", "current_grip_min_ma", "relation")],
        {"current_stall_ma": 600, "current_crush_ma": 600, "current_grip_min_ma": 150})
 # types and ranges, each key on its own
 config(b'{"board": {"wdt_ms": 199, "telemetry_hz": true, "pin_led": 25.0, "servo4_trim_us": 301,'

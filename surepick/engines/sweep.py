@@ -21,6 +21,9 @@ KINDS = ("param", "config", "plant", "part")
 PART_KEYS = ("mass_g", "friction")          # the part properties an axis may vary
 MAX_VALUES = 1000                            # per axis: a typo like 0:1000:0.001 is caught
 MAX_CELLS = 100000                           # per grid: the plan is held in memory
+MAX_SEEDS = 10000                            # per cell
+MAX_CYCLES = 200000                          # per sweep: every (cell, seed) is planned in memory at once
+MAX_SEED = 2 ** 31 - 1                       # seeds name numpy/MuJoCo random streams
 PLAN_FORMAT = 1
 
 
@@ -47,6 +50,9 @@ def parse_values(text):
         if n > MAX_VALUES:
             raise SweepError("range %r has %d values (at most %d per axis)" % (text, n, MAX_VALUES))
         return [start + i * step for i in range(n)]
+    if text.count(",") >= MAX_VALUES:
+        raise SweepError("list %r has more than %d values (at most %d per axis)" % (
+            text[:40] + "...", MAX_VALUES, MAX_VALUES))
     values = [_number(p, text) for p in text.split(",")]
     if len(set(values)) != len(values):
         raise SweepError("list %r repeats a value" % text)
@@ -266,13 +272,49 @@ class Plan:
 
     @classmethod
     def from_dict(cls, d):
-        if d.get("format") != PLAN_FORMAT:
+        """A stored plan (sweep.json), checked as a new one is: its shape here, then every axis,
+        value, cell, seed and override through make_plan, which must give back the same plan
+        (anything make_plan would not have written, e.g. NaN or a value off its type, differs)."""
+        if not isinstance(d, dict):
+            raise SweepError("the sweep plan is not a JSON object")
+        if d.get("format") != PLAN_FORMAT or isinstance(d.get("format"), bool):
             raise SweepError("sweep plan format %r is not %d" % (d.get("format"), PLAN_FORMAT))
-
-        def axis(a):
-            return Axis(a["kind"], a["key"], list(a["values"]))
-        return cls(d["scenario"], [axis(a) for a in d["axes"]], [axis(a) for a in d["fixed"]], d["config"],
-                   d["plant"], d["first_seed"], d["seeds"], d.get("chunk", 4), d.get("arm"))
+        known = ("format", "scenario", "axes", "fixed", "config", "plant", "first_seed", "seeds", "chunk",
+                 "cells", "fingerprint", "code", "command", "arm")
+        for k in d:
+            if k not in known:
+                raise SweepError("the sweep plan has an unknown key %r" % k)
+        for k, t in (("scenario", str), ("axes", list), ("fixed", list), ("config", dict), ("plant", dict),
+                     ("first_seed", int), ("seeds", int), ("chunk", int)):
+            if not isinstance(d.get(k), t) or isinstance(d.get(k), bool):
+                raise SweepError("the sweep plan's %r is missing or not a %s" % (k, t.__name__))
+        specs = []
+        for where in ("axes", "fixed"):
+            for i, a in enumerate(d[where]):
+                if (not isinstance(a, dict) or a.get("kind") not in KINDS or not isinstance(a.get("key"), str)
+                        or not isinstance(a.get("values"), list) or not a["values"] or len(a["values"]) > MAX_VALUES
+                        or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                               for v in a["values"])):
+                    raise SweepError("the sweep plan's %s[%d] is not an axis of finite numbers" % (where, i))
+                if (where == "axes") != (len(a["values"]) > 1):
+                    raise SweepError("the sweep plan's %s[%d] has %d value(s)" % (where, i, len(a["values"])))
+                name = a["key"] if a["kind"] == "param" else "%s.%s" % (a["kind"], a["key"])
+                specs.append("%s=%s" % (name, ",".join(repr(v) for v in a["values"])))
+        arm = None
+        if d.get("arm") is not None:
+            from surepick.shared_fsm.arm import ArmError, validate
+            try:
+                arm = validate(d["arm"])
+            except (ArmError, TypeError, AttributeError) as e:
+                raise SweepError("the sweep plan's arm: %s" % e) from None
+        plan = make_plan(d["scenario"], specs, d["config"], d["plant"], d["first_seed"], d["seeds"], d["chunk"], arm)
+        stored = {"format": PLAN_FORMAT, "scenario": d["scenario"], "axes": d["axes"], "fixed": d["fixed"],
+                  "config": d["config"], "plant": d["plant"], "first_seed": d["first_seed"], "seeds": d["seeds"],
+                  "arm": d.get("arm")}
+        for k, v in plan.identity().items():
+            if json.dumps(v, sort_keys=True) != json.dumps(stored[k], sort_keys=True):
+                raise SweepError("the sweep plan's %r is not what its own values give: %s" % (k, json.dumps(stored[k])))
+        return plan
 
     def differs_from(self, other):
         """None when both plans are one sweep, else the first thing that differs, in words."""
@@ -290,8 +332,10 @@ def make_plan(scenario, axis_specs, config=None, plant=None, first_seed=0, seeds
     """axis_specs: ['offset_mm=0:14:1', 'config.grasp_dwell_ms=250,350', ...]. Every value of every
     axis and every cell is checked before this returns; SweepError names the bad one. arm: an Arm
     (None: the reference arm)."""
-    if seeds < 1:
-        raise SweepError("--seeds must be at least 1")
+    if seeds < 1 or seeds > MAX_SEEDS:
+        raise SweepError("--seeds must be 1..%d (more seeds: several sweeps with --seed further on)" % MAX_SEEDS)
+    if first_seed < 0 or first_seed + seeds - 1 > MAX_SEED:
+        raise SweepError("--seed must be 0..%d, with all its seeds" % (MAX_SEED - seeds + 1))
     if chunk < 1:
         raise SweepError("--chunk must be at least 1")
     try:
@@ -325,6 +369,9 @@ def make_plan(scenario, axis_specs, config=None, plant=None, first_seed=0, seeds
     cells = math.prod(len(a.values) for a in axes)
     if cells > MAX_CELLS:
         raise SweepError("the grid has %d cells (at most %d): fewer values per axis" % (cells, MAX_CELLS))
+    if cells * seeds > MAX_CYCLES:
+        raise SweepError("%d cells x %d seeds is %d cycles (at most %d per sweep): fewer seeds or values, or "
+                         "several sweeps" % (cells, seeds, cells * seeds, MAX_CYCLES))
     plan = Plan(sc.name, axes, fixed, config, plant, first_seed, seeds, chunk,
                 arm.to_dict() if arm is not None else None)
     _check_cells(plan, sc)

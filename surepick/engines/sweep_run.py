@@ -29,16 +29,38 @@ def write_plan(out_dir, plan, extra=None):
     os.replace(tmp, os.path.join(out_dir, PLAN_FILE))
 
 
+MAX_PLAN_BYTES = 1 << 20       # a plan is a few KB: a bigger file is not one
+MAX_LINE_BYTES = 1 << 16       # one result is a few hundred bytes
+
+
+def _load_json(data, what):
+    # bytes -> a JSON value, or SweepError saying what is wrong with it (encoding, syntax, nesting)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise sweep.SweepError("%s is not UTF-8 text" % what) from None
+    except RecursionError:
+        raise sweep.SweepError("%s nests too deep" % what) from None
+    except ValueError as e:
+        raise sweep.SweepError("%s is not JSON: %s" % (what, e)) from None
+
+
 def read_plan(out_dir):
     path = os.path.join(out_dir, PLAN_FILE)
     try:
-        with open(path) as f:
-            d = json.load(f)
+        with open(path, "rb") as f:
+            data = f.read(MAX_PLAN_BYTES + 1)
     except FileNotFoundError:
         raise sweep.SweepError("%s holds no sweep to resume (no %s)" % (out_dir, PLAN_FILE)) from None
-    except (OSError, ValueError) as e:
+    except OSError as e:
         raise sweep.SweepError("cannot read %s: %s" % (path, e)) from None
-    return sweep.Plan.from_dict(d)
+    if len(data) > MAX_PLAN_BYTES:
+        raise sweep.SweepError("%s is larger than %d bytes: not a sweep plan (--force starts over)"
+                               % (path, MAX_PLAN_BYTES))
+    try:
+        return sweep.Plan.from_dict(_load_json(data, path))
+    except sweep.SweepError as e:
+        raise sweep.SweepError("%s: %s (--force starts over)" % (path, e)) from None
 
 
 def check_same_code(out_dir):
@@ -54,12 +76,40 @@ def check_same_code(out_dir):
                                "comparable with new ones; --force starts over" % (out_dir, then, now))
 
 
+# what a result line must hold (engines/sweep.py run_job), and the type of each
+_RESULT_TYPES = (("cell", int), ("seed", int), ("fsm_outcome", str), ("judge_outcome", str),
+                 ("false_success", bool), ("false_failure", bool), ("expected", bool), ("attempts", int))
+_COMPARED_OUT = ("worker", "wall_s")     # provenance: two runs of one cycle may differ there
+
+
+def check_result(r):
+    """-> None when r is a result line's object as run_job writes it (types, and its verdicts
+    agreeing with its outcomes), else what is wrong, in words."""
+    if not isinstance(r, dict):
+        return "not a JSON object"
+    for k, t in _RESULT_TYPES:
+        v = r.get(k)
+        if not isinstance(v, t) or (t is int and isinstance(v, bool)):
+            return "%r is missing or not a %s" % (k, t.__name__)
+    fsm_placed = r["fsm_outcome"] == "placed"
+    judge_placed = r["judge_outcome"] == "placed"
+    if r["false_success"] != (fsm_placed and not judge_placed) or r["false_failure"] != (judge_placed and not fsm_placed):
+        return "its false_success/false_failure contradict its outcomes (fsm %s, judge %s)" % (
+            r["fsm_outcome"], r["judge_outcome"])
+    return None
+
+
 def read_results(out_dir, plan):
     """-> {(cell, seed): result} from results.jsonl. A torn last line (the writer was killed
-    mid-line) is cut off the file; a bad line before it, or a result outside the plan, is an error."""
+    mid-line) is cut off the file; a bad line before it, a result outside the plan, or two lines
+    of one cycle that disagree is an error naming the line."""
     path = os.path.join(out_dir, RESULTS_FILE)
     if not os.path.exists(path):
         return {}
+    limit = (len(plan.cells) * plan.seeds + 1) * MAX_LINE_BYTES
+    if os.path.getsize(path) > limit:
+        raise sweep.SweepError("%s is larger than this plan's results can be (%d bytes): not this sweep's; "
+                               "--force starts over" % (path, limit))
     with open(path, "rb") as f:
         data = f.read()
     keep = data[:data.rfind(b"\n") + 1]
@@ -67,16 +117,29 @@ def read_results(out_dir, plan):
         with open(path, "r+b") as f:
             f.truncate(len(keep))
     out = {}
-    jobs = set(plan.jobs())
-    for n, line in enumerate(keep.decode().splitlines(), 1):
-        try:
-            r = json.loads(line)
-            key = (r["cell"], r["seed"])
-        except (ValueError, KeyError, TypeError):
-            raise sweep.SweepError("%s line %d is not a sweep result" % (path, n)) from None
-        if key not in jobs:
-            raise sweep.SweepError("%s line %d: cell %s seed %s is not in this sweep's plan" % (path, n, *key))
-        out.setdefault(key, r)
+    first_line = {}
+    ncells = len(plan.cells)
+    seeds = range(plan.first_seed, plan.first_seed + plan.seeds)
+    for n, line in enumerate(keep.split(b"\n")[:-1], 1):
+        where = "%s line %d" % (path, n)
+        if len(line) > MAX_LINE_BYTES:
+            raise sweep.SweepError("%s is longer than %d bytes: not a sweep result" % (where, MAX_LINE_BYTES))
+        r = _load_json(line, where)
+        why = check_result(r)
+        if why:
+            raise sweep.SweepError("%s is not a sweep result: %s" % (where, why))
+        key = (r["cell"], r["seed"])
+        if not (0 <= key[0] < ncells and key[1] in seeds):
+            raise sweep.SweepError("%s: cell %s seed %s is not in this sweep's plan" % (where, *key))
+        if key in out:
+            a = {k: v for k, v in out[key].items() if k not in _COMPARED_OUT}
+            b = {k: v for k, v in r.items() if k not in _COMPARED_OUT}
+            if a != b:
+                raise sweep.SweepError("%s contradicts line %d: cell %s seed %s with another result" % (
+                    where, first_line[key], *key))
+            continue
+        out[key] = r
+        first_line[key] = n
     return out
 
 

@@ -16,7 +16,10 @@ CHEAP = ["--scenario", "pot_wire_broken", "--param", "at_ms=0,2000", "--seeds", 
     (["--axis", "plant.pad.stiff=1,2"], "plant.pad.stiff: no parameter 'stiff' at pad (there: damping_ns_per_m"),
     (["--param", "offset_mm=0:4:2", "--config", "squeeze_um=abc"], "--config squeeze_um: config fields are integers"),
     (["--param", "offset_mm=0:4:2", "--scheduler", "tcp://127.0.0.1:8786"], "--scheduler needs --backend dask"),
-    (["--param", "offset_mm=0:4:2", "--seeds", "0"], "--seeds must be at least 1"),
+    (["--param", "offset_mm=0:4:2", "--seeds", "0"], "--seeds must be 1..10000"),
+    (["--param", "offset_mm=0:4:2", "--seeds", "1000000000"], "--seeds must be 1..10000"),
+    (["--param", "offset_mm=0:4:2", "--seeds", "10000", "--axis", "config.grasp_dwell_ms=100:400:10"],
+     "cycles (at most 200000 per sweep)"),
 ])
 def test_bad_input_is_named_before_any_work(tmp_path, args, needle):
     out = tmp_path / "sweep"

@@ -3,6 +3,7 @@
 # arm (sim) or a board over the link (its firmware's teleop mode). Writes DIR/teleop.csv and
 # DIR/summary.json. `surepick teach` (cli/teach.py) runs the same session and records a job.
 import json
+import math
 import os
 import sys
 
@@ -74,6 +75,10 @@ def open_source_and_settings(args):
     display.prefer_offscreen_gl()            # before anything loads MuJoCo
     from surepick.teleop.pipeline import Settings
     from surepick.teleop.sources import SourceError, open_source
+    for name in ("scale", "fine_divisor", "alpha", "jump_cm", "control_hz", "heading_deg", "max_s"):
+        v = getattr(args, name, None)
+        if v is not None and not math.isfinite(v):
+            raise CommandError("--%s must be a finite number, got %s" % (name.replace("_", "-"), v))
     try:
         src_kw = {} if args.source not in ("keyboard", "spacemouse") else {"heading_deg": args.heading_deg}
         source = open_source(args.source, **src_kw)

@@ -71,6 +71,13 @@ def text(choices=None):
     return check
 
 
+def name(v):
+    # a name that is only a name: letters, digits, _ and -, at most 64 (never a path: no "/", no "..")
+    if isinstance(v, str) and 0 < len(v) <= 64 and all(c.isalnum() or c in "_-" for c in v) and v.isascii():
+        return None
+    return "a name of letters, digits, _ and - (at most 64)"
+
+
 def obj(v):
     return None if isinstance(v, dict) else "a JSON object"
 
@@ -140,7 +147,7 @@ META_FIELDS = (
     ("format", True, equals("surepick-run")),
     ("format_version", True, whole(1, 1)),
     ("kind", True, text(KINDS)),
-    ("scenario", True, or_null(text())),
+    ("scenario", True, or_null(name)),
     ("params", False, obj),
     ("seed", True, or_null(whole(0, SEED_MAX))),
     ("versions", False, or_null(obj)),

@@ -97,8 +97,15 @@ class Job:
         return {"approach_height_um": int(round(self.approach_height_mm * 1000))}
 
 
+MAX_FILE_BYTES = 64 * 1024     # a job file is a few hundred bytes
+MAX_MM = 1e6                   # no length or angle in a job comes near this
+
+
 def _number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    # a finite number within +-MAX_MM (a 400-digit integer does not even convert to a float)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return abs(v) <= MAX_MM if isinstance(v, int) else (math.isfinite(v) and abs(v) <= MAX_MM)
 
 
 def _pose(d, name, problems):
@@ -117,7 +124,7 @@ def _pose(d, name, problems):
             problems.append("%s.%s: missing" % (name, k))
             return None
         if not _number(d[k]):
-            problems.append("%s.%s: must be a finite number, got %r" % (name, k, d[k]))
+            problems.append("%s.%s: must be a finite number, got %s" % (name, k, _shown(d[k])))
             return None
         vals.append(float(d[k]))
     if not -180.0 <= vals[3] <= 180.0:
@@ -133,7 +140,7 @@ def from_dict(d, where="job file"):
         raise JobFileError(where, ["must hold one JSON object"])
     if d.get("format") != FORMAT:
         problems.append("format: must be %r, got %r" % (FORMAT, d.get("format")))
-    if d.get("version") != VERSION:
+    if type(d.get("version")) is not int or d.get("version") != VERSION:     # not 1.0, not true
         problems.append("version: this surepick reads version %d, got %r" % (VERSION, d.get("version")))
     unknown = sorted(set(d) - set(TOP_KEYS))
     if unknown:
@@ -148,15 +155,16 @@ def from_dict(d, where="job file"):
     if width is None:
         problems.append("part_width_mm: missing")
     elif not _number(width):
-        problems.append("part_width_mm: must be a finite number, got %r" % (width,))
+        problems.append("part_width_mm: must be a finite number, got %s" % (_shown(width),))
         width = None
     approach = d.get("approach_height_mm")
     if approach is not None and not _number(approach):
-        problems.append("approach_height_mm: must be a finite number, got %r" % (approach,))
+        problems.append("approach_height_mm: must be a finite number, got %s" % (_shown(approach),))
         approach = None
     attempts = d.get("max_attempts")
     if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int)):
-        problems.append("max_attempts: must be a whole number %d..%d, got %r" % (ATTEMPTS_MIN, ATTEMPTS_MAX, attempts))
+        problems.append("max_attempts: must be a whole number %d..%d, got %s" % (ATTEMPTS_MIN, ATTEMPTS_MAX,
+                                                                               _shown(attempts)))
         attempts = None
     taught = d.get("taught", {})
     if not isinstance(taught, dict):
@@ -213,19 +221,34 @@ def check(job, cfg=None):
         problems.append("part_width_mm: %g is outside the jaw's range 0.001..%g mm"
                         % (job.part_width_mm, cfg.jaw_max_um / 1000.0))
     if job.max_attempts is not None and not ATTEMPTS_MIN <= job.max_attempts <= ATTEMPTS_MAX:
-        problems.append("max_attempts: %r is outside %d..%d" % (job.max_attempts, ATTEMPTS_MIN, ATTEMPTS_MAX))
+        problems.append("max_attempts: %s is outside %d..%d" % (_shown(job.max_attempts), ATTEMPTS_MIN, ATTEMPTS_MAX))
     return problems
+
+
+def _shown(v):
+    # a value as a problem quotes it: never thousands of digits
+    t = repr(v)
+    return t if len(t) <= 40 else t[:20] + "... (%d characters)" % len(t)
 
 
 def load(path):
     # -> a checked Job; JobFileError (naming the file) for anything wrong, OSError text included.
+    # Bounded: at most MAX_FILE_BYTES read, UTF-8, nesting as deep as the parser's stack allows.
     where = str(path)
     try:
-        with open(path) as f:
-            d = json.load(f)
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise JobFileError(where, ["cannot read it: %s" % (e.strerror or e)]) from None
-    except (ValueError, UnicodeDecodeError) as e:
+    if len(data) > MAX_FILE_BYTES:
+        raise JobFileError(where, ["larger than %d bytes: not a job file" % MAX_FILE_BYTES])
+    try:
+        d = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise JobFileError(where, ["not UTF-8 text"]) from None
+    except RecursionError:
+        raise JobFileError(where, ["nests too deep to be a job file"]) from None
+    except ValueError as e:
         raise JobFileError(where, ["not JSON (%s)" % e]) from None
     return from_dict(d, where)
 

@@ -1,0 +1,102 @@
+# Generated hostile files for the host's formats, through the commands a user runs: job files
+# (`sim run --job`), teleop streams (`teleop --source FILE`), run records (`replay`). Each must end
+# in one clear line on stderr and exit 2, never a traceback, never a hang (each command has a
+# deadline well beyond what a refusal takes), never a silent acceptance.
+import json
+
+import pytest
+
+from tests.support.cli import surepick
+
+GOOD_JOB = {"format": "surepick-job", "version": 1,
+            "pick": {"x_mm": 160.0, "y_mm": -60.0, "z_mm": 15.5, "pitch_deg": -90.0},
+            "place": {"x_mm": 150.0, "y_mm": 80.0, "z_mm": 20.5, "pitch_deg": -90.0},
+            "part_width_mm": 25.0}
+HUGE = int("9" * 400)
+
+
+def _job(**top):
+    d = json.loads(json.dumps(GOOD_JOB))
+    for k, v in top.items():
+        if "." in k:
+            a, b = k.split(".")
+            d[a][b] = v
+        else:
+            d[k] = v
+    return json.dumps(d).encode()
+
+
+JOBS = {
+    "a 400-digit pick.x_mm": (_job(**{"pick.x_mm": HUGE}), "pick.x_mm: must be a finite number"),
+    "a 400-digit part_width_mm": (_job(part_width_mm=HUGE), "part_width_mm: must be a finite number"),
+    "a 400-digit approach_height_mm": (_job(approach_height_mm=HUGE), "approach_height_mm: must be a finite"),
+    "a 400-digit max_attempts": (_job(max_attempts=HUGE), "max_attempts: 999999999999999999"),
+    "version 1.0": (_job(version=1.0), "version: this surepick reads version 1"),
+    "version true": (_job(version=True), "version: this surepick reads version 1"),
+    "nesting 30k deep": (b"[" * 30000 + b"]" * 30000, "nests too deep"),
+    "nesting 100k deep": (b"[" * 100000 + b"]" * 100000, "larger than"),
+    "binary": (bytes(range(256)) * 4, "not UTF-8"),
+    "latin-1": (_job().replace(b'"format"', b'"f\xf6rmat"'), "not UTF-8"),
+    "10 MB": (b" " * (10 << 20) + _job(), "larger than"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(JOBS))
+def test_a_hostile_job_file_is_one_clear_line(tmp_path, what):
+    data, needle = JOBS[what]
+    p = tmp_path / "job.json"
+    p.write_bytes(data)
+    r = surepick("sim", "run", "--job", p, "--out", tmp_path / "run", timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and needle in r.stderr, r.stderr[-2000:]
+    assert len(r.stderr) < 2000, r.stderr[:300]       # the 400 digits are not echoed back
+
+
+def _sample(t, pose=None):
+    pose = pose or [1, 0, 0, 0.1, 0, 1, 0, 1.0, 0, 0, 1, 0.2]
+    return json.dumps({"t": t, "pose": pose, "buttons": {"clutch": True, "fine": False, "grip": 0.0}})
+
+
+STREAMS = {
+    "binary.jsonl": (b"\xff\xfe" + bytes(range(256)) * 8, ":1: not UTF-8"),
+    "latin1.jsonl": ((_sample(0.0) + "\n").encode() + b'{"t": 0.1, "mark": "pl\xe4ce"}\n', ":2: not UTF-8"),
+    "deep.jsonl": (b"[" * 50000 + b"\n", "nests too deep"),
+    "inf_pose.jsonl": ((_sample(0.0) + "\n" + _sample(0.01, [1, 0, 0, 1e999, 0, 1, 0, 1, 0, 0, 1, 0]) + "\n")
+                       .replace("Infinity", "1e999").encode(), ":2: pose entries"),
+    "huge_int_pose.jsonl": ((_sample(0.0, [1, 0, 0, HUGE, 0, 1, 0, 1, 0, 0, 1, 0]) + "\n").encode(),
+                            ":1: pose entries"),
+    "jump_1e6.jsonl": ((_sample(0.0) + "\n" + _sample(1e6) + "\n").encode(), ":2: t=1e+06 is"),
+    "jump_1e300.jsonl": ((_sample(0.0) + "\n" + _sample(1e300) + "\n").encode(), ":2: t=1e+300 is"),
+    "inf_t.csv": (b"t,m00,m01,m02,m03,m10,m11,m12,m13,m20,m21,m22,m23,clutch,fine,grip\n"
+                  b"inf,1,0,0,0,0,1,0,1,0,0,1,0,1,0,0\n", ":2: t must be a finite number"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_a_hostile_teleop_stream_is_one_clear_line(tmp_path, name):
+    data, needle = STREAMS[name]
+    p = tmp_path / name
+    p.write_bytes(data)
+    r = surepick("teleop", "--source", p, "--target", "sim", "--viewer", "off", timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and needle in r.stderr, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("opt", ["--heading-deg", "--scale", "--alpha", "--control-hz"])
+@pytest.mark.parametrize("value", ["inf", "nan"])
+def test_a_non_finite_teleop_option_is_one_clear_line(tmp_path, opt, value):
+    r = surepick("teleop", "--source", "keyboard", "--target", "sim", opt, value, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "must be a finite number" in r.stderr, r.stderr[-2000:]
+
+
+def test_replay_refuses_a_scenario_named_like_a_path(tmp_path):
+    run = tmp_path / "run"
+    r = surepick("sim", "run", "--scenario", "nominal", "--out", run, timeout=300)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((run / "run.json").read_text())
+    meta["scenario"] = "../../../tmp/evil"
+    (run / "run.json").write_text(json.dumps(meta))
+    r = surepick("replay", run, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "scenario must be a name" in r.stderr, r.stderr

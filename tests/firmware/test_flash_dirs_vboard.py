@@ -7,10 +7,10 @@ import pytest
 
 from surepick.engines.plant_service import PlantService
 from surepick.engines.vboard import BoardConsole
-from surepick.host.deploy import install_source
 from surepick.shared_fsm import codes, link
 from surepick.vboard import VirtualBoard
 from tests.support.needs import NEEDS_MICROPYTHON
+from tests.support.vboard import deploy_firmware
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -27,7 +27,7 @@ def _reply(con, rid, timeout=30):
 def test_a_directory_where_a_board_file_belongs_boots_and_the_loop_keeps_running(tmp_path, path):
     flash = tmp_path / "flash"
     flash.mkdir()
-    install_source(flash)
+    deploy_firmware(flash)
     (flash / path).mkdir()
     (flash / path / "keep.txt").write_text("someone's file\n")
     ps = PlantService("nominal", seed=1)

@@ -19,7 +19,7 @@ from surepick.shared_fsm import link
 
 from tests.support.bench import short_runtime_dir
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import deploy_source
+from tests.support.vboard import deploy_firmware
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -37,7 +37,7 @@ def rundir_env(monkeypatch):
 @pytest.fixture
 def board(tmp_path, rundir_env):
     flash = tmp_path / "flash"
-    deploy_source(flash)
+    deploy_firmware(flash)
     b = plant_board(flash, "nominal", 1, realtime=True)
     with b:
         yield b, flash

@@ -45,8 +45,15 @@ def test_a_directory_where_a_board_file_belongs_boots_and_the_loop_keeps_running
                 r = _reply(con, 2)
                 assert r is not None and r.fields[1] == link.OK, (r, con.tail())
             # a setting saved (settings file), a whole job (marker, then the rest pose at its end)
-            con.send(link.request(link.T_CONFIG_SET, 3, ("grasp_dwell_ms", 300)))
-            r = _reply(con, 3)
+            # (flash is written only once the arm has been still for flash_settle_ms after boot:
+            # E_BUSY until then, however soon after HELLO the request arrives)
+            for rid in range(100, 160):
+                con.send(link.request(link.T_CONFIG_SET, rid, ("grasp_dwell_ms", 300)))
+                r = _reply(con, rid)
+                if r is None or r.fields[1] != link.E_BUSY:
+                    break
+                now = max([f.fields[0] for f in con.frames if f.ftype == link.T_TELEMETRY] or [0])
+                con.wait(lambda f, now=now: f.ftype == link.T_TELEMETRY and f.fields[0] > now, 10)
             assert r is not None and r.fields[1] == link.OK, (r, con.tail())
             t0 = 0
             if path not in ("job.json", "arm.json"):

@@ -214,7 +214,11 @@ class BoardCycle:
         ps.hold_for_line_at(cal_hold)
         ps.hold_for_line_at(job_hold)
         self.requests = (("calibrate", cal_at), ("job", job_at))   # (what, the tick that handles it)
-        board = wire(VirtualBoard(self.flash, plant_service=ps, scenario=self.scenario, seed=self.seed), ps)
+        # The run's own board: no control channel and no entry in the person's board registry, so
+        # `--port auto`, `doctor` or a poller in another terminal can neither find it nor take
+        # its console (a second client there changes the ticks the run records).
+        board = wire(VirtualBoard(self.flash, plant_service=ps, scenario=self.scenario, seed=self.seed,
+                                  control=False), ps)
         t0 = time.monotonic()
         deadline = t0 + self.timeout_s
         with board:

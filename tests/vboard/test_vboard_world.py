@@ -7,11 +7,13 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
-from surepick.engines.plant_service import PlantService
+from surepick.engines.plant_service import NO_STATE, PlantService
+from surepick.shared_fsm import states
 from tests.support.vboard import deploy_firmware
 from surepick.vboard import VirtualBoard, control
 
@@ -108,19 +110,36 @@ def test_two_nominal_jobs_in_a_row_on_one_board(flash):
         b.stop()
 
 
+class FrozenWhenItMoves(PlantService):
+    # Virtual time stops at the first exchange whose machine state is past IDLE, after the world
+    # has noted that state, until `release` is set: the arm is moving when the test asks, however
+    # fast or slow the host runs the job (an event, not a guess at how long the job takes).
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.moving = threading.Event()
+        self.release = threading.Event()
+
+    def _exchange(self, advance_ms, pulses, state=NO_STATE):
+        reply = super()._exchange(advance_ms, pulses, state)
+        if state not in (NO_STATE, states.IDLE):
+            self.moving.set()
+            self.release.wait(300)
+        return reply
+
+
 def test_the_world_is_not_reset_under_a_moving_arm(flash):
-    # A board in this process, so virtual time can be frozen mid-job (a hold nobody answers):
-    # the refusal does not depend on how fast the job runs.
-    ps = PlantService("nominal", seed=6)
+    ps = FrozenWhenItMoves("nominal", seed=6)
     with VirtualBoard(flash, plant_service=ps, scenario="nominal", seed=6) as b:
-        r = cli("job", "start", "--port", b.address)
-        assert r.returncode == 0, (r.stdout, r.stderr)
-        ps.hold_for_line_at(ps.now_ms + 1000)
-        assert ps.wait_holding(60), "virtual time never reached the hold"
-        r = cli("board", "--reset-world", "--port", b.address)
-        assert r.returncode == 1, (r.stdout, r.stderr)
-        assert "the world was not reset: the arm is busy (state " in r.stderr, r.stderr
-        assert ps.cycle == 0 and b.status()["world"] == 0
+        try:
+            r = cli("job", "start", "--port", b.address)
+            assert r.returncode == 0, (r.stdout, r.stderr)
+            assert ps.moving.wait(60), "the machine never left IDLE"
+            r = cli("board", "--reset-world", "--port", b.address)
+            assert r.returncode == 1, (r.stdout, r.stderr)
+            assert "the world was not reset: the arm is busy (state " in r.stderr, r.stderr
+            assert ps.cycle == 0 and b.status()["world"] == 0
+        finally:
+            ps.release.set()
 
 
 def test_reset_world_needs_a_running_board_with_a_plant(tmp_path):

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from surepick.shared_fsm import states
 from tests.support.board_cli import in_terminal, running_board
 from tests.support.cli import surepick
 from tests.support.needs import NEEDS_MICROPYTHON
@@ -33,13 +34,16 @@ def test_batch_bar_counts_placed_faulted_false_and_ends_with_a_table(tmp_path):
 def test_virtual_board_cycles_show_their_virtual_time(tmp_path):
     code, text = in_terminal("sim", "run", "--engine", "vboard", "--scenario", "nominal", "--out", tmp_path / "v")
     assert code == 0, text
+    # How many refreshes a cycle gets depends on how fast the machine runs it (the line is redrawn
+    # at most 8 times a second of wall time, the first at once); what each one says does not:
+    # the cycle's virtual time, never past where the cycle ended, never going back, and a state
+    # of the firmware's machine.
     seen = re.findall(r"cycle 1 of 1: (\d+\.\d) s of virtual time, firmware in (\w+)", text)
-    assert len(seen) >= 3, text
+    assert seen, text
+    ended = float(re.search(r"cycle 0: firmware placed, judge placed .*?, ([0-9.]+) s virtual in", text).group(1))
     times = [float(t) for t, _ in seen]
-    assert times == sorted(times) and times[-1] > 3.0
-    # the firmware's state as it goes (which ones a refresh catches depends on the machine's speed)
-    cycle_states = {"APPROACH", "DESCEND", "GRASP", "VERIFY", "LIFT", "TRANSFER", "PLACE", "RECOVER"}
-    assert len({s for _, s in seen} & cycle_states) >= 2, text
+    assert times == sorted(times) and 0.0 <= times[0] and times[-1] <= ended, (times, ended)
+    assert {s for _, s in seen} <= set(states.NAMES), text
 
 
 @pytest.mark.slow
@@ -61,9 +65,10 @@ def test_deploy_without_cache_shows_each_file_it_builds_and_hil_its_plant_time(t
     with running_board(tmp_path / "flash", None) as port:
         code, text = in_terminal("deploy", "--no-cache", "--port", port)
         assert code == 0, text
-        # the status line is redrawn a few times a second, so which files it catches varies
+        # the status line is redrawn a few times a second, so which files it catches (and how
+        # many) depends on the machine's speed: the first at once, each one a file of the firmware
         built = re.findall(r"deploy: building (\d+)/(\d+) (\S+)", text)
-        assert len({f for _, _, f in built}) >= 3, text
+        assert built, text
         numbers = [int(i) for i, _, _ in built]
         assert numbers == sorted(numbers) and len({n for _, n, _ in built}) == 1, text
         assert all(f.startswith("/lib/surepick/") or f == "/main.py" for _, _, f in built), text
@@ -71,4 +76,6 @@ def test_deploy_without_cache_shows_each_file_it_builds_and_hil_its_plant_time(t
         code, text = in_terminal("hil", "--port", port, "--scenario", "nominal", "--seed", "3")
         assert code == 0, text
         plant = [float(t) for t in re.findall(r"hil: (\d+\.\d) s of plant time, board in \w+", text)]
-        assert len(plant) >= 3 and plant == sorted(plant) and plant[-1] > 5.0, text
+        ended_ms = int(re.search(r"(\d+) ms of plant time in [0-9.]+ s wall", text).group(1))
+        # both shown to 0.1 s: rounding keeps the order
+        assert plant and plant == sorted(plant) and plant[-1] <= round(ended_ms / 1000.0, 1), text

@@ -5,15 +5,19 @@
 # build's (../shared/HARDWARE.md, docs/conventions.md), written out here.
 import json
 import re
+import time
 
 import pytest
 
 from surepick.firmware.settings import BOARD_FIELDS
 from surepick.shared_fsm.config import FIELDS as MACHINE_FIELDS
+from surepick.vboard import VirtualBoard
 from tests.support.board_cli import running_board
 from tests.support.cli import surepick
+from tests.support.held_plant import HeldWhileBusy
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.period import PERIOD_MS, PERIOD_US
+from tests.support.vboard import deploy_firmware
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -90,11 +94,31 @@ def test_a_bad_import_file_changes_nothing_and_names_the_key(port, tmp_path, con
     assert _diff(port) == before                 # grasp_dwell_ms (valid on its own) was not written
 
 
-def test_a_refused_job_names_the_latched_fault_and_how_to_clear_it(port):
-    # part_missing with 9 attempts runs long enough for the abort to find it moving.
-    r = surepick("job", "start", "--attempts", "9", "--port", port)
+@pytest.fixture
+def held_port(tmp_path_factory):
+    # A board in this process whose virtual time waits on the console while a job runs
+    # (tests/support/held_plant.py): the abort finds the job running, however fast the host.
+    flash = tmp_path_factory.mktemp("held") / "flash"
+    flash.mkdir()
+    deploy_firmware(flash)
+    ps = HeldWhileBusy("part_missing", seed=2)
+    with VirtualBoard(flash, plant_service=ps, scenario="part_missing", seed=2) as b:
+        deadline = time.monotonic() + 60
+        while True:                                 # until the firmware is up
+            r = surepick("job", "status", "--port", b.address)
+            if r.returncode == 0:
+                break
+            assert time.monotonic() < deadline, "the firmware never answered `job status`: " + r.stderr
+        yield b.address, ps
+
+
+def test_a_refused_job_names_the_latched_fault_and_how_to_clear_it(held_port):
+    port, ps = held_port
+    r = surepick("job", "start", "--attempts", "9", "--port", port, timeout=180)
     assert r.returncode == 0, r.stderr
-    assert surepick("job", "abort", "--port", port).returncode == 0
+    assert ps.busy.wait(60), "the job never left IDLE"
+    r = surepick("job", "abort", "--port", port)
+    assert r.returncode == 0, r.stderr
     r = surepick("job", "start", "--port", port)
     assert r.returncode == 1
     msg = r.stderr.strip()

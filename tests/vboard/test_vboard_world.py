@@ -7,17 +7,16 @@ import os
 import select
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from surepick.engines.plant_service import NO_STATE, PlantService
-from surepick.shared_fsm import states
+from surepick.engines.plant_service import PlantService
 from tests.support.vboard import deploy_firmware
 from surepick.vboard import VirtualBoard, control
 
 from tests.support.bench import bench_env
+from tests.support.held_plant import HeldWhileBusy
 from tests.support.needs import NEEDS_MICROPYTHON
 
 SUREPICK = [sys.executable, "-m", "surepick.cli.main"]
@@ -110,36 +109,18 @@ def test_two_nominal_jobs_in_a_row_on_one_board(flash):
         b.stop()
 
 
-class FrozenWhenItMoves(PlantService):
-    # Virtual time stops at the first exchange whose machine state is past IDLE, after the world
-    # has noted that state, until `release` is set: the arm is moving when the test asks, however
-    # fast or slow the host runs the job (an event, not a guess at how long the job takes).
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
-        self.moving = threading.Event()
-        self.release = threading.Event()
-
-    def _exchange(self, advance_ms, pulses, state=NO_STATE):
-        reply = super()._exchange(advance_ms, pulses, state)
-        if state not in (NO_STATE, states.IDLE):
-            self.moving.set()
-            self.release.wait(300)
-        return reply
-
-
 def test_the_world_is_not_reset_under_a_moving_arm(flash):
-    ps = FrozenWhenItMoves("nominal", seed=6)
+    # A board in this process whose virtual time waits on the console while the job runs
+    # (tests/support/held_plant.py): the arm is moving when the test asks, however fast the host.
+    ps = HeldWhileBusy("nominal", seed=6)
     with VirtualBoard(flash, plant_service=ps, scenario="nominal", seed=6) as b:
-        try:
-            r = cli("job", "start", "--port", b.address)
-            assert r.returncode == 0, (r.stdout, r.stderr)
-            assert ps.moving.wait(60), "the machine never left IDLE"
-            r = cli("board", "--reset-world", "--port", b.address)
-            assert r.returncode == 1, (r.stdout, r.stderr)
-            assert "the world was not reset: the arm is busy (state " in r.stderr, r.stderr
-            assert ps.cycle == 0 and b.status()["world"] == 0
-        finally:
-            ps.release.set()
+        r = cli("job", "start", "--port", b.address)
+        assert r.returncode == 0, (r.stdout, r.stderr)
+        assert ps.busy.wait(60), "the machine never left IDLE"
+        r = cli("board", "--reset-world", "--port", b.address)
+        assert r.returncode == 1, (r.stdout, r.stderr)
+        assert "the world was not reset: the arm is busy (state " in r.stderr, r.stderr
+        assert ps.cycle == 0 and b.status()["world"] == 0
 
 
 def test_reset_world_needs_a_running_board_with_a_plant(tmp_path):

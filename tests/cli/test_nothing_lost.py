@@ -41,10 +41,9 @@ def _interrupt_after_line(p, needle, timeout=240):
 def test_an_out_that_is_a_file_is_found_at_once(tmp_path, verb):
     f = tmp_path / "a_file"
     f.write_text("x")
-    t0 = time.monotonic()
     r = surepick(*verb, "--out", f)
     assert r.returncode == 2 and "it is a file, not a directory" in r.stderr, r.stderr
-    assert time.monotonic() - t0 < 20 and "cycle" not in r.stdout     # refused before any cycle ran
+    assert "cycle" not in r.stdout + r.stderr       # refused before any cycle ran (each says so)
     assert f.read_text() == "x"
 
 

@@ -120,10 +120,9 @@ def test_each_named_damage_is_one_clear_line_from_every_verb(base, tmp_path, dam
 
 
 def test_fit_to_a_bad_out_fails_before_fitting(base, tmp_path):
-    t0 = time.monotonic()
     r = surepick("fit", base, "--out", tmp_path / "no" / "such" / "dir" / "p.json")
     assert r.returncode == 2 and "its directory" in r.stderr and "does not exist" in r.stderr, r.stderr
-    assert time.monotonic() - t0 < 30          # the fit itself takes a minute: it never started
+    assert "evaluation" not in r.stdout + r.stderr      # the fit never started (it says each evaluation)
 
 
 @pytest.mark.parametrize("arg", ["-1", str(2 ** 70), "x"])

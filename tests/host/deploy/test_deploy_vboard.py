@@ -94,7 +94,6 @@ def assert_installed(flash, arts, arch=None):
 
 
 def test_deploy_from_scratch_then_nothing_changed(board, flash):
-    t0 = time.monotonic()
     res = dp.deploy(board.address, wait_hello=False)
     arts = expected(board)
     assert sorted(res.copied) == sorted(a.board_path for a in arts)
@@ -113,7 +112,6 @@ def test_deploy_from_scratch_then_nothing_changed(board, flash):
     assert res2.copied == [] and len(res2.unchanged) == len(arts)
     assert any("nothing changed" in n for n in notes), notes
     assert_installed(flash, arts, board_arch(board))
-    assert time.monotonic() - t0 < 60
 
 
 def test_redeploy_one_file_changed_copies_exactly_one(board, flash, sources):

@@ -5,7 +5,9 @@
 # It is not the firmware: the real thing runs on the virtual board (`surepick board`).
 #
 #   python tests/support/link_standin.py --listen 127.0.0.1:PORT --flash DIR [--cycles N]
-# Prints "link-stand-in: serving on socket://127.0.0.1:PORT" when ready.
+# Prints "link-stand-in: serving on socket://127.0.0.1:PORT" when ready, and CYCLES_DONE once its
+# --cycles are over (every record committed). --start-on-client: the cycles begin when the first
+# client connects (a test then knows its client sees them live, however slowly it started).
 import argparse
 import os
 import select
@@ -20,6 +22,7 @@ from surepick.shared_fsm import states
 from surepick.host.link.frames import FrameParser
 
 READY = "link-stand-in: serving on "
+CYCLES_DONE = "link-stand-in: cycles done"
 _PATH = (states.APPROACH, states.DESCEND, states.GRASP, states.VERIFY, states.LIFT,
          states.TRANSFER, states.PLACE)
 LOG_BATCH = 16
@@ -27,7 +30,7 @@ LOG_BATCH = 16
 
 class LinkStandIn:
     def __init__(self, flash_dir, board_id="fake-0001", telemetry_hz=10, step_ms=20,
-                 fault_every=5, cycles=None, noise=0.0, name_in_ping=False):
+                 fault_every=5, cycles=None, noise=0.0, name_in_ping=False, start_on_client=False):
         self.log = flashlog.FlashLog(os.path.join(flash_dir, "log"), n_segments=4, seg_records=64)
         self.board_id = board_id
         self.telemetry_hz = telemetry_hz
@@ -36,6 +39,8 @@ class LinkStandIn:
         self.cycles = cycles
         self.noise = noise
         self.name_in_ping = name_in_ping
+        self.running = not start_on_client
+        self.done_said = False
         self.t0 = time.monotonic()
         self.state = states.IDLE
         self.fault = 0
@@ -94,7 +99,12 @@ class LinkStandIn:
 
     def step(self):
         # One scripted step: walk the path; every fault_every-th cycle fails in VERIFY.
+        if not self.running:
+            return
         if self.cycles is not None and self.cycle >= self.cycles and self.state == states.IDLE:
+            if not self.done_said:
+                self.done_said = True
+                print(CYCLES_DONE, flush=True)
             return
         if self.state == states.IDLE:
             self.cycle += 1
@@ -189,6 +199,7 @@ class LinkStandIn:
                     else:
                         c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                         self.out = c
+                        self.running = True
                 else:
                     try:
                         data = s.recv(4096)
@@ -222,10 +233,11 @@ def main(argv=None):
     ap.add_argument("--noise", type=float, default=0.0, help="fraction of steps followed by garbage")
     ap.add_argument("--name-in-ping", action="store_true", help="PING replies carry the board id")
     ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--start-on-client", action="store_true", help="begin the cycles when a client connects")
     a = ap.parse_args(argv)
     host, _, port = a.listen.rpartition(":")
     b = LinkStandIn(a.flash, a.board_id, a.telemetry_hz, a.step_ms, a.fault_every, a.cycles, a.noise,
-                  a.name_in_ping)
+                  a.name_in_ping, a.start_on_client)
     try:
         b.serve(host or "127.0.0.1", int(port), a.seconds)
     except KeyboardInterrupt:

@@ -6,6 +6,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from surepick.firmware.flashlog import FlashLog
 
 from tests.support.cli import SUREPICK_BIN as SUREPICK
+from tests.support.link_standin import CYCLES_DONE
 from tests.support.monitor import Monitor, free_port, start_board, wait_until
 
 
@@ -102,22 +104,40 @@ def test_board_killed_and_restarted_loses_nothing(flash, tmp_path):
 
 def test_plain_mode_one_line_per_record(flash, tmp_path):
     port = free_port()
-    # Slow steps: the three cycles (about 3.5 s) are still running when the monitor (and the
-    # link hub it starts) has connected, so live events are seen, and over before it stops.
-    b = start_board(flash, port, "--cycles", "3", "--name-in-ping", "--noise", "0.3", "--step-ms", "150")
+    # The cycles begin when the monitor's link hub connects, so its live events are seen however
+    # long it takes to start (slow steps, about 3.5 s: the monitor joins its hub meanwhile); it is
+    # stopped (Ctrl-C) once the board's cycles are over and it has printed as many records as the
+    # board's log holds: events, not a guess at durations.
+    b = start_board(flash, port, "--cycles", "3", "--name-in-ping", "--noise", "0.3", "--step-ms", "150",
+                    "--start-on-client")
     db = str(tmp_path / "m.db")
+    m = subprocess.Popen([SUREPICK, "monitor", "--port", "socket://127.0.0.1:%d" % port, "--db", db, "--plain"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines, err = [], []
+    readers = [threading.Thread(target=lambda s=s, into=into: into.extend(s), daemon=True)
+               for s, into in ((m.stdout, lines), (m.stderr, err))]
+    for t in readers:
+        t.start()
     try:
-        r = subprocess.run([SUREPICK, "monitor", "--port", "socket://127.0.0.1:%d" % port, "--db", db,
-                            "--plain", "--seconds", "8"], capture_output=True, text=True, timeout=40)
+        wait_until(lambda: CYCLES_DONE in b.stdout.readline(), 60, "the stand-in's cycles to end")
+        n_log = len(board_log(flash))
+        wait_until(lambda: sum(" record board=fake-0001 seq=" in l for l in list(lines)) >= n_log, 60,
+                   "every record printed")
+        m.send_signal(signal.SIGINT)
+        assert m.wait(30) == 0
+        for t in readers:
+            t.join(10)
     finally:
+        if m.poll() is None:
+            m.kill()
+            m.wait()
         b.kill()
         b.wait()
-    assert r.returncode == 0, r.stderr
-    lines = r.stdout.splitlines()
     records = [l for l in lines if " record board=fake-0001 seq=" in l]
-    assert len(records) == len(board_log(flash))
+    assert len(records) == n_log, "".join(lines)
     assert any(" event ev_seq=" in l for l in lines)
-    assert "REPL text" in r.stderr and "REPL text" not in r.stdout   # REPL text on stderr only
+    err = "".join(err)
+    assert "REPL text" in err and not any("REPL text" in l for l in lines)   # REPL text on stderr only
 
 
 def test_board_log_restarted_is_kept_as_a_new_epoch(flash, tmp_path):
@@ -148,8 +168,7 @@ def test_no_board_yet_then_it_appears(tmp_path, flash):
     db = str(tmp_path / "m.db")
     m = Monitor("socket://127.0.0.1:%d" % port, db)
     try:
-        time.sleep(1.0)
-        assert "waiting for the board" in m.status.snapshot()["note"]
+        wait_until(lambda: "waiting for the board" in m.status.snapshot()["note"], 30, "the monitor to wait")
         b = start_board(flash, port, "--cycles", "1", "--name-in-ping")
         try:
             wait_until(lambda: m.status.snapshot()["records_stored"] > 0, 20, "records")

@@ -26,6 +26,7 @@ import struct
 import threading
 import time
 
+from surepick.shared_fsm.states import IDLE
 from surepick.sim.plant import N_SERVOS
 from surepick.sim.world import World
 
@@ -69,6 +70,9 @@ class PlantService:
         self._queued = []                          # inject() calls from other threads
         self._cuts = []                            # plant ms of scheduled power cuts
         self._holds = []                           # plant ms where time waits for a console line
+        self._end_tail_ms = None                   # hold_after_cycle_end(), until the end is seen
+        self.end_hold_ms = None                    # where that hold was placed
+        self._last_state = NO_STATE
         self._limp_ms = 0
         self.host = host
         self.port = port
@@ -173,6 +177,15 @@ class PlantService:
         with self.lock:
             self._holds.append(int(t_ms))
             self._holds.sort()
+
+    def hold_after_cycle_end(self, tail_ms):
+        # Virtual time stops tail_ms after the exchange in which the machine's state came back to
+        # IDLE (a cycle's end: placed, or a fault), waiting for a console line. Placed here, in
+        # that exchange, so where a run ends is a point of virtual time: a host that set the hold
+        # when it saw the end event would set it wherever the board had run on to meanwhile
+        # (a slow or busy host: a longer record). end_hold_ms says where it was placed.
+        with self.lock:
+            self._end_tail_ms = int(tail_ms)
 
     def wait_holding(self, timeout=None):
         return self.holding.wait(timeout)
@@ -297,6 +310,13 @@ class PlantService:
             reset = world.exchange(self._merged_pulses() if driven else None,
                                    None if state == NO_STATE else state, advance_ms)
             self.exchanges += 1
+            if state != NO_STATE:
+                if self._end_tail_ms is not None and state == IDLE and self._last_state not in (NO_STATE, IDLE):
+                    self.end_hold_ms = world.now_ms + self._end_tail_ms
+                    self._holds.append(self.end_hold_ms)
+                    self._holds.sort()
+                    self._end_tail_ms = None
+                self._last_state = state
             for name, kw in self._queued:
                 reset = world.inject(name, **kw) or reset
             self._queued = []

@@ -213,6 +213,10 @@ class BoardCycle:
         job_hold = job_at - ((len(job_line) + rx - 1) // rx - 1) * period
         ps.hold_for_line_at(cal_hold)
         ps.hold_for_line_at(job_hold)
+        # The in-process engine's end: the machine is idle after the step that ended the cycle,
+        # then JUDGE_TAIL_MS more; the plant holds there by itself (plant_service.py).
+        ps.hold_after_cycle_end(JUDGE_TAIL_MS)
+        ps.hold_for_line_at(CYCLE_LIMIT_MS)       # a cycle that never ends stops there, not where the host looked
         self.requests = (("calibrate", cal_at), ("job", job_at))   # (what, the tick that handles it)
         # The run's own board: no control channel and no entry in the person's board registry, so
         # `--port auto`, `doctor` or a poller in another terminal can neither find it nor take
@@ -250,12 +254,16 @@ class BoardCycle:
                     # so the run is as long as the host simulator's and the judge sees the same.
                     self.ended_at = end.fields[1]
                     until = end.fields[1] + period + JUDGE_TAIL_MS
-                    ps.hold_for_line_at(until)
+                    if ps.end_hold_ms is None:      # an end the plant could not see (IDLE -> IDLE)
+                        ps.hold_for_line_at(until)
+                    elif ps.end_hold_ms != until:
+                        raise VboardRunError("the plant held at %d ms, the cycle's end event says %d ms"
+                                             % (ps.end_hold_ms, until))
                     if not _held_at(ps, until, 60):
                         raise VboardRunError("the board did not reach the end of the cycle's tail (t=%d ms)" % until)
                 else:
                     until = CYCLE_LIMIT_MS
-                    while ps.now_ms < until and time.monotonic() < deadline:
+                    while not (ps.holding.is_set() and ps.now_ms >= until) and time.monotonic() < deadline:
                         con.pump(0.02)
                 con.pump(0.1)
                 self.boots = board.boot_count

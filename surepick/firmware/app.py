@@ -28,8 +28,8 @@ import gc
 from array import array
 
 from ..shared_fsm import link
-from ..shared_fsm.compat import micropython
-from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ESTOP
+from ..shared_fsm.compat import const, micropython
+from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ESTOP, STOP_FAULT
 from ..shared_fsm.machine import (Job, OK as M_OK, E_BUSY as M_BUSY, E_FAULTED as M_FAULTED,
                                   E_ESTOP_ACTIVE as M_ESTOP, E_HOLDING as M_HOLDING,
                                   E_ARM_OFF as M_ARM_OFF)
@@ -45,7 +45,8 @@ from . import telemetry
 from . import teleop_mode
 from .controller import Controller, E_ARM_INVALID
 from .framewriter import FrameWriter
-from .status_led import StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP
+from .status_led import (StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP,
+                         STOPPED as LED_STOPPED)
 
 FW_VERSION = "0.1.0"
 LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again for more
@@ -53,6 +54,7 @@ _HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not lin
 _HIL_LINES = 4                     # HIL: lines handled per tick at most
 _US_MASK = 0x3FFFFFFF
 GC_REST_MS = 5000        # at rest, collect garbage at least this often (and before every job)
+_RUN_ENDED = const(2)    # production.ENDED (the module loads with the first RUN)
 
 # Boot record (flashlog R_BOOT): the 12 ints.
 _BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "pot_counts",
@@ -100,6 +102,7 @@ class App(Controller):
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
         self._hil_wait = None     # hal/hil.py's wait_input (the module loads at HIL_MODE)
         self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
+        self.run = None           # production.py's Run: the running production run, or the last one
 
     def _cache_settings(self):
         # what the loop reads every tick, out of the settings dict
@@ -229,6 +232,9 @@ class App(Controller):
         busy = self.busy()
         if not busy:
             self._at_rest(now)
+        run = self.run
+        if run is not None and run.phase != _RUN_ENDED:
+            run.step(self, now)
         self._led(now, busy)
 
     def feed_watchdog(self):
@@ -252,6 +258,8 @@ class App(Controller):
             mode = LED_ESTOP
         elif m.fault:
             mode = LED_FAULT
+        elif self.run is not None and self.run.phase == _RUN_ENDED and self.run.why >= STOP_FAULT:
+            mode = LED_STOPPED       # a run stopped on its own: loud until the next job or run
         elif busy:
             mode = LED_BUSY
         else:
@@ -437,6 +445,8 @@ class App(Controller):
             self._reply(rid, link.OK, (rj.count, len(rj.items)) + item)
         elif ftype == link.T_RESCUE:
             self._rescue(rid, args)
+        elif ftype == link.T_RUN or ftype == link.T_RUN_STOP or ftype == link.T_RUN_STATUS:
+            self._run_frame(ftype, rid, args)
         else:
             self._reply(rid, link.E_UNSUPPORTED)
 
@@ -449,7 +459,7 @@ class App(Controller):
     def activity(self):
         # What keeps the arm busy (link.BUSY_*), so a host taking the board over can say what it
         # would interrupt. At rest (BUSY_NONE) means nothing runs and no servo is moving.
-        if self.m.busy() or self.job_waiting is not None:
+        if self.m.busy() or self.job_waiting is not None or self.running():
             return link.BUSY_JOB
         if self.rescue_op is not None:
             return link.BUSY_RESCUE
@@ -497,8 +507,11 @@ class App(Controller):
             c |= link.COND_HIL
         return c
 
-    def _job(self, rid, a):
-        job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
+    def running(self):
+        return self.run is not None and self.run.phase != _RUN_ENDED
+
+    def begin_job(self, job):
+        # -> the controller's start_job answer. A JOB request and each cycle of a run start here.
         if not self.busy():
             # At rest, before anything moves: every move of every attempt is planned ahead
             # (motion.py: a straight move is four or more loop periods of IK on an RP2040; a
@@ -513,6 +526,17 @@ class App(Controller):
         if r == M_OK:
             self.cycle_open = 1
             self.marker_counted = 1
+        return r
+
+    def _job(self, rid, a):
+        if self.running():
+            self._reply(rid, link.E_BUSY, ("run",))     # the run picks its own parts
+            return
+        self._start_reply(rid, self.begin_job(Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)))
+
+    def _start_reply(self, rid, r):
+        # JOB's and RUN's answer from the controller's start_job (docs/protocol.md)
+        if r == M_OK:
             self._reply(rid, link.OK)
         elif r == M_BUSY:
             self._reply(rid, link.E_BUSY)
@@ -528,6 +552,21 @@ class App(Controller):
             self._reply(rid, link.E_STATE, ("arm_invalid",))    # deploy a valid /arm.json
         else:
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
+
+    def _run_frame(self, ftype, rid, args):
+        # RUN, RUN_STOP, RUN_STATUS (production.py, loaded by the first RUN: heap on the chip)
+        if self.run is None and ftype != link.T_RUN:
+            if ftype == link.T_RUN_STATUS:
+                self._reply(rid, link.OK, (0,))      # no run since boot
+            else:
+                self._reply(rid, link.E_STATE, ("no_run",))
+            return
+        try:
+            from . import production
+        except MemoryError:
+            self._reply(rid, link.E_BUSY, ("heap",))
+            return
+        production.request(self, ftype, rid, args)
 
     def _fault_payload(self):
         # E_FAULTED: the latched fault, the state it latched in, the attempt (docs/protocol.md)

@@ -38,6 +38,7 @@ MODULES = (
     "firmware/framewriter",
     "firmware/fsutil",
     "firmware/preload",
+    "firmware/production",
     "firmware/rejects",
     "firmware/sensors",
     "firmware/servo",

@@ -52,6 +52,9 @@ T_REJECTS = const(0x72)     # r  what the board rejected from its flash at boot,
 T_RESCUE = const(0x76)      # v  the operator takes the arm back: carry a held part to the place pose, rest, release
 T_TELEOP = const(0x74)      # t  enter/leave teleop mode
 T_SETPOINT = const(0x71)    # q  one teleop setpoint: joints, jaw, sequence number
+T_RUN = const(0x75)         # u  a production run: cycle after cycle on the board (firmware/production.py)
+T_RUN_STOP = const(0x6E)    # n  end the run after the current cycle
+T_RUN_STATUS = const(0x6F)  # o  the run's counters (the running one, or the last one since boot)
 # Still reserved for hardware-in-the-loop: Y Z (board -> host), z (host -> board); they decode
 # as E_UNKNOWN_TYPE.
 
@@ -73,6 +76,12 @@ NEAR_PICK = const(1)        # the unpowered arm stands at (or just above) the jo
 NEAR_PLACE = const(2)       # ... at the job's place pose
 NEAR_REST = const(3)        # ... at the stored rest pose (e.g. moved there by hand)
 NEAR_GIVEN = const(4)       # ... at the jaw pose in the request's x, y, z, pitch fields (measured)
+
+# ---- RUN: what the board waits for before each pick (part-ready) ----
+READY_NONE = const(0)       # pick at once
+READY_WAIT = const(1)       # a fixed wait of ready_ms before each pick
+READY_CHECK = const(2)      # ... and a grasp that finds nothing at the (single) pick pose waits and tries again
+RUN_UNTIL_STOPPED = const(0)  # RUN's count: no count, until stopped (or a stop condition)
 
 # ---- CALIBRATE targets ----
 CAL_POT = const(0)
@@ -224,6 +233,22 @@ SCHEMA = {
     T_SETPOINT: ("SETPOINT", 7,
                  (K_RID, K_U30, K_MDEG, K_MDEG, K_MDEG, K_MDEG, K_U30),
                  ("req_id", "seq", "q0_mdeg", "q1_mdeg", "q2_mdeg", "q3_mdeg", "jaw_um")),
+    # A production run (docs/production-run.md): count (RUN_UNTIL_STOPPED: none), the job's
+    # poses, width and attempts (0: the board's max_attempts) with the pick and place poses the
+    # origins of their patterns (a grid of nx by ny slots, dx_um/dy_um apart along x and y; 1 by
+    # 1: the same pose every cycle, e.g. a feeder's pad or the bin), then the part-ready
+    # condition (READY_*) and its ms. REPLY: none; errors as JOB's. RUN_STATUS's REPLY: active
+    # (0 none since boot, 1 running, 2 ended), cycles, count, placed, faulted, skipped, why it
+    # ended (codes.STOP_*, -1 while running), the next pick slot, pick slots.
+    T_RUN: ("RUN", 23,
+            (K_RID, K_U30, K_POS, K_POS, K_POS, K_MDEG, K_POS, K_POS, K_POS, K_MDEG, K_WIDTH, K_U8,
+             K_POS, K_POS, K_U8, K_U8, K_POS, K_POS, K_U8, K_U8, K_U8, K_U30),
+            ("req_id", "count", "pick_x_um", "pick_y_um", "pick_z_um", "pick_pitch_mdeg",
+             "place_x_um", "place_y_um", "place_z_um", "place_pitch_mdeg", "width_um", "max_attempts",
+             "pick_dx_um", "pick_dy_um", "pick_nx", "pick_ny", "place_dx_um", "place_dy_um",
+             "place_nx", "place_ny", "ready", "ready_ms")),
+    T_RUN_STOP: ("RUN_STOP", 1, (K_RID,), ("req_id",)),
+    T_RUN_STATUS: ("RUN_STATUS", 1, (K_RID,), ("req_id",)),
     T_TELEOP_STATE: ("TELEOP_STATE", 12,
                      (K_U30, K_U8, K_U8, K_U30, K_MDEG, K_MDEG, K_MDEG, K_MDEG, K_U30, K_S30,
                       K_U30, K_U30),

@@ -102,7 +102,7 @@ class App(Controller):
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
         self._hil_wait = None     # hal/hil.py's wait_input (the module loads at HIL_MODE)
         self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
-        self.run = None           # production.py's Run: the running production run, or the last one
+        self.production = None    # production.py's Run: the running production run, or the last one
 
     def _cache_settings(self):
         # what the loop reads every tick, out of the settings dict
@@ -232,7 +232,7 @@ class App(Controller):
         busy = self.busy()
         if not busy:
             self._at_rest(now)
-        run = self.run
+        run = self.production
         if run is not None and run.phase != _RUN_ENDED:
             run.step(self, now)
         self._led(now, busy)
@@ -258,7 +258,7 @@ class App(Controller):
             mode = LED_ESTOP
         elif m.fault:
             mode = LED_FAULT
-        elif self.run is not None and self.run.phase == _RUN_ENDED and self.run.why >= STOP_FAULT:
+        elif self.production is not None and self.production.why >= STOP_FAULT:
             mode = LED_STOPPED       # a run stopped on its own: loud until the next job or run
         elif busy:
             mode = LED_BUSY
@@ -508,7 +508,7 @@ class App(Controller):
         return c
 
     def running(self):
-        return self.run is not None and self.run.phase != _RUN_ENDED
+        return self.production is not None and self.production.phase != _RUN_ENDED
 
     def begin_job(self, job):
         # -> the controller's start_job answer. A JOB request and each cycle of a run start here.
@@ -555,7 +555,7 @@ class App(Controller):
 
     def _run_frame(self, ftype, rid, args):
         # RUN, RUN_STOP, RUN_STATUS (production.py, loaded by the first RUN: heap on the chip)
-        if self.run is None and ftype != link.T_RUN:
+        if self.production is None and ftype != link.T_RUN:
             if ftype == link.T_RUN_STATUS:
                 self._reply(rid, link.OK, (0,))      # no run since boot
             else:

@@ -47,7 +47,7 @@ _READY_MS = const(20)
 
 def request(app, ftype, rid, a):
     # The App's RUN, RUN_STOP and RUN_STATUS (docs/protocol.md).
-    run = app.run
+    run = app.production
     if ftype == link.T_RUN_STATUS:
         app._reply(rid, link.OK, run.status())
     elif ftype == link.T_RUN_STOP:
@@ -69,8 +69,8 @@ def request(app, ftype, rid, a):
         if bad is not None:
             app._reply(rid, link.E_BAD_VALUE, bad)
             return
-        app.run = Run(a, app.now_ms)
-        app.run.begin(app)
+        app.production = Run(a, app.now_ms)
+        app.production.begin(app)
         app._reply(rid, link.OK)
 
 

@@ -240,7 +240,7 @@ SCHEMA = {
     # condition (READY_*) and its ms. REPLY: none; errors as JOB's. RUN_STATUS's REPLY: active
     # (0 none since boot, 1 running, 2 ended), cycles, count, placed, faulted, skipped, why it
     # ended (codes.STOP_*, -1 while running), the next pick slot, pick slots.
-    T_RUN: ("RUN", 23,
+    T_RUN: ("RUN", 22,
             (K_RID, K_U30, K_POS, K_POS, K_POS, K_MDEG, K_POS, K_POS, K_POS, K_MDEG, K_WIDTH, K_U8,
              K_POS, K_POS, K_U8, K_U8, K_POS, K_POS, K_U8, K_U8, K_U8, K_U30),
             ("req_id", "count", "pick_x_um", "pick_y_um", "pick_z_um", "pick_pitch_mdeg",

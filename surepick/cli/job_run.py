@@ -27,7 +27,8 @@ def fields(args):
     grid = lambda p: (0, 0, 1, 1) if p is None else p.grid_um()  # noqa: E731
     try:
         return production.run_args(link.RUN_UNTIL_STOPPED if args.until_stopped else args.count, job.link_job(),
-                                   grid(job.pick_pattern), grid(job.place_pattern), job.ready or (0, 0))
+                                   grid(job.pick_pattern), grid(job.place_pattern), job.ready or (0, 0),
+                                   1 if job.place_pattern is not None and job.place_pattern.kind == "bin" else 0)
     except ValueError as e:
         raise CommandError(str(e)) from None
 
@@ -73,13 +74,24 @@ def _follow(c, args, frames):
             if e[2] == codes.K_RUN:
                 print("  " + event_text(e), flush=True)
                 if e[5] == codes.R_RUN_STOP:
-                    for line in production.report_lines(production.report(production.read_log(c)[0])):
+                    for line in production.report_lines(_final_report(c)):
                         print(line)
                     return exitcodes.OK if e[9] in production.NORMAL_ENDS else exitcodes.FAILED
         f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
         frames = [f] if f is not None else []
     raise CommandError("the run did not end within %.0f s: it goes on on the board (`surepick job status%s`)"
                        % (args.timeout, _port(args)), exitcodes.FAILED)
+
+
+def _final_report(c, within_s=30.0):
+    # The board logs the run's last records to flash once the arm has settled: read the log
+    # until its STOP record is there (or the time is up: the report then says what it has).
+    deadline = time.monotonic() + within_s
+    while True:
+        rep = production.report(production.read_log(c)[0])
+        if (rep is not None and rep["stop"] is not None) or time.monotonic() > deadline:
+            return rep
+        time.sleep(0.5)
 
 
 def stop(c, args):

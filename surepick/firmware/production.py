@@ -12,7 +12,7 @@
 from ..shared_fsm.compat import const
 from ..shared_fsm import link
 from ..shared_fsm.codes import (K_RUN, R_PLACED, R_RUN_START, R_RUN_CYCLE, R_RUN_SKIP, R_RUN_STOP,
-                                R_RUN_WAIT, F_GRASP_FAILED, F_SENSOR_DISAGREE, F_DROPPED,
+                                R_RUN_WAIT, F_GRASP_FAILED, F_SENSOR_DISAGREE,
                                 STOP_COUNT, STOP_PICKS_DONE, STOP_PLACES_FULL, STOP_REQUESTED,
                                 STOP_FAULT, STOP_FAILED_PART, STOP_IN_ROW, STOP_RATE,
                                 STOP_READY_TIMEOUT, STOP_REFUSED)
@@ -43,6 +43,7 @@ _PGRID = const(11)
 _QGRID = const(15)
 _READY = const(19)
 _READY_MS = const(20)
+_WRAP = const(21)
 
 
 def request(app, ftype, rid, a):
@@ -137,6 +138,7 @@ class Run:
         self.ready_ms = a[_READY_MS]
         self.picks = self.pgrid[2] * self.pgrid[3]
         self.places = self.qgrid[2] * self.qgrid[3]
+        self.wrap = a[_WRAP]      # the place slots are drop spots used in turn (a bin)
         self.slots = bytearray(self.picks)
         self.phase = WAIT
         self.cycles = 0
@@ -219,8 +221,10 @@ class Run:
             self.faulted += 1
             self.in_row += 1
             self.window |= 1
-            if (f != F_GRASP_FAILED and f != F_SENSOR_DISAGREE and f != F_DROPPED) or m.holding or app.arm_off:
-                self._stop(app, STOP_FAULT, f)    # e-stop, a safety fault, a part held: a human looks
+            if (f != F_GRASP_FAILED and f != F_SENSOR_DISAGREE) or m.holding or app.arm_off:
+                # e-stop, a safety fault, a part dropped or held (the machine still counts it
+                # held: jobs are refused until a rescue): a human looks
+                self._stop(app, STOP_FAULT, f)
                 return
             if cfg.run_on_fail:
                 self.slots[slot] = SLOT_FAILED
@@ -242,6 +246,8 @@ class Run:
             self.slots[slot] = SLOT_DONE
             if self.places > 1:
                 self.place_slot += 1
+                if self.wrap and self.place_slot >= self.places:
+                    self.place_slot = 0
         if self.picks > 1:
             self.pick_slot += 1
         self.phase = WAIT
@@ -251,7 +257,7 @@ class Run:
             self._stop(app, STOP_COUNT, 0)
         elif self.picks > 1 and self.pick_slot >= self.picks:
             self._stop(app, STOP_PICKS_DONE, 0)
-        elif self.places > 1 and self.place_slot >= self.places:
+        elif self.places > 1 and not self.wrap and self.place_slot >= self.places:
             self._stop(app, STOP_PLACES_FULL, 0)
         elif self.stop_asked:
             self._stop(app, STOP_REQUESTED, 0)

@@ -22,12 +22,13 @@ NORMAL_ENDS = (codes.STOP_COUNT, codes.STOP_PICKS_DONE, codes.STOP_PLACES_FULL, 
 _X, _Y, _Z, _VALUE = 7, 8, 9, 11          # a K_RUN record's numbers (codes.RUN_FIELDS)
 
 
-def run_args(count, job_um, pick_grid=(0, 0, 1, 1), place_grid=(0, 0, 1, 1), ready=(0, 0)):
+def run_args(count, job_um, pick_grid=(0, 0, 1, 1), place_grid=(0, 0, 1, 1), ready=(0, 0), place_wrap=0):
     """The RUN frame's fields after the request id. job_um: (pick, place, width_um, attempts or
-    None) as jobfile.Job.link_job gives it. ValueError when the link cannot carry them."""
+    None) as jobfile.Job.link_job gives it; place_wrap 1: the place slots are drop spots used in
+    turn (a bin). ValueError when the link cannot carry them."""
     pick, place, width, attempts = job_um
     a = [count] + list(pick) + list(place) + [width, attempts or 0] + list(pick_grid) + list(place_grid)
-    a += list(ready)
+    a += list(ready) + [place_wrap]
     if link.check(link.T_RUN, [1] + a) != link.OK:
         raise ValueError("a value is outside what the link carries (poses and pitches within 1 m, width "
                          "0.001-100 mm, at most 255 slots a side, count below 2^30)")

@@ -239,14 +239,15 @@ SCHEMA = {
     # 1: the same pose every cycle, e.g. a feeder's pad or the bin), then the part-ready
     # condition (READY_*) and its ms. REPLY: none; errors as JOB's. RUN_STATUS's REPLY: active
     # (0 none since boot, 1 running, 2 ended), cycles, count, placed, faulted, skipped, why it
-    # ended (codes.STOP_*, -1 while running), the next pick slot, pick slots.
-    T_RUN: ("RUN", 22,
+    # ended (codes.STOP_*, -1 while running), the next pick slot, pick slots. place_wrap 1: the
+    # place slots are drop spots used in turn (a bin never fills); 0: each is filled once (a tray).
+    T_RUN: ("RUN", 23,
             (K_RID, K_U30, K_POS, K_POS, K_POS, K_MDEG, K_POS, K_POS, K_POS, K_MDEG, K_WIDTH, K_U8,
-             K_POS, K_POS, K_U8, K_U8, K_POS, K_POS, K_U8, K_U8, K_U8, K_U30),
+             K_POS, K_POS, K_U8, K_U8, K_POS, K_POS, K_U8, K_U8, K_U8, K_U30, K_BIT),
             ("req_id", "count", "pick_x_um", "pick_y_um", "pick_z_um", "pick_pitch_mdeg",
              "place_x_um", "place_y_um", "place_z_um", "place_pitch_mdeg", "width_um", "max_attempts",
              "pick_dx_um", "pick_dy_um", "pick_nx", "pick_ny", "place_dx_um", "place_dy_um",
-             "place_nx", "place_ny", "ready", "ready_ms")),
+             "place_nx", "place_ny", "ready", "ready_ms", "place_wrap")),
     T_RUN_STOP: ("RUN_STOP", 1, (K_RID,), ("req_id",)),
     T_RUN_STATUS: ("RUN_STATUS", 1, (K_RID,), ("req_id",)),
     T_TELEOP_STATE: ("TELEOP_STATE", 12,

@@ -30,9 +30,10 @@ POSES = ("pick", "place")
 POSE_KEYS = ("x_mm", "y_mm", "z_mm", "pitch_deg")
 TOP_KEYS = ("format", "version", "pick", "place", "part_width_mm", "approach_height_mm", "max_attempts",
             "taught", "pick_pattern", "place_pattern", "part_ready")
-# A pattern walks slots from its pose (the job's pick or place, the first slot): "pose" and "bin"
-# are that one pose every cycle (a feeder's pad, a bin), "tray" a grid of nx by ny slots,
-# pitch_x_mm apart along x and pitch_y_mm along y (row by row along x).
+# A pattern walks slots from its pose (the job's pick or place, the first slot): "pose" is that
+# one pose every cycle (a feeder's pad), "tray" a grid of nx by ny slots, pitch_x_mm apart along
+# x and pitch_y_mm along y (row by row along x), each used once; "bin" the same, its grid (if
+# given) drop spots used in turn for ever (a bin never fills: the parts spread instead of piling).
 PATTERN_KINDS = ("pose", "bin", "tray")
 PATTERN_KEYS = ("kind", "pitch_x_mm", "pitch_y_mm", "nx", "ny")
 READY_MODES = ("none", "wait", "check")     # link.READY_NONE, READY_WAIT, READY_CHECK
@@ -156,10 +157,10 @@ def _pattern(d, name, problems):
     if kind not in PATTERN_KINDS:
         problems.append("%s.kind: must be one of %s, got %r" % (name, ", ".join(PATTERN_KINDS), kind))
         return None
-    if kind != "tray":
+    if kind == "pose" or (kind == "bin" and not set(d) & set(PATTERN_KEYS[1:])):
         extra = sorted(set(d) & set(PATTERN_KEYS[1:]))
         if extra:
-            problems.append("%s: a %s has no %s (only a tray has)" % (name, kind, ", ".join(extra)))
+            problems.append("%s: a pose has no %s (a tray or a bin has)" % (name, ", ".join(extra)))
         return Pattern(kind)
     vals = {}
     for k in PATTERN_KEYS[1:]:

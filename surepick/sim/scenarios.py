@@ -104,7 +104,7 @@ class Scenario:
         s = {"part": part, "part_pose": None, "obstacle": None, "debris": False,
              "injections": [], "part_width_mm": part_width_mm(part), "params": None, "pick_mm": None}
         if "offset_mm" in values:
-            off = values["offset_mm"]
+            off = values["arrival_offset_mm"]
             x = pad[0] + rng.uniform(-off, off)
             y = pad[1] + rng.uniform(-off, off)
             yaw = rng.uniform(-values["yaw_deg"], values["yaw_deg"])
@@ -174,6 +174,8 @@ def _customise(name, s, values, rng, pad, arm=None):
         s["obstacle"] = {"x_mm": fx, "y_mm": fy, "size_mm": FENCE_SIZE_MM}
     elif name == "tray":
         _tray(s, values, rng)
+    elif name == "feeder":
+        _feeder(s, values, rng, pad)
     elif name == "part_missing":
         s["part"] = None
     elif name == "part_late":
@@ -301,6 +303,29 @@ def _tray(s, values, rng):
     s["place_mm"] = TRAY_PLACE_MM
 
 
+# feeder: where the stash of parts waits, out of the arm's reach (behind its base), one every
+# FEEDER_STASH_PITCH_MM in rows of 10
+FEEDER_STASH_MM = (-300.0, 200.0)
+FEEDER_STASH_PITCH_MM = 40.0
+
+
+def _feeder(s, values, rng, pad):
+    # The part on the pad and a stash of the rest; each later arrival: its delay after the pad
+    # emptied, whether it comes, its offset from the pad centre and turn, drawn from the seed.
+    n = int(values["parts"])
+    off = values["arrival_offset_mm"]
+    lo, hi = values["delay_min_ms"], values["delay_max_ms"]
+    # stash spot 0 is the first part's, once it is back from the bin
+    stash = [(FEEDER_STASH_MM[0] - (i % 10) * FEEDER_STASH_PITCH_MM, FEEDER_STASH_MM[1] + (i // 10) * FEEDER_STASH_PITCH_MM)
+             for i in range(n)]
+    s["others"] = [(s["part"], (x, y, 0.0)) for x, y in stash[1:]]
+    draws = []
+    while len([d for d in draws if d[1]]) < values["arrivals"]:
+        draws.append((int(rng.uniform(lo, hi)) // 2 * 2, rng.random() >= values["missing"],
+                      rng.uniform(-off, off), rng.uniform(-off, off), rng.uniform(-2.0, 2.0)))
+    s["feeder"] = {"draws": draws, "pad_xy_mm": pad, "stash_xy_mm": stash}
+
+
 def _check_window(values):
     lo, hi = values["window_from_ms"], values["window_to_ms"]
     if hi >= 0 and hi - lo < 2:
@@ -373,6 +398,16 @@ _add(Scenario("brownout_mid_lift", "the servo rail sags and browns out during th
 _add(Scenario("tray", "a tray of 12 slots of 15 mm blocks (25 mm tall) on the table (2 by 6), `empty` of them empty (which ones "
               "from the seed); a production run with tray_job() walks them into the bin",
               {"empty": (2.0, 0.0, 6.0, "empty slots")}, part=TRAY_PART))
+
+_add(Scenario("feeder", "a feeder sets a 25 mm cube on the pad a while after each pick (delays from the seed), some "
+              "arrivals missing, each up to arrival_offset_mm off the pad's centre; a part at rest in the bin goes "
+              "back to the feeder (a chute); for a production run",
+              {"parts": (8.0, 2.0, 100.0, "parts in the feeder's loop (a part at rest in the bin goes back to it)"),
+               "arrivals": (2000.0, 1.0, 100000.0, "parts the feeder sets down on the pad, the first one not counted"),
+               "missing": (0.15, 0.0, 0.9, "share of arrivals that do not come"),
+               "arrival_offset_mm": (3.0, 0.0, 8.0, "largest offset of an arrival from the pad centre, each axis (mm)"),
+               "delay_min_ms": (300.0, 0.0, 60000.0, "shortest wait from the pad emptying to the next arrival"),
+               "delay_max_ms": (2500.0, 0.0, 60000.0, "longest wait")}))
 
 FAULT_SCENARIOS = ("part_missing", "switch_stuck_open", "switch_stuck_closed", "beam_debris",
                    "pot_wire_broken", "servo_stall", "stall_on_fixture", "estop", "brownout_mid_lift")

@@ -3,7 +3,7 @@
 # next one is set down on the pad, its delay, whether it comes at all and how far off the pad's
 # centre from the scenario's seeded draws. A part that comes to rest in the bin is counted and
 # goes back to the stash (the chute: a bin that never fills, so a night of any length needs only
-# a few parts). Part of the simulated world, not of the board: the board sees a part only through
+# a few parts), except the first one, the part the judge follows, which stays where it lies. Part of the simulated world, not of the board: the board sees a part only through
 # its own sensors when it grasps. What the feeder counts is ground truth, for the judge.
 import math
 
@@ -43,6 +43,7 @@ class Feeder:
         self.delivered = 1                   # parts set down on the pad (the first one included)
         self.missed = 0                      # arrivals that did not come
         self.binned = 0                      # parts that came to rest in the bin
+        self.kept = False                    # the first part is in the bin (it stays: the judge's)
 
     def _pos(self, name):
         return [float(v) * 1000.0 for v in self.plant.d.xpos[self.plant.m.body(name).id]]
@@ -91,7 +92,7 @@ class Feeder:
             self.last = {}
             return
         for name in self.names:
-            if name in self.queue or name == self.on_pad:
+            if name in self.queue or name == self.on_pad or (self.kept and name == self.names[0]):
                 continue
             p = self._pos(name)
             q = self.last.get(name)
@@ -99,6 +100,9 @@ class Feeder:
             if q is None or not self.in_bin(p) or math.dist(p, q) > REST_MM:
                 continue
             self.binned += 1
+            if name == self.names[0]:
+                self.kept = True  # the part the judge follows stays where it came to rest
+                continue
             s = self.stash[name]
             self._set_down(name, s[0], s[1], self.stash_z_mm, 0.0)
             self.queue.append(name)

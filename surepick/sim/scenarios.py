@@ -104,7 +104,7 @@ class Scenario:
         s = {"part": part, "part_pose": None, "obstacle": None, "debris": False,
              "injections": [], "part_width_mm": part_width_mm(part), "params": None, "pick_mm": None}
         if "offset_mm" in values:
-            off = values["arrival_offset_mm"]
+            off = values["offset_mm"]
             x = pad[0] + rng.uniform(-off, off)
             y = pad[1] + rng.uniform(-off, off)
             yaw = rng.uniform(-values["yaw_deg"], values["yaw_deg"])
@@ -299,8 +299,7 @@ def _tray(s, values, rng):
     s["part_pose"] = parts[0]
     s["others"] = [(TRAY_PART, p) for p in parts[1:]]
     s["tray_empty"] = empty
-    s["pick_mm"] = (TRAY_ORIGIN_MM[0], TRAY_ORIGIN_MM[1], TRAY_PICK_Z_MM, -90.0)
-    s["place_mm"] = TRAY_PLACE_MM
+    s["pick_mm"] = (TRAY_ORIGIN_MM[0], TRAY_ORIGIN_MM[1], TRAY_PICK_Z_MM, -90.0)   # one cycle: slot 0
 
 
 # feeder: where the stash of parts waits, out of the arm's reach (behind its base), one every
@@ -397,7 +396,7 @@ _add(Scenario("brownout_mid_lift", "the servo rail sags and browns out during th
 
 _add(Scenario("tray", "a tray of 12 slots of 15 mm blocks (25 mm tall) on the table (2 by 6), `empty` of them empty (which ones "
               "from the seed); a production run with tray_job() walks them into the bin",
-              {"empty": (2.0, 0.0, 6.0, "empty slots")}, part=TRAY_PART))
+              {"empty": (2.0, 0.0, 6.0, "empty slots")}, part=TRAY_PART, expect=("placed", "GRASP_FAILED")))
 
 _add(Scenario("feeder", "a feeder sets a 25 mm cube on the pad a while after each pick (delays from the seed), some "
               "arrivals missing, each up to arrival_offset_mm off the pad's centre; a part at rest in the bin goes "

@@ -127,7 +127,7 @@ class World:
         s = self.setup
         width = s["part_width_mm"]
         pick = s["pick_mm"] or scenarios.pick_pose_mm(s["part"], width, self.arm)
-        place = s.get("place_mm") or scenarios.place_pose_mm(s["part"], self.arm)
+        place = scenarios.place_pose_mm(s["part"], self.arm)
         return _um(pick), _um(place), int(round(width * 1000))
 
     def continue_from(self, old):

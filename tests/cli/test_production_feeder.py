@@ -26,10 +26,8 @@ def night(tmp_path, seed, count):
     jf.write_text(json.dumps({
         "format": "surepick-job", "version": 1,
         "pick": {"x_mm": 160.0, "y_mm": -60.0, "z_mm": 15.5, "pitch_deg": -90.0},
-        # let go high over the bin (the part's bottom 32.5 mm up): the parts already there pile
-        # up, and a part lowered to the bin's floor would push them about
-        "place": {"x_mm": 150.0, "y_mm": 80.0, "z_mm": 45.0, "pitch_deg": -90.0},
-        "approach_height_mm": 40.0, "part_width_mm": 25.0, "max_attempts": 1,
+        "place": {"x_mm": 150.0, "y_mm": 80.0, "z_mm": 20.5, "pitch_deg": -90.0},
+        "part_width_mm": 25.0, "max_attempts": 1,
         "part_ready": {"mode": "check", "wait_ms": 500}}))
     with board:
         a = board.address

@@ -5,7 +5,7 @@ import time
 from surepick.cli import exitcodes
 from surepick.cli.errors import CommandError
 from surepick.host import production
-from surepick.shared_fsm import codes, link
+from surepick.shared_fsm import codes, link, run_codes
 
 
 def fields(args):
@@ -26,7 +26,7 @@ def fields(args):
         args.config_needed = job.config_overrides()
     grid = lambda p: (0, 0, 1, 1) if p is None else p.grid_um()  # noqa: E731
     try:
-        return production.run_args(link.RUN_UNTIL_STOPPED if args.until_stopped else args.count, job.link_job(),
+        return production.run_args(run_codes.RUN_UNTIL_STOPPED if args.until_stopped else args.count, job.link_job(),
                                    grid(job.pick_pattern), grid(job.place_pattern), job.ready or (0, 0),
                                    1 if job.place_pattern is not None and job.place_pattern.kind == "bin" else 0)
     except ValueError as e:
@@ -73,7 +73,7 @@ def _follow(c, args, frames):
             seen.add(e[0])
             if e[2] == codes.K_RUN:
                 print("  " + event_text(e), flush=True)
-                if e[5] == codes.R_RUN_STOP:
+                if e[5] == run_codes.R_RUN_STOP:
                     for line in production.report_lines(_final_report(c)):
                         print(line)
                     return exitcodes.OK if e[9] in production.NORMAL_ENDS else exitcodes.FAILED

@@ -29,7 +29,7 @@ from array import array
 
 from ..shared_fsm import link
 from ..shared_fsm.compat import const, micropython
-from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ESTOP, STOP_FAULT
+from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ESTOP
 from ..shared_fsm.machine import (Job, OK as M_OK, E_BUSY as M_BUSY, E_FAULTED as M_FAULTED,
                                   E_ESTOP_ACTIVE as M_ESTOP, E_HOLDING as M_HOLDING,
                                   E_ARM_OFF as M_ARM_OFF)
@@ -75,6 +75,11 @@ class _ConsoleIn:
 
 
 class App(Controller):
+    # production.py's Run: the running production run, or the last one since boot. A class
+    # default, set on the instance by the first RUN: one more attribute at boot grew the App's
+    # attribute table past the chip's largest free block (docs/production-run.md, "Heap").
+    production = None
+
     def __init__(self, hal, root=""):
         Controller.__init__(self, hal, root)
         self.led = StatusLed(hal)
@@ -102,7 +107,6 @@ class App(Controller):
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
         self._hil_wait = None     # hal/hil.py's wait_input (the module loads at HIL_MODE)
         self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
-        self.production = None    # production.py's Run: the running production run, or the last one
 
     def _cache_settings(self):
         # what the loop reads every tick, out of the settings dict
@@ -258,7 +262,7 @@ class App(Controller):
             mode = LED_ESTOP
         elif m.fault:
             mode = LED_FAULT
-        elif self.production is not None and self.production.why >= STOP_FAULT:
+        elif self.production is not None and self.production.loud:
             mode = LED_STOPPED       # a run stopped on its own: loud until the next job or run
         elif busy:
             mode = LED_BUSY

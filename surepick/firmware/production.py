@@ -7,15 +7,15 @@
 # holds this module in its heap. The run lives in RAM only: a reset mid-run boots as after any
 # job (INTERRUPTED when a cycle was open) and the run does not resume.
 #
-# Every record goes into the machine's event ring as a K_RUN record (codes.R_RUN_*), so the
+# Every record goes into the machine's event ring as a K_RUN record (run_codes.R_RUN_*), so the
 # EVENT frames, the flash log and `surepick job report` see the run as they see the cycles.
 from ..shared_fsm.compat import const
 from ..shared_fsm import link
-from ..shared_fsm.codes import (K_RUN, R_PLACED, R_RUN_START, R_RUN_CYCLE, R_RUN_SKIP, R_RUN_STOP,
-                                R_RUN_WAIT, F_GRASP_FAILED, F_SENSOR_DISAGREE,
-                                STOP_COUNT, STOP_PICKS_DONE, STOP_PLACES_FULL, STOP_REQUESTED,
-                                STOP_FAULT, STOP_FAILED_PART, STOP_IN_ROW, STOP_RATE,
-                                STOP_READY_TIMEOUT, STOP_REFUSED)
+from ..shared_fsm.codes import K_RUN, R_PLACED, F_GRASP_FAILED, F_SENSOR_DISAGREE
+from ..shared_fsm.run_codes import (R_RUN_START, R_RUN_CYCLE, R_RUN_SKIP, R_RUN_STOP, R_RUN_WAIT,
+                                    STOP_COUNT, STOP_PICKS_DONE, STOP_PLACES_FULL, STOP_REQUESTED,
+                                    STOP_FAULT, STOP_FAILED_PART, STOP_IN_ROW, STOP_RATE,
+                                    STOP_READY_TIMEOUT, STOP_REFUSED, READY_NONE, READY_CHECK)
 from ..shared_fsm.config import MAX_ATTEMPTS
 from ..shared_fsm.machine import (Job, OK as M_OK, E_FAULTED as M_FAULTED, E_ESTOP_ACTIVE as M_ESTOP,
                                   E_HOLDING as M_HOLDING, E_ARM_OFF as M_ARM_OFF)
@@ -105,9 +105,9 @@ def check(a, cfg, check_pose):
         return ("grid",)
     if a[_TRIES] > MAX_ATTEMPTS:
         return ("attempts",)
-    if a[_READY] > link.READY_CHECK:
+    if a[_READY] > READY_CHECK:
         return ("ready",)
-    if a[_READY] == link.READY_CHECK and a[_PGRID + 2] * a[_PGRID + 3] != 1:
+    if a[_READY] == READY_CHECK and a[_PGRID + 2] * a[_PGRID + 3] != 1:
         return ("ready",)           # a grasp tells a part that is not there yet only at one pose
     if a[_WIDTH] > cfg.jaw_max_um:
         return ("width",)
@@ -150,6 +150,7 @@ class Run:
         self.in_row = 0
         self.window = 0           # the last run_rate_window cycles, newest in bit 0: 1 faulted
         self.why = -1
+        self.loud = 0             # it ended on its own (a fault, the policy): the LED's stop pattern
         self.fault = 0
         self.stop_asked = 0
         self.since = now          # the wait before the next pick began
@@ -180,7 +181,7 @@ class Run:
             return
         if app.busy() or app.cycle_open or not app.settled():
             return                # the last cycle's rest pose, marker and log go to flash first
-        if self.ready != link.READY_NONE and ticks_diff(now, self.since) < self.ready_ms:
+        if self.ready != READY_NONE and ticks_diff(now, self.since) < self.ready_ms:
             return
         self._start_cycle(app, now)
 
@@ -202,7 +203,7 @@ class Run:
         f = m.fault
         slot = self.pick_slot
         cfg = app.cfg
-        if f == F_GRASP_FAILED and self.ready == link.READY_CHECK and not m.holding:
+        if f == F_GRASP_FAILED and self.ready == READY_CHECK and not m.holding:
             # Nothing at the pick pose yet: a part-ready check, not a failed part.
             waited = ticks_diff(now, self.ready_since)
             m.events.put_data(m, K_RUN, R_RUN_WAIT, self.cycles + 1, slot, waited, 0)
@@ -265,6 +266,7 @@ class Run:
     def _stop(self, app, why, fault):
         m = app.m
         self.why = why
+        self.loud = 1 if why >= STOP_FAULT else 0
         self.fault = fault
         self.phase = ENDED
         m.events.put_data(m, K_RUN, R_RUN_STOP, self.cycles, self.placed, why, fault)

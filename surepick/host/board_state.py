@@ -10,7 +10,7 @@
 # one Entry here with its test, and a row in docs/bench-states.md.
 import collections
 
-from surepick.shared_fsm import codes, link, states
+from surepick.shared_fsm import codes, link, run_codes, states
 
 # One state: `key` (stable, used in tests and docs), `shows` (the words every tool prints),
 # `way_out` (what to do, with the command; "{port}" becomes " --port P" when a port was given),
@@ -146,7 +146,7 @@ def active(view):
     if view.run is not None and view.run[0][0] == 1:
         keys.discard("job")
         keys.add("run")
-    elif view.run is not None and view.run[0][6] >= codes.STOP_FAULT:
+    elif view.run is not None and view.run[0][6] >= run_codes.STOP_FAULT:
         keys.add("run_stopped")
     if view.busy == link.BUSY_TELEOP or has(link.COND_TELEOP):
         keys.add("teleop")

@@ -3,23 +3,23 @@
 records (codes.R_RUN_*) and the machine's events between them."""
 import statistics
 
-from surepick.shared_fsm import codes, link
+from surepick.shared_fsm import codes, link, run_codes
 
 # What the report says for each codes.STOP_*
 STOP_TEXT = {
-    codes.STOP_COUNT: "the cycles asked for are done",
-    codes.STOP_PICKS_DONE: "every pick slot was visited",
-    codes.STOP_PLACES_FULL: "every place slot is filled",
-    codes.STOP_REQUESTED: "stopped on request (`surepick job stop`) after the cycle",
-    codes.STOP_FAULT: "a fault the run never goes on after",
-    codes.STOP_FAILED_PART: "a part failed its attempts (run_on_fail is stop)",
-    codes.STOP_IN_ROW: "run_stop_in_row faulted cycles in a row",
-    codes.STOP_RATE: "more than run_rate_pct of the last run_rate_window cycles faulted",
-    codes.STOP_READY_TIMEOUT: "the part was not ready within run_ready_timeout_ms",
-    codes.STOP_REFUSED: "the board refused a cycle's job",
+    run_codes.STOP_COUNT: "the cycles asked for are done",
+    run_codes.STOP_PICKS_DONE: "every pick slot was visited",
+    run_codes.STOP_PLACES_FULL: "every place slot is filled",
+    run_codes.STOP_REQUESTED: "stopped on request (`surepick job stop`) after the cycle",
+    run_codes.STOP_FAULT: "a fault the run never goes on after",
+    run_codes.STOP_FAILED_PART: "a part failed its attempts (run_on_fail is stop)",
+    run_codes.STOP_IN_ROW: "run_stop_in_row faulted cycles in a row",
+    run_codes.STOP_RATE: "more than run_rate_pct of the last run_rate_window cycles faulted",
+    run_codes.STOP_READY_TIMEOUT: "the part was not ready within run_ready_timeout_ms",
+    run_codes.STOP_REFUSED: "the board refused a cycle's job",
 }
-NORMAL_ENDS = (codes.STOP_COUNT, codes.STOP_PICKS_DONE, codes.STOP_PLACES_FULL, codes.STOP_REQUESTED)
-_X, _Y, _Z, _VALUE = 7, 8, 9, 11          # a K_RUN record's numbers (codes.RUN_FIELDS)
+NORMAL_ENDS = (run_codes.STOP_COUNT, run_codes.STOP_PICKS_DONE, run_codes.STOP_PLACES_FULL, run_codes.STOP_REQUESTED)
+_X, _Y, _Z, _VALUE = 7, 8, 9, 11          # a K_RUN record's numbers (run_codes.RUN_FIELDS)
 
 
 def run_args(count, job_um, pick_grid=(0, 0, 1, 1), place_grid=(0, 0, 1, 1), ready=(0, 0), place_wrap=0):
@@ -69,7 +69,7 @@ def report(records):
     from surepick.firmware import flashlog
     rows = [(rt, e) for _, rt, e in records] if records and len(records[0]) == 3 else \
         [(flashlog.R_NOTE, e) for e in records]
-    starts = [i for i, (rt, e) in enumerate(rows) if rt != flashlog.R_BOOT and is_run(e, codes.R_RUN_START)]
+    starts = [i for i, (rt, e) in enumerate(rows) if rt != flashlog.R_BOOT and is_run(e, run_codes.R_RUN_START)]
     if not starts:
         return None
     rows = rows[starts[-1]:]
@@ -80,15 +80,15 @@ def report(records):
         if rt == flashlog.R_BOOT:
             reset = True          # the board restarted: the run is over, not resumed
             break
-        if is_run(e, codes.R_RUN_CYCLE):
+        if is_run(e, run_codes.R_RUN_CYCLE):
             cycles.append((e[_X], e[_Y], e[_Z], e[_VALUE]))
             if e[_VALUE] != codes.R_PLACED:
                 faults[codes.name(e[_VALUE])] = faults.get(codes.name(e[_VALUE]), 0) + 1
-        elif is_run(e, codes.R_RUN_SKIP):
+        elif is_run(e, run_codes.R_RUN_SKIP):
             skips.append(e[_Y])
-        elif is_run(e, codes.R_RUN_WAIT):
+        elif is_run(e, run_codes.R_RUN_WAIT):
             waits += 1
-        elif is_run(e, codes.R_RUN_STOP):
+        elif is_run(e, run_codes.R_RUN_STOP):
             stop = (e[_Z], e[_VALUE])
             break
     times = sorted(c[2] for c in cycles if c[3] == codes.R_PLACED)
@@ -102,7 +102,7 @@ def report(records):
         "faults": faults, "skipped_slots": skips, "ready_waits": waits,
         "cycle_ms_median": statistics.median(times) if times else None,
         "cycle_ms_p95": _p95(times), "longest_fault_free": best,
-        "stop": None if stop is None else {"why": codes.STOP_NAMES[stop[0]] if stop[0] < len(codes.STOP_NAMES)
+        "stop": None if stop is None else {"why": run_codes.STOP_NAMES[stop[0]] if stop[0] < len(run_codes.STOP_NAMES)
                                            else stop[0], "text": stop_text(*stop),
                                            "fault": codes.name(stop[1]) if stop[1] else None,
                                            "normal": stop[0] in NORMAL_ENDS},

@@ -7,7 +7,7 @@ K_TRANSITION = const(0)
 K_FAULT = const(1)
 K_NOTE = const(2)
 K_SEARCH = const(3)   # a step of a part search: its last five ints are SEARCH_FIELDS, not readings
-K_RUN = const(4)      # a production run's record (firmware/production.py): its last five ints are RUN_FIELDS
+K_RUN = const(4)      # a production run's record: its reasons and fields in run_codes.py (loaded with a run)
 KIND_NAMES = ("transition", "fault", "note", "search", "run")
 
 # Reasons (why a transition or note happened).
@@ -44,30 +44,6 @@ R_FOUND = const(27)            # the pose the next grasp goes to; value = how su
 R_NOT_FOUND = const(28)        # nothing consistent with a part left; value = probes made
 R_SEARCH_TIMEOUT = const(29)   # the search's time limit ran out; value = probes made
 R_SEARCH_OFF = const(30)       # no search for this job (a pose out of reach, a tilted tool); value = why
-
-# A production run's records (K_RUN, firmware/production.py), numbered apart from the reasons
-# above and the faults below.
-R_RUN_FIRST = const(64)
-R_RUN_START = const(64)        # a run began: x count (0 until stopped), y pick slots, z place slots, value ready mode
-R_RUN_CYCLE = const(65)        # a cycle ended: x cycle number, y pick slot, z cycle ms, value R_PLACED or the fault
-R_RUN_SKIP = const(66)         # a slot's part failed its attempts and was skipped: x cycle, y slot, value the fault
-R_RUN_STOP = const(67)         # the run ended: x cycles, y placed, z why (STOP_*), value the fault (0 none)
-R_RUN_WAIT = const(68)         # the part-ready wait ran out: x cycle, y slot, z ms waited
-
-# Why a run ended (R_RUN_STOP's z). The first four are a normal end.
-STOP_COUNT = const(0)          # the cycles asked for are done
-STOP_PICKS_DONE = const(1)     # every pick slot was visited
-STOP_PLACES_FULL = const(2)    # every place slot is filled
-STOP_REQUESTED = const(3)      # the operator asked (RUN_STOP): ended after the cycle
-STOP_FAULT = const(4)          # a fault a run never goes on after (e-stop, a safety fault, a part held ...)
-STOP_FAILED_PART = const(5)    # a part failed its attempts and run_on_fail is stop
-STOP_IN_ROW = const(6)         # run_stop_in_row faults in a row
-STOP_RATE = const(7)           # more than run_rate_pct of the last run_rate_window cycles faulted
-STOP_READY_TIMEOUT = const(8)  # the part was not ready within run_ready_timeout_ms
-STOP_REFUSED = const(9)        # the board refused a cycle's job (a slot out of reach, the arm off)
-STOP_NAMES = ("count_done", "picks_done", "places_full", "requested", "fault", "failed_part", "in_row",
-              "rate", "ready_timeout", "refused")
-_RUN_NAMES = ("RUN_START", "RUN_CYCLE", "RUN_SKIP", "RUN_STOP", "RUN_WAIT")
 
 # Faults (latched; a fault blocks new jobs until cleared).
 F_FIRST = const(32)
@@ -110,8 +86,7 @@ CHECK_NAMES = ("jaw", "switch", "current", "beam")
 
 # The last five ints of a K_SEARCH record (the other kinds carry readings there: events.py).
 SEARCH_FIELDS = ("x_um", "y_um", "z_um", "beam_broken", "value")
-# ... and of a K_RUN record (their meaning by reason: R_RUN_*)
-RUN_FIELDS = ("x", "y", "z", "beam_broken", "value")
+
 
 
 def is_fault(code):
@@ -123,8 +98,6 @@ def name(code):
         return _REASON_NAMES[code]
     if F_FIRST <= code <= F_LAST:
         return _FAULT_NAMES[code - F_FIRST]
-    if R_RUN_FIRST <= code < R_RUN_FIRST + len(_RUN_NAMES):
-        return _RUN_NAMES[code - R_RUN_FIRST]
     return "?%d" % code
 
 
@@ -136,9 +109,6 @@ def code_of(text):
     for i in range(len(_FAULT_NAMES)):
         if _FAULT_NAMES[i] == text:
             return F_FIRST + i
-    for i in range(len(_RUN_NAMES)):
-        if _RUN_NAMES[i] == text:
-            return R_RUN_FIRST + i
     raise ValueError("unknown reason or fault name: %s" % text)
 
 

@@ -77,12 +77,6 @@ NEAR_PLACE = const(2)       # ... at the job's place pose
 NEAR_REST = const(3)        # ... at the stored rest pose (e.g. moved there by hand)
 NEAR_GIVEN = const(4)       # ... at the jaw pose in the request's x, y, z, pitch fields (measured)
 
-# ---- RUN: what the board waits for before each pick (part-ready) ----
-READY_NONE = const(0)       # pick at once
-READY_WAIT = const(1)       # a fixed wait of ready_ms before each pick
-READY_CHECK = const(2)      # ... and a grasp that finds nothing at the (single) pick pose waits and tries again
-RUN_UNTIL_STOPPED = const(0)  # RUN's count: no count, until stopped (or a stop condition)
-
 # ---- CALIBRATE targets ----
 CAL_POT = const(0)
 CAL_CURRENT = const(1)
@@ -233,13 +227,13 @@ SCHEMA = {
     T_SETPOINT: ("SETPOINT", 7,
                  (K_RID, K_U30, K_MDEG, K_MDEG, K_MDEG, K_MDEG, K_U30),
                  ("req_id", "seq", "q0_mdeg", "q1_mdeg", "q2_mdeg", "q3_mdeg", "jaw_um")),
-    # A production run (docs/production-run.md): count (RUN_UNTIL_STOPPED: none), the job's
+    # A production run (docs/production-run.md; its constants: run_codes.py): count (0: none), the job's
     # poses, width and attempts (0: the board's max_attempts) with the pick and place poses the
     # origins of their patterns (a grid of nx by ny slots, dx_um/dy_um apart along x and y; 1 by
     # 1: the same pose every cycle, e.g. a feeder's pad or the bin), then the part-ready
     # condition (READY_*) and its ms. REPLY: none; errors as JOB's. RUN_STATUS's REPLY: active
     # (0 none since boot, 1 running, 2 ended), cycles, count, placed, faulted, skipped, why it
-    # ended (codes.STOP_*, -1 while running), the next pick slot, pick slots. place_wrap 1: the
+    # ended (run_codes.STOP_*, -1 while running), the next pick slot, pick slots. place_wrap 1: the
     # place slots are drop spots used in turn (a bin never fills); 0: each is filled once (a tray).
     T_RUN: ("RUN", 23,
             (K_RID, K_U30, K_POS, K_POS, K_POS, K_MDEG, K_POS, K_POS, K_POS, K_MDEG, K_WIDTH, K_U8,

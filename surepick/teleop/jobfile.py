@@ -36,7 +36,7 @@ TOP_KEYS = ("format", "version", "pick", "place", "part_width_mm", "approach_hei
 # given) drop spots used in turn for ever (a bin never fills: the parts spread instead of piling).
 PATTERN_KINDS = ("pose", "bin", "tray")
 PATTERN_KEYS = ("kind", "pitch_x_mm", "pitch_y_mm", "nx", "ny")
-READY_MODES = ("none", "wait", "check")     # link.READY_NONE, READY_WAIT, READY_CHECK
+READY_MODES = ("none", "wait", "check")     # run_codes.READY_NONE, READY_WAIT, READY_CHECK
 READY_KEYS = ("mode", "wait_ms")
 MAX_SLOTS = 255                             # the board's bound (firmware/production.py)
 # The gripper's pads and finger plates reach FINGER_TIP_MM beyond the jaw centre along the tool

@@ -114,3 +114,15 @@ def test_stop_ends_the_run_after_the_cycle_and_a_job_file_slot_out_of_reach_is_r
     rep = sp("job", "report", "--port", board).stdout
     assert "stopped: requested" in rep, rep
     assert sp("job", "stop", "--port", board).returncode == 1
+
+
+@pytest.mark.parametrize("board", ["part_missing"], indirect=True)
+def test_a_failure_rate_over_the_window_stops_the_run(board, tmp_path):
+    # no part ever: with faults in a row out of the way, the rate stops it once the window of 4
+    # cycles is full (4 of 4 faulted, more than 50 %), not before
+    for key, value in (("run_stop_in_row", 1000), ("run_rate_window", 4), ("run_rate_pct", 50)):
+        assert sp("config", "set", key, value, "--port", board).returncode == 0
+    r = sp("job", "run", "--until-stopped", "--job", job_file(tmp_path), "--wait", "--port", board)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "run stopped: rate after 4 cycles, 0 placed, fault GRASP_FAILED" in r.stdout, r.stdout
+    assert "slots skipped: 0, 0, 0, 0" in r.stdout, r.stdout

@@ -2,7 +2,7 @@
 # worked out by hand from records written here the way the board's log holds them.
 from surepick.firmware import flashlog
 from surepick.host import production
-from surepick.shared_fsm import codes
+from surepick.shared_fsm import codes, run_codes
 
 N = flashlog.R_NOTE
 
@@ -13,20 +13,20 @@ def rec(seq, reason, x=0, y=0, z=0, value=0):
 
 
 def cycle(seq, n, slot, ms, outcome):
-    return rec(seq, codes.R_RUN_CYCLE, n, slot, ms, outcome)
+    return rec(seq, run_codes.R_RUN_CYCLE, n, slot, ms, outcome)
 
 
 def test_the_report_counts_what_the_records_say():
     P, G = codes.R_PLACED, codes.F_GRASP_FAILED
-    older = [rec(1, codes.R_RUN_START, 5, 1, 1), cycle(2, 1, 0, 777, G),
-             rec(3, codes.R_RUN_STOP, 1, 0, codes.STOP_FAULT, G)]
+    older = [rec(1, run_codes.R_RUN_START, 5, 1, 1), cycle(2, 1, 0, 777, G),
+             rec(3, run_codes.R_RUN_STOP, 1, 0, run_codes.STOP_FAULT, G)]
     records = older + [
         (4, flashlog.R_BOOT, [0] * 12),
-        rec(5, codes.R_RUN_START, 0, 6, 1),
+        rec(5, run_codes.R_RUN_START, 0, 6, 1),
         cycle(6, 1, 0, 1000, P), cycle(7, 2, 1, 1200, P), cycle(8, 3, 2, 3000, G),
-        rec(9, codes.R_RUN_SKIP, 3, 2, 0, G),
+        rec(9, run_codes.R_RUN_SKIP, 3, 2, 0, G),
         cycle(10, 4, 3, 900, P), cycle(11, 5, 4, 1100, P), cycle(12, 6, 5, 950, P),
-        rec(13, codes.R_RUN_STOP, 6, 5, codes.STOP_PICKS_DONE, 0)]
+        rec(13, run_codes.R_RUN_STOP, 6, 5, run_codes.STOP_PICKS_DONE, 0)]
     rep = production.report(records)
     # the last run only: 6 cycles, 5 placed, one GRASP_FAILED, slot 2 skipped
     assert rep["cycles"] == 6 and rep["placed"] == 5 and rep["faults"] == {"GRASP_FAILED": 1}
@@ -41,7 +41,7 @@ def test_the_report_counts_what_the_records_say():
 
 
 def test_a_reset_mid_run_ends_it_without_a_stop_record():
-    records = [rec(1, codes.R_RUN_START, 10, 1, 1), cycle(2, 1, 0, 1000, codes.R_PLACED),
+    records = [rec(1, run_codes.R_RUN_START, 10, 1, 1), cycle(2, 1, 0, 1000, codes.R_PLACED),
                (3, flashlog.R_BOOT, [0] * 12)]
     rep = production.report(records)
     assert rep["stop"] is None and rep["reset"] and rep["placed"] == 1

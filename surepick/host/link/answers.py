@@ -2,7 +2,7 @@
 # the monitor). The codes and their names are defined once in shared_fsm: link.ERROR_NAMES for the
 # link's REPLY codes, codes.name() for the machine's faults, states.name() for states. This table
 # says what each means and what to do about it.
-from surepick.shared_fsm import codes
+from surepick.shared_fsm import codes, run_codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states
 
@@ -75,19 +75,19 @@ def run_text(e):
     # A K_RUN record in words: "run cycle 3 slot 2: placed in 9810 ms".
     x, y, z, v = e[7], e[8], e[9], e[11]
     r = e[5]
-    if r == codes.R_RUN_START:
+    if r == run_codes.R_RUN_START:
         return "run started: %s, %d pick slot(s), %d place slot(s)" % (
             "until stopped" if x == 0 else "%d cycles" % x, y, z)
-    if r == codes.R_RUN_CYCLE:
+    if r == run_codes.R_RUN_CYCLE:
         return "run cycle %d slot %d: %s in %d ms" % (x, y, "placed" if v == codes.R_PLACED else codes.name(v), z)
-    if r == codes.R_RUN_SKIP:
+    if r == run_codes.R_RUN_SKIP:
         return "run cycle %d: slot %d skipped (%s)" % (x, y, codes.name(v))
-    if r == codes.R_RUN_WAIT:
+    if r == run_codes.R_RUN_WAIT:
         return "run cycle %d slot %d: no part yet (waited %d ms)" % (x, y, z)
-    if r == codes.R_RUN_STOP:
-        why = codes.STOP_NAMES[z] if 0 <= z < len(codes.STOP_NAMES) else str(z)
+    if r == run_codes.R_RUN_STOP:
+        why = run_codes.STOP_NAMES[z] if 0 <= z < len(run_codes.STOP_NAMES) else str(z)
         return "run stopped: %s after %d cycles, %d placed%s" % (why, x, y, ", fault %s" % codes.name(v) if v else "")
-    return "run %s %d %d %d %d" % (codes.name(r), x, y, z, v)
+    return "run %s %d %d %d %d" % (run_codes.name(r) or codes.name(r), x, y, z, v)
 
 
 def _ints(payload, n):

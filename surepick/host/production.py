@@ -70,13 +70,20 @@ def report(records):
     rows = [(rt, e) for _, rt, e in records] if records and len(records[0]) == 3 else \
         [(flashlog.R_NOTE, e) for e in records]
     starts = [i for i, (rt, e) in enumerate(rows) if rt != flashlog.R_BOOT and is_run(e, run_codes.R_RUN_START)]
-    if not starts:
-        return None
-    rows = rows[starts[-1]:]
-    start = rows[0][1]
+    if starts:
+        rows = rows[starts[-1]:]
+        start = rows[0][1]
+        rows = rows[1:]
+    else:
+        # a long run: the log rotated past its start; what is left of it, up to its STOP
+        first = [i for i, (rt, e) in enumerate(rows) if rt != flashlog.R_BOOT and is_run(e)]
+        if not first:
+            return None
+        rows = rows[first[0]:]
+        start = None
     cycles, skips, waits, faults = [], [], 0, {}
     stop, reset = None, False
-    for rt, e in rows[1:]:
+    for rt, e in rows:
         if rt == flashlog.R_BOOT:
             reset = True          # the board restarted: the run is over, not resumed
             break
@@ -89,21 +96,26 @@ def report(records):
         elif is_run(e, run_codes.R_RUN_WAIT):
             waits += 1
         elif is_run(e, run_codes.R_RUN_STOP):
-            stop = (e[_Z], e[_VALUE])
+            stop = (e[_Z], e[_VALUE], e[_X], e[_Y])
             break
     times = sorted(c[2] for c in cycles if c[3] == codes.R_PLACED)
     streak = best = 0
     for c in cycles:
         streak = streak + 1 if c[3] == codes.R_PLACED else 0
         best = max(best, streak)
+    placed = sum(1 for c in cycles if c[3] == codes.R_PLACED)
     return {
-        "count": start[_X], "pick_slots": start[_Y], "place_slots": start[_Z],
-        "cycles": len(cycles), "placed": sum(1 for c in cycles if c[3] == codes.R_PLACED),
+        "count": None if start is None else start[_X],
+        "pick_slots": None if start is None else start[_Y], "place_slots": None if start is None else start[_Z],
+        # the STOP record's totals hold when the log kept only the run's later cycles
+        "cycles": stop[2] if stop is not None else len(cycles), "placed": stop[3] if stop is not None else placed,
+        # what the figures below were counted over: the cycles still in the log
+        "from_cycle": cycles[0][0] if cycles else None, "partial": start is None,
         "faults": faults, "skipped_slots": skips, "ready_waits": waits,
         "cycle_ms_median": statistics.median(times) if times else None,
         "cycle_ms_p95": _p95(times), "longest_fault_free": best,
         "stop": None if stop is None else {"why": run_codes.STOP_NAMES[stop[0]] if stop[0] < len(run_codes.STOP_NAMES)
-                                           else stop[0], "text": stop_text(*stop),
+                                           else stop[0], "text": stop_text(stop[0], stop[1]),
                                            "fault": codes.name(stop[1]) if stop[1] else None,
                                            "normal": stop[0] in NORMAL_ENDS},
         "reset": reset,
@@ -121,8 +133,11 @@ def _p95(sorted_ms):
 def report_lines(rep):
     if rep is None:
         return ["the board's log holds no production run"]
-    out = ["run: %s, %d cycles, %d placed" % (
-        "until stopped" if rep["count"] == 0 else "count %d" % rep["count"], rep["cycles"], rep["placed"])]
+    count = ("its start rotated out of the log" if rep["count"] is None else
+             "until stopped" if rep["count"] == 0 else "count %d" % rep["count"])
+    out = ["run: %s, %d cycles, %d placed" % (count, rep["cycles"], rep["placed"])]
+    if rep["partial"] and rep["from_cycle"] is not None:
+        out.append("(the figures below count cycle %d on: the log rotated past the earlier ones)" % rep["from_cycle"])
     if rep["faults"]:
         out.append("faults: " + ", ".join("%s %d" % kv for kv in sorted(rep["faults"].items())))
     else:

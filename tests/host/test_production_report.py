@@ -51,3 +51,15 @@ def test_a_reset_mid_run_ends_it_without_a_stop_record():
 def test_no_run_in_the_log():
     assert production.report([(1, flashlog.R_BOOT, [0] * 12)]) is None
     assert production.report_lines(None) == ["the board's log holds no production run"]
+
+
+def test_a_run_whose_start_rotated_out_of_the_log_reports_its_stop_totals():
+    # the log kept cycles 199 and 200 only: totals from the STOP record, the rest over what is left
+    P = codes.R_PLACED
+    records = [cycle(1536, 199, 0, 9800, P), cycle(1537, 200, 0, 9700, P),
+               rec(1538, run_codes.R_RUN_STOP, 200, 200, run_codes.STOP_COUNT, 0)]
+    rep = production.report(records)
+    assert rep["partial"] and rep["cycles"] == 200 and rep["placed"] == 200 and rep["from_cycle"] == 199
+    assert rep["faults"] == {} and rep["cycle_ms_median"] == 9750
+    text = "\n".join(production.report_lines(rep))
+    assert "its start rotated out of the log, 200 cycles, 200 placed" in text and "cycle 199 on" in text, text

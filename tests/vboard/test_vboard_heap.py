@@ -42,6 +42,8 @@ import gc
 gc.collect()
 a0 = gc.mem_alloc()
 total = gc.mem_free() + a0
+from surepick.firmware import preload
+preload.load()          # as main.py loads it, and as the Pico's figure was measured
 from surepick.firmware import app
 from surepick.firmware.hal import board
 a = app.App(board())

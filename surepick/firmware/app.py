@@ -40,6 +40,7 @@ from ..shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
 from . import boot_recovery as rec
 from . import cmdparse
 from . import flashlog
+from . import repack
 from . import settings as settings_mod
 from . import telemetry
 from . import teleop_mode
@@ -53,6 +54,9 @@ LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again f
 _HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
 _HIL_LINES = 4                     # HIL: lines handled per tick at most
 _US_MASK = 0x3FFFFFFF
+# Room kept at the bottom of the free heap while a job's plans are made, for their copies
+# (_repack_plans): the 17 plans of a 3-attempt job copy into about 7.5 KB on the RP2040.
+_PLAN_ROOM = const(12288)
 GC_REST_MS = 5000        # at rest, collect garbage at least this often (and before every job)
 _RUN_ENDED = const(2)    # production.ENDED (the module loads with the first RUN)
 
@@ -107,6 +111,7 @@ class App(Controller):
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
         self._hil_wait = None     # hal/hil.py's wait_input (the module loads at HIL_MODE)
         self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
+        self._plan_room = None    # kept clear for a job's plans while they are planned
 
     def _cache_settings(self):
         # what the loop reads every tick, out of the settings dict
@@ -521,10 +526,14 @@ class App(Controller):
             # (motion.py: a straight move is four or more loop periods of IK on an RP2040; a
             # retry planned when it comes overran the loop), the watchdog fed between plans as
             # between flash writes; then the heap is collected so that the moves never wait for
-            # a collection, and the loop's figures start afresh.
+            # a collection, and the loop's figures start afresh. The plans were built among the
+            # planning's garbage: copied once it is collected, they sit together and leave the
+            # heap's big block whole for the cycle (repack.py).
             self.stats.begin_cycle()
+            self._plan_room = bytearray(_PLAN_ROOM)
             self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
                                 self.feed_watchdog)
+            self._repack_plans()
             self._collect()
         r = self.start_job(job)
         if r == M_OK:
@@ -811,6 +820,18 @@ class App(Controller):
     def clear_marker(self):
         self._flash_begin()
         Controller.clear_marker(self)
+
+    def _repack_plans(self):
+        # The job's plans were built among the planning's garbage, above _plan_room (allocated
+        # first, so at the bottom of the heap's free block: the allocator is first-fit). Room
+        # freed and garbage collected, they are copied down into the room (repack.py), and the
+        # originals, strewn over the block, go back with it whole. In a call of its own: the
+        # collection after it then finds no stale reference to them on the caller's frame.
+        self._plan_room = None
+        gc.collect()
+        self.feed_watchdog()
+        mo = self.motion
+        mo.cache = repack.copy(mo.cache, {})
 
     def _flash_commit(self):
         if self.log.pending or self.log._counters_dirty:

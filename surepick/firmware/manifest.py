@@ -41,6 +41,7 @@ MODULES = (
     "firmware/preload",
     "firmware/production",
     "firmware/rejects",
+    "firmware/repack",
     "firmware/sensors",
     "firmware/servo",
     "firmware/servo_geared",

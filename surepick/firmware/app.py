@@ -28,7 +28,7 @@ import gc
 from array import array
 
 from ..shared_fsm import link
-from ..shared_fsm.compat import const, micropython
+from ..shared_fsm.compat import micropython
 from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ESTOP
 from ..shared_fsm.machine import (Job, OK as M_OK, E_BUSY as M_BUSY, E_FAULTED as M_FAULTED,
                                   E_ESTOP_ACTIVE as M_ESTOP, E_HOLDING as M_HOLDING,
@@ -54,9 +54,6 @@ LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again f
 _HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
 _HIL_LINES = 4                     # HIL: lines handled per tick at most
 _US_MASK = 0x3FFFFFFF
-# Room kept at the bottom of the free heap while a job's plans are made, for their copies
-# (_repack_plans): the 17 plans of a 3-attempt job copy into about 7.5 KB on the RP2040.
-_PLAN_ROOM = const(12288)
 GC_REST_MS = 5000        # at rest, collect garbage at least this often (and before every job)
 _RUN_ENDED = const(2)    # production.ENDED (the module loads with the first RUN)
 
@@ -111,7 +108,6 @@ class App(Controller):
         self._hil_saved = None    # servo and motion state when HIL began: restored on leaving
         self._hil_wait = None     # hal/hil.py's wait_input (the module loads at HIL_MODE)
         self.tick_ok = 0          # this tick's controller part completed: the watchdog may be fed
-        self._plan_room = None    # kept clear for a job's plans while they are planned
 
     def _cache_settings(self):
         # what the loop reads every tick, out of the settings dict
@@ -530,7 +526,6 @@ class App(Controller):
             # planning's garbage: copied once it is collected, they sit together and leave the
             # heap's big block whole for the cycle (repack.py).
             self.stats.begin_cycle()
-            self._plan_room = bytearray(_PLAN_ROOM)
             self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
                                 self.feed_watchdog)
             self._repack_plans()
@@ -822,12 +817,10 @@ class App(Controller):
         Controller.clear_marker(self)
 
     def _repack_plans(self):
-        # The job's plans were built among the planning's garbage, above _plan_room (allocated
-        # first, so at the bottom of the heap's free block: the allocator is first-fit). Room
-        # freed and garbage collected, they are copied down into the room (repack.py), and the
-        # originals, strewn over the block, go back with it whole. In a call of its own: the
-        # collection after it then finds no stale reference to them on the caller's frame.
-        self._plan_room = None
+        # The job's plans were built among the planning's garbage: once that is collected they
+        # are copied into the lowest holes that fit (repack.py), and the originals, strewn over
+        # the heap's big block, go back with it whole. In a call of its own: the collection
+        # after it then finds no stale reference to them on the caller's frame.
         gc.collect()
         self.feed_watchdog()
         mo = self.motion

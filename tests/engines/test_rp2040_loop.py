@@ -196,3 +196,19 @@ def test_preload_loads_each_step_after_what_it_imports():
     assert steps >= 10 and "surepick.firmware.app" in loaded
     # the HIL pins load at HIL_MODE, not at boot
     assert "surepick.firmware.hal.hil" not in deps["surepick.firmware.app"]
+
+
+def test_heap_imports_tool_reports_a_failed_import_by_name_and_reason(tmp_path):
+    # engines/rp2040/heap.py --imports: the script it puts on the chip, run here on the unix
+    # port: an import that raises is reported with what it raised, the others keep their figures.
+    from surepick.engines.rp2040 import heap
+    from surepick.vboard.interp import find_micropython
+    script = tmp_path / "imports.py"
+    script.write_text(heap._imports_main(["no_such_module_here", "json"]))
+    r = subprocess.run([str(find_micropython()), str(script)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    figs = heap.parse(r.stdout)
+    assert set(figs) == {"start", "json"}, figs
+    assert figs["json"]["free"] > 0 and figs["json"]["max_free_block"] > 0, figs
+    failed = heap.failures(r.stdout)
+    assert list(failed) == ["no_such_module_here"] and "ImportError" in failed["no_such_module_here"], failed

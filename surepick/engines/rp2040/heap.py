@@ -56,6 +56,7 @@ app.main(hal)
 '''
 
 _MAXFREE = re.compile(r"max free sz:\s*(\d+)")
+FAILED = "!"         # MARK + FAILED + module: its import raised (the line says what)
 BLOCK = 16           # bytes per GC block on a 32-bit port
 
 
@@ -66,6 +67,9 @@ def parse(text):
     last = None
     for line in text.splitlines():
         i = line.find(MARK)
+        if i >= 0 and line.startswith(FAILED, i + len(MARK)):
+            last = None            # an import that failed (failures() reads these lines)
+            continue
         if i >= 0:
             f = line[i + len(MARK):].split()
             last = f[0]
@@ -75,6 +79,17 @@ def parse(text):
         m = _MAXFREE.search(line)
         if m and last is not None and "max_free_block" not in out[last]:
             out[last]["max_free_block"] = int(m.group(1)) * BLOCK
+    return out
+
+
+def failures(text):
+    """{module: what its import raised} from the chip's console text (MARK + FAILED lines)."""
+    out = {}
+    for line in text.splitlines():
+        i = line.find(MARK + FAILED)
+        if i >= 0:
+            name, _, why = line[i + len(MARK + FAILED):].partition(" ")
+            out[name] = why.strip()
     return out
 
 
@@ -153,14 +168,15 @@ def _imports_main(order):
     lines = [_BOARD_HEAP_FN, "heap('start')"]
     for n in order:
         lines.append("try:\n    __import__(%r)\n    heap(%r)\nexcept Exception as e:\n"
-                     "    print(%r, 'failed', repr(e))" % (n, n, MARK + "!" + n))
+                     "    print(%r, repr(e))" % (n, n, MARK + FAILED + n))
     lines.append("print(%r)" % DONE)
     return "\n".join(lines) + "\n"
 
 
 def import_costs(uf2=None, max_ms=60000):
-    """[(module, bytes its import keeps on the heap, free after it)] on a fresh chip, in
-    import_order(); a module the RP2040 port cannot import is listed with None."""
+    """-> (the heap before any import, [(module, bytes its import keeps on the heap, free after
+    it, None)]) on a fresh chip, in import_order(); a module whose import raised on the chip is
+    listed as (module, None, None, what it raised)."""
     from surepick.engines.rp2040 import flashimage
     from surepick.engines.rp2040.chip import Chip
     order = import_order()
@@ -179,14 +195,15 @@ def import_costs(uf2=None, max_ms=60000):
     if DONE not in text:
         raise RuntimeError("the import run did not finish; console:\n%s" % text[-2000:])
     figs = parse(text)
+    failed = failures(text)
     out = []
     prev = figs["start"]["alloc"]
     for n in order:
         f = figs.get(n)
         if f is None:
-            out.append((n, None, None))
+            out.append((n, None, None, failed.get(n, "no figure printed")))
             continue
-        out.append((n, f["alloc"] - prev, f["free"]))
+        out.append((n, f["alloc"] - prev, f["free"], None))
         prev = f["alloc"]
     return figs["start"], out
 
@@ -204,9 +221,10 @@ def main(argv=None):
         res["import_start"] = start
         res["imports"] = costs
         print("heap at the REPL before any import: free %d of %d" % (start["free"], start["total"]))
-        for n, c, free in sorted(costs, key=lambda x: -(x[1] or 0)):
-            print("  %-44s %s" % (n, "not importable here" if c is None else "%6d B  (free after %d)" % (c, free)))
-        print("  total %d B" % sum(c for _, c, _ in costs if c))
+        for n, c, free, why in sorted(costs, key=lambda x: -(x[1] or 0)):
+            print("  %-44s %s" % (n, "import failed on the chip: %s" % why if c is None
+                                  else "%6d B  (free after %d)" % (c, free)))
+        print("  total %d B" % sum(c for _, c, _, _ in costs if c))
     figs = cycle_figures(args.uf2)
     res["cycle"] = figs
     for k in ("imports", "boot", "job"):

@@ -40,7 +40,6 @@ from ..shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
 from . import boot_recovery as rec
 from . import cmdparse
 from . import flashlog
-from . import repack
 from . import settings as settings_mod
 from . import telemetry
 from . import teleop_mode
@@ -522,13 +521,11 @@ class App(Controller):
             # (motion.py: a straight move is four or more loop periods of IK on an RP2040; a
             # retry planned when it comes overran the loop), the watchdog fed between plans as
             # between flash writes; then the heap is collected so that the moves never wait for
-            # a collection, and the loop's figures start afresh. The plans were built among the
-            # planning's garbage: copied once it is collected, they sit together and leave the
-            # heap's big block whole for the cycle (repack.py).
+            # a collection, and the loop's figures start afresh. Collected after each plan too:
+            # the plans then sit together and leave the heap's big block whole (_planned_one).
             self.stats.begin_cycle()
             self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
-                                self.feed_watchdog)
-            self._repack_plans()
+                                self._planned_one)
             self._collect()
         r = self.start_job(job)
         if r == M_OK:
@@ -816,15 +813,16 @@ class App(Controller):
         self._flash_begin()
         Controller.clear_marker(self)
 
-    def _repack_plans(self):
-        # The job's plans were built among the planning's garbage: once that is collected they
-        # are copied into the lowest holes that fit (repack.py), and the originals, strewn over
-        # the heap's big block, go back with it whole. In a call of its own: the collection
-        # after it then finds no stale reference to them on the caller's frame.
-        gc.collect()
+    def _planned_one(self):
+        # Between two of a job's plans: the watchdog fed, and the plan's garbage collected before
+        # the next one is made, so the next plan's garbage fills the same holes and the plans
+        # kept pile up together above them, instead of lying strewn over the heap's big block
+        # with garbage between them (measured on the emulated RP2040, docs/rp2040.md). Copying
+        # the plans down after the planning (firmware/repack.py, as the Arm) packs them too,
+        # but into the small low holes the loop's own small allocations find first, and a tick
+        # then searched the heap long enough to overrun the period.
         self.feed_watchdog()
-        mo = self.motion
-        mo.cache = repack.copy(mo.cache, {})
+        gc.collect()
 
     def _flash_commit(self):
         if self.log.pending or self.log._counters_dirty:

@@ -1,16 +1,14 @@
 # Copies of long-lived values made after a collection, so that they sit together in the heap.
 #
 # Why: MicroPython's collector never moves an object, and its allocator is first-fit from the
-# bottom of the heap. Values built among a lot of garbage (a JSON parse, a validation, a job's
-# planning: floats are heap objects on the board) end up strewn over the free heap, and once the
+# bottom of the heap. Values built among a lot of garbage (a JSON parse, a validation: floats
+# are heap objects on the board) end up strewn over the free heap, and once the
 # garbage is collected the holes between them are all that is left of the block they were built
 # in. Copied after the collection, they fill the lowest holes that fit, and the originals go back
-# in one piece (docs/rp2040.md, heap on the chip). At rest only: a copy allocates.
-from array import array
-
+# in one piece (docs/rp2040.md, heap on the chip). Boot only: a copy allocates.
 
 def copy(v, memo):
-    # A fresh copy of v: dicts, lists, tuples and arrays all the way down, and floats and strings
+    # A fresh copy of v: dicts, lists and tuples all the way down, and floats and strings
     # (an interned string comes back as itself; small ints are not objects). One copy per
     # original (memo, by id, {} to start): values shared between fields stay shared, rather than
     # costing heap twice.
@@ -23,8 +21,6 @@ def copy(v, memo):
         c = [copy(x, memo) for x in v]
     elif isinstance(v, tuple):
         c = tuple([copy(x, memo) for x in v])
-    elif isinstance(v, array):
-        c = v[:]
     elif isinstance(v, float):
         c = v + 0.0
     elif isinstance(v, str):

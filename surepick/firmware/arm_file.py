@@ -9,7 +9,6 @@ import json
 import sys
 
 from . import fsutil                          # host: surepick.firmware (the simulator)
-from . import repack
 from ..shared_fsm import arm as arm_mod
 
 PATH = "/arm.json"
@@ -21,13 +20,13 @@ def _reference():
     return arm_mod.validate(DESCRIPTION)
 
 
-def _drop(name):
-    # Forget a module imported for the boot only (the validator's schema, the reference's dict):
-    # the Arm keeps copies of what it needs, and the heap gets the rest back.
-    full = "surepick.shared_fsm." + name
+def _drop(package, name):
+    # Forget a module imported for the boot only (the validator's schema, the reference's dict,
+    # the copier): the Arm keeps copies of what it needs, and the heap gets the rest back.
+    full = package + "." + name
     if full in sys.modules:
         del sys.modules[full]
-    pkg = sys.modules.get("surepick.shared_fsm")
+    pkg = sys.modules.get(package)
     try:
         delattr(pkg, name)
     except Exception:              # not imported, or no attribute to drop
@@ -52,13 +51,16 @@ def _load_packed(path, rejected):
     # checked, and the Arm, built among the parse's and the validation's garbage, is copied into
     # the holes their collection opens (repack.py). Measured on the emulated RP2040, this is what
     # keeps the largest free block after boot above 32 KB (docs/rp2040.md, heap on the chip).
+    from . import repack          # boot only, dropped with the validator
     try:
         arm, err = _load(path, rejected)
     finally:
-        _drop("arm_check")
-        _drop("arm_reference")
+        _drop("surepick.shared_fsm", "arm_check")
+        _drop("surepick.shared_fsm", "arm_reference")
         gc.collect()
-    return repack.instance(arm), err
+    arm = repack.instance(arm)
+    _drop("surepick.firmware", "repack")
+    return arm, err
 
 
 def _load(path, rejected):

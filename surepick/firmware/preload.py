@@ -15,10 +15,12 @@ import gc
 
 
 def load():
-    # First the arm description's boot-only modules (its validator, the reference's dict): the
-    # controller drops them once the description is checked (arm_file.py), and loaded at the
-    # bottom of the heap they leave one block there instead of holes between the firmware's.
+    # First the arm description's boot-only modules (its validator, the reference's dict, the
+    # copier that packs the Arm): the controller drops them once the description is checked
+    # (arm_file.py), and loaded at the bottom of the heap they leave one block there instead of
+    # holes between the firmware's.
     from ..shared_fsm import arm, arm_check, arm_reference  # noqa: F401
+    from . import repack  # noqa: F401
     gc.collect()
     from ..shared_fsm import codes, config, events, states, ticks  # noqa: F401
     gc.collect()
@@ -28,7 +30,7 @@ def load():
     gc.collect()
     from ..shared_fsm import motion, servo_cal  # noqa: F401
     gc.collect()
-    from . import fsutil, cmdparse, calibrate, repack  # noqa: F401
+    from . import fsutil, cmdparse, calibrate  # noqa: F401
     gc.collect()
     from . import boot_recovery  # noqa: F401
     gc.collect()

@@ -28,7 +28,7 @@ import gc
 from array import array
 
 from ..shared_fsm import link
-from ..shared_fsm.compat import micropython
+from ..shared_fsm.compat import const, micropython
 from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ESTOP
 from ..shared_fsm.machine import (Job, OK as M_OK, E_BUSY as M_BUSY, E_FAULTED as M_FAULTED,
                                   E_ESTOP_ACTIVE as M_ESTOP, E_HOLDING as M_HOLDING,

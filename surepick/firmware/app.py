@@ -42,7 +42,6 @@ from . import cmdparse
 from . import flashlog
 from . import settings as settings_mod
 from . import telemetry
-from . import teleop_mode
 from .controller import Controller, E_ARM_INVALID
 from .framewriter import FrameWriter
 from .status_led import (StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP,
@@ -79,6 +78,9 @@ class App(Controller):
     # default, set on the instance by the first RUN: one more attribute at boot grew the App's
     # attribute table past the chip's largest free block (docs/production-run.md, "Heap").
     production = None
+    # teleop_mode.py once the first TELEOP request loaded it (Controller.load_teleop); a class
+    # default for the same reason.
+    _teleop = None
 
     def __init__(self, hal, root=""):
         Controller.__init__(self, hal, root)
@@ -293,7 +295,7 @@ class App(Controller):
                     break
                 self._on_line(r)
         if self.teleop.pend_rid:
-            teleop_mode.offer_pending(self)
+            self._teleop.offer_pending(self)
         # One heavy piece of link work per tick at most (on the RP2040 a TELEMETRY part, a log
         # record or a frame costs 0.2-0.5 ms, and a transition's tick is already the longest):
         # a piece of event forwarding if one is due, else a part of the TELEMETRY frame.
@@ -303,7 +305,7 @@ class App(Controller):
         else:
             busy_link = 0
         if self.teleop.on or self.teleop.ended:
-            teleop_mode.report(self, now)
+            self._teleop.report(self, now)
         if busy_link:
             return
         tel = self.tel
@@ -439,10 +441,8 @@ class App(Controller):
             self._config_set(rid, args[0], args[1])
         elif ftype == link.T_CALIBRATE:
             self._calibrate(rid, args[0])
-        elif ftype == link.T_SETPOINT:
-            teleop_mode.handle_setpoint(self, rid, args)
-        elif ftype == link.T_TELEOP:
-            teleop_mode.handle_mode(self, rid, args[0])
+        elif ftype == link.T_SETPOINT or ftype == link.T_TELEOP:
+            self._teleop_request(ftype, rid, args)
         elif ftype == link.T_REJECTS:
             rj = self.settings.rejected      # count, items kept, then item `index` if kept
             item = rj.items[args[0]] if args[0] < len(rj.items) else ()
@@ -501,7 +501,7 @@ class App(Controller):
             c |= link.COND_GRIPPER_OFF
         tm = self.teleop
         if tm.on:
-            c |= link.COND_TELEOP_HELD if tm.mode == teleop_mode.HELD else link.COND_TELEOP
+            c |= link.COND_TELEOP_HELD if tm.mode == self._teleop.HELD else link.COND_TELEOP
         if self.cycle_open:
             c |= link.COND_CYCLE_OPEN
         e = self.estop
@@ -558,6 +558,26 @@ class App(Controller):
         else:
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
 
+    def _teleop_request(self, ftype, rid, args):
+        # TELEOP and SETPOINT: teleop_mode.py loads with the first one (heap on the chip); a
+        # board never in teleop answers TELEOP off and stray setpoints without loading it.
+        if self._teleop is None:
+            if ftype == link.T_SETPOINT:
+                self._reply(rid, link.E_STATE, ("not_teleop", args[0]))
+                return
+            if not args[0]:
+                self._reply(rid, link.E_STATE, ("not_teleop",))
+                return
+            try:
+                self._teleop = self.load_teleop()
+            except MemoryError:
+                self._reply(rid, link.E_BUSY, ("heap",))
+                return
+        if ftype == link.T_SETPOINT:
+            self._teleop.handle_setpoint(self, rid, args)
+        else:
+            self._teleop.handle_mode(self, rid, args[0])
+
     def _run_frame(self, ftype, rid, args):
         # RUN, RUN_STOP, RUN_STATUS (production.py, loaded by the first RUN: heap on the chip)
         if self.production is None and ftype != link.T_RUN:
@@ -586,7 +606,7 @@ class App(Controller):
         elif self.abort_job():
             self._reply(rid, link.OK)
         elif self.teleop.on:
-            self.teleop.leave(teleop_mode.WHY_ABORT)
+            self.teleop.leave(self._teleop.WHY_ABORT)
             self._reply(rid, link.OK)
         else:
             self._reply(rid, link.E_STATE)

@@ -45,7 +45,6 @@ from . import settings as settings_mod
 from .calibrate import Calibration
 from .sensors import Pot, Current, Rail, Switch, EStop
 from .servo import Servo, drive as drive_servos
-from .teleop_mode import TeleopMode
 
 
 E_ARM_INVALID = const(20)    # start_job: the board has no valid arm description (not a machine code)
@@ -113,6 +112,16 @@ def _joints_of(arm, pose):
     return [int(round(v * 1000)) for v in q]
 
 
+class TeleopOff:
+    # The teleop mode before anything asked for it: off, nothing pending. teleop_mode.py (3.5 KB
+    # of the chip's heap with its path check's import) loads with the first TELEOP or SETPOINT
+    # request (Controller.load_teleop), not at boot.
+    on = 0
+    mode = 0                 # teleop_mode.OFF
+    ended = 0
+    pend_rid = 0
+
+
 class Controller:
     # hal: a board HAL (hal/contract.py); root: the flash root ("" on a board); settings: a
     # settings.Settings, or None to load root + /config.json as a board does; arm: an Arm, or
@@ -137,7 +146,7 @@ class Controller:
         self.motion = None
         self.rescue_op = None     # the operator's Rescue while it runs
         self.cal = None
-        self.teleop = TeleopMode(self)   # off until asked (teleop_mode.py)
+        self.teleop = TeleopOff          # teleop_mode.py is loaded by the first teleop request
         self.persist = 1          # job marker, rest pose and calibrations go to flash
         self.flash_tick = 0       # this tick wrote flash (the App's timing statistics count it apart)
         self.now_ms = hal.ticks_ms()
@@ -459,6 +468,14 @@ class Controller:
         # Anything moving the arm on purpose: flash writes and new jobs wait.
         return (self.m.busy() or self.rescue_op is not None or self.cal is not None or self.motion.active
                 or self.job_waiting is not None or self.teleop.on)
+
+    def load_teleop(self):
+        # -> the teleop_mode module, its mode made on first use (a request handler, at rest:
+        # a MemoryError here is the caller's to answer).
+        from . import teleop_mode
+        if self.teleop is TeleopOff:
+            self.teleop = teleop_mode.TeleopMode(self)
+        return teleop_mode
 
     def rescue_done(self, rescue):
         # The operator's rescue ended (placed, rested, or latched its fault). The App logs it.

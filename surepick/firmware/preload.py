@@ -38,8 +38,6 @@ def load():
     gc.collect()
     from . import settings  # noqa: F401
     gc.collect()
-    from . import teleop_mode  # noqa: F401
-    gc.collect()
     from . import controller  # noqa: F401
     gc.collect()
     from . import flashlog, framewriter, status_led  # noqa: F401

@@ -73,6 +73,7 @@ class SimTarget:
                       for n in ("base_yaw", "shoulder", "elbow", "wrist")]
 
     def _enter(self):
+        self.ctl.load_teleop()
         err = self.ctl.teleop.enter(self.board.now)
         if err is not None:
             raise RuntimeError("the simulated board refused teleop mode: %r" % (err,))

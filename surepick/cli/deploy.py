@@ -31,7 +31,9 @@ def add_arguments(parser):
     parser.description = (parser.description or "") + "\n\n" + HELP
     add_port_argument(parser)
     parser.add_argument("--source", action="store_true",
-                        help="ship .py sources instead of compiling to .mpy")
+                        help="ship .py sources instead of compiling to .mpy (for a look at the code on the "
+                        "board: compiling the firmware at boot needs more heap than a Pico has beside it, "
+                        "so a board with the sources may stop at boot with a MemoryError)")
     parser.add_argument("--no-wait", action="store_true",
                         help="reset the board but do not wait for the firmware's hello")
     parser.add_argument("--hello-timeout", type=float, default=15.0, metavar="S",

@@ -28,7 +28,7 @@ def bench_env(tmp_path):
 
 
 class Bench:
-    def __init__(self, tmp_path, scenario="nominal", seed=2, flash=None, firmware=True):
+    def __init__(self, tmp_path, scenario="nominal", seed=2, flash=None, firmware=True, realtime=False):
         self.tmp = tmp_path
         self.env = bench_env(tmp_path)
         self.flash = flash or tmp_path / "flash"
@@ -37,6 +37,8 @@ class Bench:
             deploy_firmware(self.flash)
         self.log = open(tmp_path / "board.log", "w")
         plant = ["--scenario", scenario, "--seed", str(seed)] if scenario else []
+        if realtime:
+            plant.append("--realtime")      # the arm at its true pace: a person's keys land mid-cycle
         self.board = subprocess.Popen([SUREPICK_BIN, "board", "--listen", "127.0.0.1:0", "--flash", str(self.flash)]
                                       + plant,
                                       stdout=subprocess.PIPE, stderr=self.log, text=True, env=self.env)

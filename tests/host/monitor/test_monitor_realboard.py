@@ -131,7 +131,12 @@ def test_monitor_backfills_every_committed_record_across_a_board_kill(tmp_path):
         # 3. a second job (the part is in the bin now: the pick finds nothing), killed mid-run
         wait_until(lambda: (mon.status.snapshot()["telemetry"] or {}).get("state") == states.IDLE,
                    20, "the board at rest")
+        # IDLE comes before the arm has braked to its rest pose: a job is refused busy until then
+        end = time.monotonic() + 20
         r = mon.loop.call(link.T_JOB, job_args(), timeout=5)
+        while r.code == link.E_BUSY and time.monotonic() < end:
+            time.sleep(0.1)
+            r = mon.loop.call(link.T_JOB, job_args(), timeout=5)
         assert r.ok, r
         wait_until(lambda: (mon.status.snapshot()["telemetry"] or {}).get("state", 0) not in
                    (states.IDLE,), 20, "the second job to run")

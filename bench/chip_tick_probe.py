@@ -141,13 +141,13 @@ def wrap3(obj, attr, name):
     setattr(obj, attr, w)
 
 
-def wrap4(obj, attr, name):
+def wrap5(obj, attr, name):
     f = getattr(obj, attr)
     p = _phase(name)
 
-    def w(a, b, c, d):
+    def w(a, b, c, d, e):
         t = _us()
-        r = f(a, b, c, d)
+        r = f(a, b, c, d, e)
         p.add(_diff(_us(), t))
         return r
     setattr(obj, attr, w)
@@ -198,7 +198,7 @@ class Probe:
         wrap0(sn.estop, "read", "read e-stop")
         wrap1(a.m, "step", "machine.step")
         wrap3(a.motion, "tick", "motion.tick")
-        wrap4(ctl_mod, "drive_servos", "servo drive")
+        wrap5(ctl_mod, "drive_servos", "servo drive")     # (servos, joints, jaw, dt, the arm's zeros)
         wrap1(a, "_link", "link (incl. telemetry)")
         if hasattr(a, "tel"):           # this firmware: the frame over three ticks, _led(now, busy)
             wrap1(a.tel, "step", "telemetry frame")

@@ -19,6 +19,7 @@ from surepick.host.link.hub import BoardLines, Hub, swap_first_field
 from surepick.shared_fsm import link
 
 from tests.support.bench import short_runtime_dir
+from tests.support.hub_serving import Serving
 
 
 @pytest.fixture
@@ -70,21 +71,6 @@ class HandBoard:
         if self.conn is not None:
             self.conn.close()
         self.listener.close()
-
-
-class Serving:
-    # A Hub on its own thread (what `surepick link serve` runs).
-    def __init__(self, port, **kw):
-        self.hub = Hub(port, **kw)
-        self.stop = threading.Event()
-        self.hub.start()
-        self.thread = threading.Thread(target=self.hub.run, args=(self.stop,), daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(5)
-        self.hub.close()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -14,10 +13,10 @@ import pytest
 from surepick.engines.vboard_plant import plant_board
 from surepick.host.link import hub_client, hubwire, rundir
 from surepick.host.link.client import LinkClient
-from surepick.host.link.hub import Hub
 from surepick.shared_fsm import link
 
 from tests.support.bench import short_runtime_dir
+from tests.support.hub_serving import Serving
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.vboard import deploy_firmware
 
@@ -41,20 +40,6 @@ def board(tmp_path, rundir_env):
     b = plant_board(flash, "nominal", 1, realtime=True)
     with b:
         yield b, flash
-
-
-class Serving:
-    def __init__(self, port):
-        self.hub = Hub(port)
-        self.stop = threading.Event()
-        self.hub.start()
-        self.thread = threading.Thread(target=self.hub.run, args=(self.stop,), daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(5)
-        self.hub.close()
 
 
 def _ping(port, timeout):

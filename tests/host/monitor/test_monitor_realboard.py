@@ -35,10 +35,12 @@ SEED = 3
 
 
 class BoardProcess:
-    # `surepick board --scenario nominal` as a child process, killable like a power cut.
+    # `surepick board --scenario nominal` as a child process, killable like a power cut; the arm
+    # at its true pace (--realtime), so a job is still running when the test kills it mid-cycle
+    # however fast this machine runs the plant.
     def __init__(self, flash, port, log_path):
         self.log = open(log_path, "ab")
-        self.p = subprocess.Popen([SUREPICK, "board", "--scenario", "nominal", "--seed", str(SEED),
+        self.p = subprocess.Popen([SUREPICK, "board", "--scenario", "nominal", "--seed", str(SEED), "--realtime",
                                    "--listen", "127.0.0.1:%d" % port, "--flash", str(flash)],
                                   stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.p.stdout.readline()

@@ -334,9 +334,11 @@ def raw_console(port, name=None, mode=USE):
         return
     try:
         keep = HubStream(port, name, role="lease")
-    except _NoHub:
-        yield port
-        return
+    except _NoHub as e:
+        # A hub owns the board: going to the port itself would type into a console the hub
+        # holds (its clients' requests would land in mpremote's REPL). Never silently.
+        raise LinkError("the link hub serving %s did not lend its console (%s): try again, or stop it "
+                        "with `surepick link stop --port %s`" % (port, e, port)) from None
     try:
         yield keep.info["raw"]
     finally:

@@ -3,7 +3,6 @@
 # clients are LinkClients through the hub's Unix socket, the raw console is the hub's real pty.
 import os
 import select
-import shutil
 import socket
 import stat
 import threading
@@ -18,18 +17,9 @@ from surepick.host.link.frames import FrameParser
 from surepick.host.link.hub import BoardLines, Hub, swap_first_field
 from surepick.shared_fsm import link
 
-from tests.support.bench import short_runtime_dir
 from tests.support.hub_serving import Serving
 
 
-@pytest.fixture
-def rundir(monkeypatch):
-    # A private runtime directory: this test's hubs only (short: it holds Unix sockets).
-    d = short_runtime_dir()
-    monkeypatch.setenv("XDG_RUNTIME_DIR", d)
-    monkeypatch.delenv("SUREPICK_HUB", raising=False)
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 class HandBoard:
@@ -74,7 +64,7 @@ class HandBoard:
 
 
 @pytest.fixture
-def served(rundir):
+def served(hub_rundir):
     board = HandBoard()
     t = threading.Thread(target=board.accept)
     t.start()
@@ -232,7 +222,7 @@ def test_a_lost_board_disconnects_its_clients_with_the_reason(served):
         client(board.port)
 
 
-def test_a_lingering_hub_ends_after_its_last_client_and_frees_the_port(rundir):
+def test_a_lingering_hub_ends_after_its_last_client_and_frees_the_port(hub_rundir):
     board = HandBoard()
     t = threading.Thread(target=board.accept)
     t.start()

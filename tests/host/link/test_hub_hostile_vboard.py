@@ -15,7 +15,6 @@ from surepick.host.link import hub_client, hubwire, rundir
 from surepick.host.link.client import LinkClient
 from surepick.shared_fsm import link
 
-from tests.support.bench import short_runtime_dir
 from tests.support.hub_serving import Serving
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.vboard import deploy_firmware
@@ -24,17 +23,7 @@ pytestmark = NEEDS_MICROPYTHON
 
 
 @pytest.fixture
-def rundir_env(monkeypatch):
-    d = short_runtime_dir()
-    monkeypatch.setenv("XDG_RUNTIME_DIR", d)
-    monkeypatch.delenv("SUREPICK_HUB", raising=False)
-    yield d
-    import shutil
-    shutil.rmtree(d, ignore_errors=True)
-
-
-@pytest.fixture
-def board(tmp_path, rundir_env):
+def board(tmp_path, hub_rundir):
     flash = tmp_path / "flash"
     deploy_firmware(flash)
     b = plant_board(flash, "nominal", 1, realtime=True)
@@ -122,9 +111,9 @@ def test_ten_thousand_pings_in_one_message_do_not_starve_another_client(board):
         s.close()
 
 
-def test_out_of_file_descriptors_the_hub_refuses_newcomers_and_keeps_serving(board, rundir_env):
+def test_out_of_file_descriptors_the_hub_refuses_newcomers_and_keeps_serving(board, hub_rundir):
     b, _ = board
-    env = dict(os.environ, XDG_RUNTIME_DIR=rundir_env)
+    env = dict(os.environ, XDG_RUNTIME_DIR=hub_rundir)
     r_fd, w_fd = os.pipe()
     # the hub in its own process with a small descriptor limit (prlimit's RLIMIT_NOFILE)
     hub = subprocess.Popen(["prlimit", "--nofile=48", sys.executable, "-m", "surepick.host.link.hub",

@@ -4,7 +4,7 @@
 #   install.py   the deploy itself: compare hashes, copy what differs, swap atomically, reset
 # The names other layers and tests use, importable from the package:
 from surepick.host.deploy.artifacts import (BuildStats, build, default_cache_dir, find_mpy_cross,  # noqa: F401
-                                            install_compiled, install_source, mpy_cross_version, shipped, source_root)
+                                            install_compiled, mpy_cross_version, shipped, source_root)
 from surepick.host.deploy.errors import DeployError  # noqa: F401
 from surepick.host.deploy.install import MANIFEST, TEMP_SUFFIX, Result, deploy  # noqa: F401
 from surepick.host.deploy.target import DeployTarget, MicropythonInfo  # noqa: F401

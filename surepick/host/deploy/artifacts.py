@@ -49,14 +49,6 @@ def shipped(src_root=None):
     return sorted(out, key=lambda t: t[1])
 
 
-def install_source(flash_dir, src_root=None):
-    # What `deploy --source` installs, copied straight into a virtual board's flash directory.
-    for src, board_path, _ in shipped(src_root):
-        dest = Path(flash_dir) / board_path.lstrip("/")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src, dest)
-
-
 def install_compiled(flash_dir, march, src_root=None):
     # What deploy installs by default (.mpy from the cache, compiled for `march`), written
     # straight into a virtual board's flash directory: tests and `sim run --engine vboard` skip

@@ -16,7 +16,8 @@ pytestmark = NEEDS_MICROPYTHON
 
 @pytest.fixture
 def bench(tmp_path, request):
-    b = Bench(tmp_path, scenario=getattr(request, "param", "part_missing"))
+    # At the arm's true pace, so a job's length does not depend on the host's speed.
+    b = Bench(tmp_path, scenario=getattr(request, "param", "part_missing"), realtime=True)
     b.wait_firmware()
     yield b
     b.close()

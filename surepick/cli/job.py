@@ -17,7 +17,8 @@ def add_arguments(p):
     s = sub.add_parser("start", help="send a job: pick pose, place pose, part width")
     s.add_argument("--job", metavar="JOB.json", help="a job file (docs/job-file.md, e.g. from `surepick teach`): "
                    "its poses, width and attempts instead of --pick/--place/--width/--attempts; its approach "
-                   "height, if any, is set on the board first (config approach_height_um)")
+                   "height, if any, goes with the job: the board's approach_height_um from then on, "
+                   "if the board takes the job")
     s.add_argument("--pick", type=_pose, default=None, metavar="X,Y,Z[,PITCH]",
                    help="jaw centre at the part, mm (pitch deg, default -90: pointing down); "
                         "default: the reference source pad %s" % (DEFAULT_PICK_MM,))
@@ -139,35 +140,34 @@ def _job_args(args):
     args.config_needed = job.config_overrides()
 
 
-def _set_config(c, args, link):
-    # The job file's machine settings (its approach height), set on the board before the job.
-    for key, value in sorted(args.config_needed.items()):
-        r = c.request(link.T_CONFIG_GET, (key,), 3.0)
-        if r.ok and len(r.payload) > 1 and r.payload[1] == value:
-            continue
-        was = r.payload[1] if r.ok and len(r.payload) > 1 else "?"
-        from surepick.host.link.busy import write_at_rest
-        r = write_at_rest(c, link.T_CONFIG_SET, (key, value), 3.0)
-        if not r.ok:
-            raise CommandError("the board refused %s = %d from %s: %s %s" % (
-                key, value, args.job, r.code_name, " ".join(str(p) for p in r.payload)), exitcodes.FAILED)
-        print("%s: %s -> %d (from %s; persisted on the board)" % (key, was, value, args.job))
+def _board_attempts(c, args, link):
+    # The board's max_attempts, for a job file that sets the approach height but not the
+    # attempts (JOB carries the height after the attempts). Reads only.
+    if args.attempts is not None or not args.config_needed:
+        return None
+    r = c.request(link.T_CONFIG_GET, ("max_attempts",), 3.0)
+    if not r.ok or len(r.payload) < 2 or not isinstance(r.payload[1], int):
+        raise CommandError("the board did not say its max_attempts (%s %s), needed to send %s's approach height "
+                           "with the job: give the file a max_attempts" % (r.code_name, " ".join(
+                               str(p) for p in r.payload), args.job), exitcodes.FAILED)
+    return r.payload[1]
 
 
 def _start(c, args, link, codes, states):
     from surepick.host.link import jobs
-    spec = jobs.JobSpec(args.pick, args.place, args.width, args.attempts)
+    spec = jobs.JobSpec(args.pick, args.place, args.width, args.attempts,
+                        args.config_needed.get("approach_height_um"))
     try:
-        um = spec.link_args()
+        um = spec.link_args(_board_attempts(c, args, link))
     except ValueError as e:
         raise CommandError(str(e)) from None
-    if args.config_needed:
-        _set_config(c, args, link)
     r = c.request(link.T_JOB, um, 3.0, collect=(link.T_EVENT,))
     if not r.ok:
         raise CommandError("refused: %s" % _refused(c, r, args.port), exitcodes.FAILED)
     jobs.remember(c.port, spec)      # the monitor's live view starts it again on a key
     print("job accepted")
+    if spec.approach_um is not None:
+        print("approach_height_um: %d (from %s; the board's setting from this job on)" % (spec.approach_um, args.job))
     if not args.wait:
         return exitcodes.OK
     try:

@@ -50,6 +50,7 @@ FW_VERSION = "0.1.0"
 LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again for more
 _HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
 _HIL_LINES = 4                     # HIL: lines handled per tick at most
+_APPROACH = "approach_height_um"   # the setting a JOB may carry (docs/protocol.md)
 _US_MASK = 0x3FFFFFFF
 GC_REST_MS = 5000        # at rest, collect garbage at least this often (and before every job)
 
@@ -501,18 +502,27 @@ class App(Controller):
 
     def _job(self, rid, a):
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
-        if not self.busy():
-            # At rest, before anything moves: every move of every attempt is planned ahead
-            # (motion.py: a straight move is four or more loop periods of IK on an RP2040; a
-            # retry planned when it comes overran the loop), the watchdog fed between plans as
-            # between flash writes; then the heap is collected so that the moves never wait for
-            # a collection, and the loop's figures start afresh. Collected after each plan too:
-            # the plans then sit together and leave the heap's big block whole (_planned_one).
-            self.stats.begin_cycle()
-            self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
-                                self._planned_one)
-            self._collect()
-        r = self.start_job(job)
+        # A refused job changes nothing: what refuses any job is asked before anything is set
+        # up; the job's approach height (JOB's last field; 0: the board's own) is set in RAM,
+        # put back if the job is refused, and saved with the job's marker once the arm settles.
+        r = self.job_refusal()
+        was = self.cfg.approach_height_um
+        if not r and len(a) > 10 and a[10] and a[10] != was:
+            try:
+                self.settings.set(_APPROACH, a[10])
+            except ValueError:
+                self._reply(rid, link.E_BAD_VALUE, (_APPROACH,))
+                return
+            self.apply_settings()
+        if not r:
+            r = self._start_job(job)
+        if self.cfg.approach_height_um != was:
+            if r == M_OK:
+                if self.persist:         # (a HIL job's height stays in RAM, as a calibration)
+                    self.settings_unsaved = 1
+            else:
+                self.settings.set(_APPROACH, was)
+                self.apply_settings()
         if r == M_OK:
             self.cycle_open = 1
             self.marker_counted = 1
@@ -531,6 +541,20 @@ class App(Controller):
             self._reply(rid, link.E_STATE, ("arm_invalid",))    # deploy a valid /arm.json
         else:
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
+
+    def _start_job(self, job):
+        if not self.busy():
+            # At rest, before anything moves: every move of every attempt is planned ahead
+            # (motion.py: a straight move is four or more loop periods of IK on an RP2040; a
+            # retry planned when it comes overran the loop), the watchdog fed between plans as
+            # between flash writes; then the heap is collected so that the moves never wait for
+            # a collection, and the loop's figures start afresh. Collected after each plan too:
+            # the plans then sit together and leave the heap's big block whole (_planned_one).
+            self.stats.begin_cycle()
+            self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
+                                self._planned_one)
+            self._collect()
+        return self.start_job(job)
 
     def _teleop_request(self, ftype, rid, args):
         # TELEOP and SETPOINT: teleop_mode.py loads with the first one (heap on the chip); a

@@ -487,6 +487,19 @@ class Controller:
         # -> the machine's answer (machine.OK, E_BUSY, ...). A started job leaves its marker on
         # flash, so a reset mid-cycle is known at the next boot; the marker is written once the
         # arm has settled, and the cycle begins only after it.
+        r = self.job_refusal()
+        if r:
+            return r
+        r = self.m.start_job(job, self.check_pose)
+        if r == M_OK and self.persist:
+            self.job_waiting = job
+            self.m.job_pending = 0       # the machine begins when the marker is on flash
+            self._start_waiting_job()
+        return r
+
+    def job_refusal(self):
+        # -> what start_job answers whatever the job (M_OK: a job may start now). Changes
+        # nothing, so a caller asks it before it sets anything up for a job (App._job).
         if (self.rescue_op is not None or self.cal is not None or self.job_waiting is not None
                 or self.teleop.on):
             return M_BUSY
@@ -494,12 +507,7 @@ class Controller:
             return E_ARM_INVALID         # no valid arm description: nothing moves (arm_error says why)
         if self.arm_off and not self.m.fault and not self.m.holding:
             return M_ARM_OFF             # (faulted, or a part held: the machine says so first)
-        r = self.m.start_job(job, self.check_pose)
-        if r == M_OK and self.persist:
-            self.job_waiting = job
-            self.m.job_pending = 0       # the machine begins when the marker is on flash
-            self._start_waiting_job()
-        return r
+        return self.m.refusal()
 
     def _start_waiting_job(self):
         job = self.job_waiting
@@ -509,6 +517,8 @@ class Controller:
         if not self.settled():
             return
         self.job_waiting = None
+        if self.settings_unsaved:
+            self._save_settings()        # the job's approach height (App._job), before its marker
         if self.write_marker(job):
             self.m.job_pending = 1
         else:

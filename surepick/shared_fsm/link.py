@@ -189,10 +189,10 @@ SCHEMA = {
     T_STATUS: ("STATUS", 1, (K_RID,), ("req_id",)),
     T_JOB: ("JOB", 10,
             (K_RID, K_POS, K_POS, K_POS, K_MDEG, K_POS, K_POS, K_POS, K_MDEG,
-             K_WIDTH, K_TRIES),
+             K_WIDTH, K_TRIES, K_U30),
             ("req_id", "pick_x_um", "pick_y_um", "pick_z_um", "pick_pitch_mdeg",
              "place_x_um", "place_y_um", "place_z_um", "place_pitch_mdeg", "width_um",
-             "max_attempts")),
+             "max_attempts", "approach_height_um")),
     T_ABORT: ("ABORT", 1, (K_RID,), ("req_id",)),
     T_CLEAR_FAULT: ("CLEAR_FAULT", 1, (K_RID,), ("req_id",)),
     T_LOG_SINCE: ("LOG_SINCE", 2, (K_RID, K_U30), ("req_id", "after_seq")),
@@ -459,11 +459,14 @@ def setpoint(req_id, seq, q_mdeg, jaw_um):
     return encode(T_SETPOINT, (req_id, seq) + tuple(q_mdeg) + (jaw_um,))
 
 
-def job(req_id, pick, place, width_um, max_attempts=None):
-    # pick, place: (x_um, y_um, z_um, pitch_mdeg); max_attempts None = board default
+def job(req_id, pick, place, width_um, max_attempts=None, approach_height_um=None):
+    # pick, place: (x_um, y_um, z_um, pitch_mdeg); max_attempts None = board default;
+    # approach_height_um (needs max_attempts): the board's setting from this job on, if it takes it
     f = (req_id,) + tuple(pick) + tuple(place) + (width_um,)
     if max_attempts is not None:
         f = f + (max_attempts,)
+        if approach_height_um is not None:
+            f = f + (approach_height_um,)
     if len(pick) != 4 or len(place) != 4:
         return None
     return encode(T_JOB, f)

@@ -212,12 +212,9 @@ class Machine:
     def start_job(self, job, check_pose=None):
         # check_pose(x_um, y_um, z_um, pitch_mdeg) raises ValueError when unreachable
         # (kinematics-backed); None skips the check (tests that do not move a real arm).
-        if self.fault:
-            return E_FAULTED
-        if self.state != IDLE or self.job_pending:
-            return E_BUSY
-        if self.holding:
-            return E_HOLDING     # a new approach would open the jaw wherever the arm is
+        r = self.refusal()
+        if r:
+            return r
         if len(job.pick) != 4 or len(job.place) != 4 or job.part_width_um <= 0:
             return E_BAD_JOB
         if job.part_width_um > self.jaw_max_um or job.max_attempts < 0 or job.max_attempts > MAX_ATTEMPTS:
@@ -237,6 +234,17 @@ class Machine:
         if self.resense is not None and hasattr(self.resense, "job"):
             self.resense.job(self)
         self.job_pending = 1
+        return OK
+
+    def refusal(self):
+        # -> what start_job answers before it looks at the job (OK: the machine takes one now).
+        # Changes nothing: a caller asks it before it sets anything up for the job.
+        if self.fault:
+            return E_FAULTED
+        if self.state != IDLE or self.job_pending:
+            return E_BUSY
+        if self.holding:
+            return E_HOLDING     # a new approach would open the jaw wherever the arm is
         return OK
 
     def abort(self):

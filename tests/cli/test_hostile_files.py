@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.support.cli import surepick
+from tests.support.needs import NEEDS_MICROPYTHON
 
 GOOD_JOB = {"format": "surepick-job", "version": 1,
             "pick": {"x_mm": 160.0, "y_mm": -60.0, "z_mm": 15.5, "pitch_deg": -90.0},
@@ -100,3 +101,64 @@ def test_replay_refuses_a_scenario_named_like_a_path(tmp_path):
     r = surepick("replay", run, timeout=120)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and "scenario must be a name" in r.stderr, r.stderr
+
+
+# ---- a job refused on the board changes nothing there ----
+
+def _flash_bytes(flash):
+    return {str(p.relative_to(flash)): p.read_bytes() for p in sorted(flash.rglob("*")) if p.is_file()}
+
+
+def _quiet_flash(flash, ps, con, board_ms=2000, tries=30):
+    # the flash as it stays over board_ms of the board's own time (its writes at rest are done)
+    import time
+    before = _flash_bytes(flash)
+    for _ in range(tries):
+        t0, deadline = ps.now_ms, time.monotonic() + 120
+        while ps.now_ms < t0 + board_ms and time.monotonic() < deadline:
+            con.pump(0.05)
+        now = _flash_bytes(flash)
+        if now == before:
+            return now
+        before = now
+    raise AssertionError("the board's flash never went quiet")
+
+
+@NEEDS_MICROPYTHON
+def test_a_job_refused_for_a_latched_fault_sets_nothing_on_the_board(tmp_path):
+    # `job start --job` with an approach height on a board with a latched fault: refused, and
+    # every file on its flash byte-identical (it once saved the height first, then was refused).
+    pytest.importorskip("mujoco")
+    from surepick.engines.vboard_plant import plant_board
+    from surepick.shared_fsm import codes, link
+    from tests.support.vboard import Console, deploy_firmware
+    job = tmp_path / "job.json"
+    job.write_bytes(_job(approach_height_mm=65.0, max_attempts=2))
+    flash = tmp_path / "flash"
+    deploy_firmware(flash)
+    b = plant_board(flash, "nominal", 3)
+    with b:
+        con = Console(b.address)
+        try:
+            assert con.wait(lambda f: f.ftype == link.T_TELEMETRY, 60) is not None
+            _quiet_flash(flash, b.plant_service, con)
+            con.send(link.job(7, (160000, -60000, 15500, -90000), (150000, 80000, 20500, -90000), 25000))
+            r = con.wait(lambda f: f.ftype == link.T_REPLY and f.fields[0] == 7, 30)
+            assert r is not None and r.fields[1] == link.OK, r
+            assert con.wait(lambda f: f.ftype == link.T_EVENT and f.fields[2] == codes.K_TRANSITION, 60) is not None
+            con.send(link.request(link.T_ABORT, 8, ()))
+            r = con.wait(lambda f: f.ftype == link.T_REPLY and f.fields[0] == 8, 30)
+            assert r is not None and r.fields[1] == link.OK, r
+            before = _quiet_flash(flash, b.plant_service, con)
+        finally:
+            con.close()
+        r = surepick("job", "start", "--job", job, "--port", b.address, timeout=120)
+        assert r.returncode == 1 and "refused" in r.stderr and "job clear" in r.stderr, r.stdout + r.stderr
+        assert "approach_height_um" not in r.stdout, r.stdout
+        con = Console(b.address)
+        try:
+            after = _quiet_flash(flash, b.plant_service, con)
+        finally:
+            con.close()
+    assert before == after, sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    assert b"approach_height_um" not in before.get("config.json", b"")

@@ -104,3 +104,12 @@ def test_one_heavy_piece_of_link_work_per_tick(tmp_path):
     assert res["fails"] == 0, text
     assert res["events"] >= 10 and res["faults_sent"] == 1     # three attempts, then the fault
     assert res["event_ticks"] >= 10 and res["piece_ticks"] > res["events"] * 2
+
+
+def test_a_refused_job_changes_nothing_and_a_taken_one_keeps_its_height(tmp_path):
+    # (a job refused for a latched fault once left its approach height set and saved)
+    res, text = run("fw_job_refused.py", tmp_path)
+    assert res["fails"] == 0, text
+    for name in ("faulted", "faulted_bad_height", "estop", "unreachable", "height_too_low", "height_too_high"):
+        assert res["refused_" + name] == 1, text
+    assert res["taken_height_saved"] == 1

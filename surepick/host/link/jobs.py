@@ -27,19 +27,32 @@ def parse_pose(text):
 
 
 class JobSpec:
-    def __init__(self, pick=DEFAULT_PICK_MM, place=DEFAULT_PLACE_MM, width=DEFAULT_WIDTH_MM, attempts=None):
+    def __init__(self, pick=DEFAULT_PICK_MM, place=DEFAULT_PLACE_MM, width=DEFAULT_WIDTH_MM, attempts=None,
+                 approach_um=None):
         self.pick = tuple(float(x) for x in pick)
         self.place = tuple(float(x) for x in place)
         self.width = float(width)
         self.attempts = None if attempts is None else int(attempts)
+        # a job file's approach height: the board's approach_height_um from this job on, set by
+        # the board only when it takes the job (a refused job changes nothing on it)
+        self.approach_um = None if approach_um is None else int(approach_um)
 
-    def link_args(self):
+    def link_args(self, board_attempts=None):
         # The JOB frame's fields after the request id. ValueError when the link cannot carry them.
+        # The approach height is JOB's last field: with it, the attempts must be given
+        # (board_attempts: the board's own max_attempts, when the job names none).
         um = [int(round(v * 1000)) for v in self.pick[:3]] + [int(round(self.pick[3] * 1000))]
         um += [int(round(v * 1000)) for v in self.place[:3]] + [int(round(self.place[3] * 1000))]
         um.append(int(round(self.width * 1000)))
-        if self.attempts is not None:
-            um.append(self.attempts)
+        attempts = self.attempts
+        if attempts is None and self.approach_um is not None:
+            attempts = board_attempts
+            if attempts is None:
+                raise ValueError("a job with an approach height needs its attempts (or the board's max_attempts)")
+        if attempts is not None:
+            um.append(attempts)
+        if self.approach_um is not None:
+            um.append(self.approach_um)
         if link.check(link.T_JOB, [1] + um) != link.OK:
             raise ValueError("a value is outside what the link carries (poses within 1 m, "
                              "width 0.001-100 mm, attempts 1-9)")

@@ -313,6 +313,16 @@ _WHAT = {RUN_JSON: "one JSON object", CYCLES_JSONL: "one JSON object per line",
          EVENTS_CSV: "a CSV of events", TICKS_CSV: "a CSV of integers, one row per tick"}
 
 
+def _whole_lines(p, text):
+    # Every line of a record file ends in a newline (the writers end each one so). A file whose
+    # end has none was cut mid-line (a power cut during a write): its last line's numbers may be
+    # cut short yet still parse ("1500" read as "15"), so it is refused, never read as whole.
+    if text and not text.endswith("\n"):
+        raise RunRecordError("%s line %d is cut short (truncated: the file ends without its newline, a write cut mid-line; "
+                             "its last number may be cut too): record the run again, or delete that line to read "
+                             "the rest" % (p, text.count("\n") + 1))
+
+
 def _json(text):
     # json.loads that refuses NaN and Infinity (not JSON; a NaN period must not slip through).
     def bad_constant(name):
@@ -343,7 +353,9 @@ def _load_cycles(path, meta):
     p = _file(path, CYCLES_JSONL)
     cycles = []
     seen = set()
-    for n, line in enumerate(_text_of(p).splitlines(), 1):
+    text = _text_of(p)
+    _whole_lines(p, text)
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -381,6 +393,7 @@ def _load_events(path, known):
     p = _file(path, EVENTS_CSV)
     out = {}
     text = _text_of(p)
+    _whole_lines(p, text)
     try:
         rows = csv.reader(io.StringIO(text, newline=""))
         header = next(rows, None)
@@ -407,14 +420,13 @@ def _load_events(path, known):
 def _load_ticks(path, known):
     p = _file(path, TICKS_CSV)
     text = _text_of(p)
+    _whole_lines(p, text)
     nl = text.find("\n")
     header = (text if nl < 0 else text[:nl]).rstrip("\r").split(",")
     if header == [""]:
         raise RunRecordError("%s is empty (no header line)" % p)
     _check_header(p, header, TICK_COLUMNS)
     body = "" if nl < 0 else text[nl + 1:]
-    if body and not body.endswith("\n"):
-        raise RunRecordError("%s ends in the middle of a line (truncated file?)" % p)
     if not body:
         return np.zeros((0, len(TICK_COLUMNS)), dtype=np.int64)
     try:

@@ -31,6 +31,7 @@ DOMAIN_ERRORS = (
     ("surepick.vboard.interp", "MicropythonNotFound", exitcodes.USAGE),
     ("surepick.engines.vboard", "VboardRunError", exitcodes.FAILED),
     ("surepick.engines.batch", "ResumeError", exitcodes.USAGE),
+    ("surepick.worker_limits", "BoundExceeded", exitcodes.FAILED),
 )
 
 

@@ -70,6 +70,9 @@ def run(args):
         raise CommandError(str(e)) from None
     except sweep_dask.DaskUnavailable as e:
         raise CommandError(str(e)) from None
+    except sweep_pool.WorkerBound as e:
+        raise CommandError("%s; results so far are in %s, --resume continues" % (
+            e, os.path.join(args.out, "results.jsonl")), exitcodes.FAILED) from None
     except (sweep_pool.WorkerError, sweep_dask.DaskTaskError) as e:
         raise CommandError("%s\nresults so far are in %s; --resume continues" % (
             e, os.path.join(args.out, "results.jsonl")), exitcodes.FAILED) from None

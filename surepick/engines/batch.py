@@ -9,15 +9,22 @@ import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
+from surepick import worker_limits
 from surepick.sim import scenarios
 from surepick.engines.summary import summarise, versions
 
 
-def _ignore_sigint():
+def _start_worker():
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt means
+    worker_limits.bound_this_process()
 
 
 def _one(item):
+    # One cycle in a worker, within its bounds (surepick/worker_limits.py).
+    return worker_limits.bounded_task(_cycle, item)
+
+
+def _cycle(item):
     name, overrides, seed, cfg_overrides, plant_params, arm_description = item
     from surepick.engines.inproc import run_cycle
     arm = None
@@ -131,11 +138,17 @@ def run_batch(items, out_dir, jobs=2, progress=None, done=()):
     interrupted = False
     t0 = time.perf_counter()
     with open(jsonl, "a" if done else "w") as log:
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker)
         try:
-            futures = [pool.submit(_one, it) for it in todo]
+            futures = {pool.submit(_one, it): it for it in todo}
             for fut in as_completed(futures):
-                rec = fut.result()
+                try:
+                    rec = fut.result()
+                except worker_limits.BoundExceeded as e:
+                    it = futures[fut]
+                    raise worker_limits.BoundExceeded(
+                        "scenario %s seed %d stopped: %s; the %d cycles finished are in %s, --resume continues"
+                        % (it[0], it[2], e, len(results), jsonl)) from None
                 results.append(rec)
                 log.write(json.dumps(rec) + "\n")
                 log.flush()

@@ -3,11 +3,16 @@
 # (killed, out of memory, a crash in MuJoCo) costs only the task it held: the task goes back to
 # the front of the queue and a new worker takes the dead one's place. A task that has killed
 # MAX_LOSSES workers stops the run (fail closed: something in it kills processes).
+# Each worker runs within surepick/worker_limits.py's bounds (memory, file size, CPU per task):
+# a task past one stops the run with one line naming it (WorkerBound); results finished before
+# it are kept, as for any failure.
 import multiprocessing
 import signal
 import traceback
 from collections import deque
 from multiprocessing.connection import wait
+
+from surepick import worker_limits
 
 MAX_LOSSES = 3
 
@@ -16,9 +21,14 @@ class WorkerError(RuntimeError):
     """A task raised in a worker, or kept killing workers: the task and the worker's traceback."""
 
 
+class WorkerBound(WorkerError):
+    """A task went past its worker's bounds (worker_limits): one line, no traceback."""
+
+
 def _serve(conn, fn):
     # A worker: tasks in, results out, until the parent says stop or goes away.
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's to handle
+    worker_limits.bound_this_process()
     while True:
         try:
             msg = conn.recv()
@@ -28,7 +38,9 @@ def _serve(conn, fn):
             return
         task_id, payload = msg
         try:
-            out = ("done", task_id, fn(payload))
+            out = ("done", task_id, worker_limits.bounded_task(fn, payload))
+        except worker_limits.BoundExceeded as e:
+            out = ("bound", task_id, str(e))
         except Exception:
             out = ("error", task_id, traceback.format_exc())
         conn.send(out)
@@ -109,6 +121,8 @@ class LocalPool:
                         pool[i] = self._replace(w, queue, losses)
                     elif msg is not None:
                         kind, task_id, out = msg
+                        if kind == "bound":
+                            raise WorkerBound("task %r stopped: %s" % (task_id, out))
                         if kind == "error":
                             raise WorkerError("task %r failed in a worker:\n%s" % (task_id, out))
                         w.task = None

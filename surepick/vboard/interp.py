@@ -12,6 +12,8 @@ import termios
 import tty
 from pathlib import Path
 
+from surepick import worker_limits
+
 _SIGINT_BIT = 1 << (signal.SIGINT - 1)
 _WRITE_CHUNK = 4096
 
@@ -48,6 +50,7 @@ class Interpreter:
             self.slave_name = os.ttyname(slave)
             self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
                                          cwd=cwd, close_fds=True, start_new_session=True)
+            worker_limits.bound_child(self.proc.pid)   # it runs the firmware and files on its flash
         except BaseException:
             os.close(master)
             raise

@@ -19,6 +19,7 @@ import tty
 import termios
 from pathlib import Path
 
+from surepick import worker_limits
 from surepick.source_tree import CHECKOUT, main_checkout, package_file
 
 NODE_DIR = package_file("engines", "rp2040", "node")
@@ -160,6 +161,7 @@ class Chip:
             cmd.append("--no-flash-timing")
         self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, cwd=str(NODE_DIR))
+        worker_limits.bound_child(self._proc.pid)     # it runs the firmware and files on its flash
         self._stderr_done = threading.Event()
         self._lines = queue.Queue()
         threading.Thread(target=self._drain_stderr, daemon=True).start()

@@ -70,20 +70,13 @@ def key_value(text):
 
 
 def json_object_file(path, what):
-    # -> the JSON object in `path`. CommandError (usage) when it cannot be read or is not an
-    # object; `what` names the file in the message ("config file x.json ...").
-    import json
+    # -> the JSON object in `path`, read within bounds (surepick/json_file.py). CommandError
+    # (usage) when it cannot be; `what` names the file in the message ("config file x.json ...").
+    from surepick import json_file
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as e:
-        raise CommandError("cannot read the %s file %s: %s" % (what, path, e.strerror or e),
-                           exitcodes.USAGE) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CommandError("%s file %s is not valid JSON: %s" % (what, path, e), exitcodes.USAGE) from None
-    if not isinstance(data, dict):
-        raise CommandError("%s file %s must hold a JSON object" % (what, path), exitcodes.USAGE)
-    return data
+        return json_file.load_object(path, what + " file")
+    except json_file.JsonFileError as e:
+        raise CommandError(str(e), exitcodes.USAGE) from None
 
 
 def config_overrides_file(path):

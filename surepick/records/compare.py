@@ -3,7 +3,6 @@
 # on, the holding current while carrying, the board's current-zero calibration and the loop
 # timing. Each check has a tolerance (DEFAULT_TOLERANCES, overridable from a JSON file); the
 # result says which phases differ beyond them. Rendering lives in compare_report.py.
-import json
 
 import numpy as np
 
@@ -162,15 +161,11 @@ def load_tolerances(path):
     tol = dict(DEFAULT_TOLERANCES)
     if path is None:
         return tol
+    from surepick import json_file
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as e:
-        raise CompareError("cannot read tolerances file %s: %s" % (path, e.strerror))
-    except json.JSONDecodeError as e:
-        raise CompareError("tolerances file %s is not valid JSON (line %d: %s)" % (path, e.lineno, e.msg))
-    if not isinstance(data, dict):
-        raise CompareError("tolerances file %s must hold a JSON object" % path)
+        data = json_file.load_object(path, "tolerances file")
+    except json_file.JsonFileError as e:
+        raise CompareError(str(e)) from None
     for k, v in data.items():
         if k not in tol:
             raise CompareError("tolerances file %s: unknown tolerance %r (known: %s)" % (path, k, ", ".join(sorted(tol))))

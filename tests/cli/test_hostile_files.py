@@ -43,14 +43,48 @@ JOBS = {
 
 
 @pytest.mark.parametrize("what", sorted(JOBS))
-def test_a_hostile_job_file_is_one_clear_line(tmp_path, what):
+@pytest.mark.parametrize("verb", ["sim run", "job start"])
+def test_a_hostile_job_file_is_one_clear_line(tmp_path, what, verb):
     data, needle = JOBS[what]
     p = tmp_path / "job.json"
     p.write_bytes(data)
-    r = surepick("sim", "run", "--job", p, "--out", tmp_path / "run", timeout=120)
+    where = ["--out", tmp_path / "run"] if verb == "sim run" else ["--port", "socket://127.0.0.1:9"]
+    r = surepick(*verb.split(), "--job", p, *where, timeout=120)   # (the file is read before the port)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and needle in r.stderr, r.stderr[-2000:]
     assert len(r.stderr) < 2000, r.stderr[:300]       # the 400 digits are not echoed back
+
+
+# Small JSON files other commands read (surepick/json_file.py): config overrides, plant
+# parameters, compare's tolerances, `config import`.
+OBJECTS = {
+    "nesting 100k deep": (b"[" * 100000 + b"]" * 100000, "nests too deep"),
+    "a 5000-digit number": (b'{"x": ' + b"9" * 5000 + b"}", "is not valid JSON: Exceeds the limit (4300 digits)"),
+    "NaN": (b'{"x": NaN}', "is not valid JSON: NaN is not a JSON number"),
+    "binary": (b"{" + bytes(range(128, 256)) + b"}", "is not UTF-8 text (byte 0x80 at offset 1)"),
+    "2 MB": (b" " * (2 << 20) + b"{}", "is larger than 1048576 bytes"),
+    "a list": (b"[1, 2]", "must hold a JSON object"),
+}
+OBJECT_VERBS = {
+    "sim run --config": (lambda p, t: ["sim", "run", "--config", p, "--out", t / "run"], "config file"),
+    "sim run --plant": (lambda p, t: ["sim", "run", "--plant", p, "--out", t / "run"], "plant file"),
+    "sim sweep --plant": (lambda p, t: ["sim", "sweep", "--scenario", "nominal", "--plant", p, "--out", t / "sw"], "plant file"),
+    "config import": (lambda p, t: ["config", "import", p, "--port", "socket://127.0.0.1:9"], "config file"),
+    "compare --tolerances": (lambda p, t: ["compare", t, t, "--tolerances", p, "--out", t / "cmp"], "tolerances file"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(OBJECTS))
+@pytest.mark.parametrize("verb", sorted(OBJECT_VERBS))
+def test_a_hostile_json_file_is_one_clear_line(tmp_path, what, verb):
+    data, needle = OBJECTS[what]
+    p = tmp_path / "in.json"
+    p.write_bytes(data)
+    args, kind = OBJECT_VERBS[verb]
+    r = surepick(*args(p, tmp_path), timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr[-2000:]
+    assert "%s %s %s" % (kind, p, needle) in r.stderr, r.stderr[-2000:]
 
 
 def _sample(t, pose=None):

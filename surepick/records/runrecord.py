@@ -32,6 +32,11 @@ EVENTS_CSV = "events.csv"
 TICKS_CSV = "ticks.csv"
 FILES = (RUN_JSON, CYCLES_JSONL, EVENTS_CSV, TICKS_CSV)
 
+# The largest file of each kind a reader takes (checked before reading; a record is read whole,
+# in about 7x its ticks.csv, docs/run-record.md). A host-sim cycle writes about 0.3 MB of ticks,
+# 1 KB of cycles.jsonl and events.csv: 1 GiB of ticks is about 3,400 cycles.
+MAX_BYTES = {RUN_JSON: 4 << 20, CYCLES_JSONL: 256 << 20, EVENTS_CSV: 256 << 20, TICKS_CSV: 1 << 30}
+
 
 EVENT_COLUMNS = ("cycle", "seq", "t_ms", "kind", "from", "to", "reason", "attempt", "pot_counts",
                  "switch_pressed", "current_ma", "beam_broken", "present_mask")
@@ -295,9 +300,16 @@ def _file(path, name):
 
 
 def _text_of(p):
-    # The file's text, or RunRecordError when it is not UTF-8 text (binary data, a NUL byte).
+    # The file's text, or RunRecordError when it is not UTF-8 text (binary data, a NUL byte) or
+    # larger than its kind's bound (nothing of it read then).
+    limit = MAX_BYTES[os.path.basename(p)]
     with open(p, "rb") as f:
-        data = f.read()
+        data = f.read(limit + 1) if os.fstat(f.fileno()).st_size <= limit else b""
+        size = max(len(data), os.fstat(f.fileno()).st_size)
+    if size > limit:
+        raise RunRecordError("%s is %d MiB, larger than a run record's %s may be (%d MiB; a host-sim cycle "
+                             "writes about 0.3 MiB of ticks): record fewer cycles per run"
+                             % (p, size >> 20, os.path.basename(p), limit >> 20))
     nul = data.find(b"\0")
     if nul >= 0:
         raise RunRecordError("%s is not a text file (a NUL byte at offset %d): expected %s"

@@ -82,3 +82,20 @@ def test_compare_refuses_a_torn_ticks_file_in_one_line(record, tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "ticks.csv line %d is cut short" % line in r.stderr and "delete that line" in r.stderr
     assert not (tmp_path / "cmp").exists()
+
+
+@pytest.mark.parametrize("name", ["ticks.csv", "events.csv", "cycles.jsonl", "run.json"])
+def test_a_record_file_past_its_bound_is_refused_unread(record, tmp_path, name):
+    # a sparse file one byte past the bound: refused from its size, in 1 GiB of address space
+    # (reading it would need more), in one line naming it
+    d = tmp_path / "big"
+    shutil.copytree(record, d)
+    with open(d / name, "r+b") as f:
+        f.truncate(runrecord.MAX_BYTES[name] + 1)
+    import subprocess
+    from tests.support.cli import SUREPICK_BIN
+    r = subprocess.run(["prlimit", "--as=%d" % (1 << 30), SUREPICK_BIN, "replay", str(d), "--quiet"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr[-2000:]
+    assert "%s is %d MiB, larger than a run record's %s may be (%d MiB" % (
+        d / name, (runrecord.MAX_BYTES[name] + 1) >> 20, name, runrecord.MAX_BYTES[name] >> 20) in r.stderr, r.stderr

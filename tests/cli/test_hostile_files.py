@@ -6,8 +6,22 @@ import json
 
 import pytest
 
-from tests.support.cli import surepick
+from tests.support.cli import SUREPICK_BIN, surepick
 from tests.support.needs import NEEDS_MICROPYTHON
+
+# Each command meets its hostile file within 1 GiB of address space (the memory bound
+# docs/safety-hostile-input.md states for a command reading a user's file): refused in one
+# line, not grown until the kernel kills it.
+MEMORY_BOUND = 1 << 30
+
+
+def bounded(*args, timeout=120):
+    import shutil
+    import subprocess
+    if shutil.which("prlimit") is None:
+        return surepick(*args, timeout=timeout)
+    return subprocess.run(["prlimit", "--as=%d" % MEMORY_BOUND, SUREPICK_BIN, *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
 
 GOOD_JOB = {"format": "surepick-job", "version": 1,
             "pick": {"x_mm": 160.0, "y_mm": -60.0, "z_mm": 15.5, "pitch_deg": -90.0},
@@ -49,7 +63,7 @@ def test_a_hostile_job_file_is_one_clear_line(tmp_path, what, verb):
     p = tmp_path / "job.json"
     p.write_bytes(data)
     where = ["--out", tmp_path / "run"] if verb == "sim run" else ["--port", "socket://127.0.0.1:9"]
-    r = surepick(*verb.split(), "--job", p, *where, timeout=120)   # (the file is read before the port)
+    r = bounded(*verb.split(), "--job", p, *where)   # (the file is read before the port)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and needle in r.stderr, r.stderr[-2000:]
     assert len(r.stderr) < 2000, r.stderr[:300]       # the 400 digits are not echoed back
@@ -81,7 +95,7 @@ def test_a_hostile_json_file_is_one_clear_line(tmp_path, what, verb):
     p = tmp_path / "in.json"
     p.write_bytes(data)
     args, kind = OBJECT_VERBS[verb]
-    r = surepick(*args(p, tmp_path), timeout=120)
+    r = bounded(*args(p, tmp_path))
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr[-2000:]
     assert "%s %s %s" % (kind, p, needle) in r.stderr, r.stderr[-2000:]
@@ -112,7 +126,7 @@ def test_a_hostile_teleop_stream_is_one_clear_line(tmp_path, name):
     data, needle = STREAMS[name]
     p = tmp_path / name
     p.write_bytes(data)
-    r = surepick("teleop", "--source", p, "--target", "sim", "--viewer", "off", timeout=120)
+    r = bounded("teleop", "--source", p, "--target", "sim", "--viewer", "off")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stderr and needle in r.stderr, r.stderr[-2000:]
 
@@ -196,3 +210,27 @@ def test_a_job_refused_for_a_latched_fault_sets_nothing_on_the_board(tmp_path):
             con.close()
     assert before == after, sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     assert b"approach_height_um" not in before.get("config.json", b"")
+
+
+SPARSE = {   # a 2 GiB file of NUL bytes with no newline (sparse: no disk), where each command reads one
+    "teleop stream .jsonl": (lambda p, t: ["teleop", "--source", p, "--target", "sim", "--viewer", "off"],
+                             "big.jsonl", ":1: longer than 65536 characters"),
+    "teleop stream .csv": (lambda p, t: ["teleop", "--source", p, "--target", "sim", "--viewer", "off"],
+                           "big.csv", ":1: longer than 65536 characters"),
+    "job file": (lambda p, t: ["sim", "run", "--job", p, "--out", t / "run"], "big.json", "larger than 65536 bytes"),
+    "config file": (lambda p, t: ["sim", "run", "--config", p, "--out", t / "run"], "big.json",
+                    "is larger than 1048576 bytes"),
+    "arm description": (lambda p, t: ["sim", "run", "--arm", p, "--out", t / "run"], "big.json",
+                        "2147483648 bytes, a description is at most 65536"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(SPARSE))
+def test_a_file_of_gigabytes_is_refused_within_the_memory_bound(tmp_path, what):
+    args, name, needle = SPARSE[what]
+    p = tmp_path / name
+    with open(p, "wb") as f:
+        f.truncate(2 << 30)
+    r = bounded(*args(p, tmp_path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr[-2000:]
+    assert needle in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]

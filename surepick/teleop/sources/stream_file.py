@@ -70,7 +70,12 @@ def _time(v, where, last, first):
 def _lines(path):
     # (line number, text) of a UTF-8 text file, bounded; SourceError names the line that is not
     with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
+        n = 0
+        while True:
+            raw = f.readline(MAX_LINE_CHARS + 1)     # bounded: a line of gigabytes is not read whole
+            if not raw:
+                return
+            n += 1
             where = "%s:%d" % (path, n)
             if len(raw) > MAX_LINE_CHARS:
                 raise SourceError("%s: longer than %d characters: not a stream sample" % (where, MAX_LINE_CHARS))

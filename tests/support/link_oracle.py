@@ -26,7 +26,7 @@ TOKEN = "token"
 REQUESTS = {
     "p": ("PING", (), 0),
     "s": ("STATUS", (), 0),
-    "j": ("JOB", (POS, POS, POS, MDEG, POS, POS, POS, MDEG, (1, 100000), (1, 9)), 1),
+    "j": ("JOB", (POS, POS, POS, MDEG, POS, POS, POS, MDEG, (1, 100000), (1, 9), U30), 2),
     "a": ("ABORT", (), 0),
     "c": ("CLEAR_FAULT", (), 0),
     "l": ("LOG_SINCE", (U30,), 0),

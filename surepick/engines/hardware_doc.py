@@ -40,13 +40,18 @@ def physical_pin(gpio):
     return None
 
 
-def signals(board=None):
-    # -> [(GPIO, what, direction, wire it to)] of the pin map, from the firmware's defaults
+def signals(board=None, arm=None):
+    # -> [(GPIO, what, direction, wire it to)] of the pin map: the servos' pins from the arm
+    # description (the reference arm's by default), the rest from the firmware's defaults
     from surepick.firmware import settings
+    from surepick.shared_fsm import kinematics
     b = board or settings.board_defaults()
+    servo_pins = (arm or kinematics.REFERENCE).servo_pins()
     out = []
     for i, name in enumerate(SERVOS):
-        out.append((b["pin_servo%d" % i], "%s servo signal" % name, "out, PWM 50 Hz",
+        if servo_pins[i] < 0:
+            continue
+        out.append((servo_pins[i], "%s servo signal" % name, "out, PWM 50 Hz",
                     "the servo's signal wire (orange/yellow); its red to the servo rail +, brown/black to ground"))
     out += [
         (b["pin_estop"], "e-stop (auxiliary NC contact)", "in, pull-up",

@@ -132,7 +132,8 @@ class Controller:
         self.root = root
         self.settings = settings if settings is not None else settings_mod.load(root + settings_mod.PATH)
         self.cfg = self.settings.cfg
-        hal.setup(self.settings.pins())
+        self.pins = self.settings.pins()     # its servo pins are the arm description's (load_arm)
+        hal.setup(self.pins)
         self.sensors = Sensors(hal, self.settings)
         sn = self.sensors
         self.pot = sn.pot
@@ -182,6 +183,11 @@ class Controller:
         # was 28.8 KB).
         if self.arm is None:
             self.arm, self.arm_error = arm_file.load(self.root + arm_file.PATH, self.settings.rejected)
+        if not self.arm_error:
+            self.arm_error = self.check_servo_settings()
+        # The servos' pins are the description's; without a valid one no servo has a pin (the
+        # HAL starts no PWM on any), so nothing is driven from numbers nobody vouched for.
+        self.pins.servo = settings_mod.NO_SERVO_PINS if self.arm_error else self.arm.servo_pins()
         self.check_pose = pose_checker(self.arm)
         self.m.set_arm(self.arm)     # a part search plans its probes with it; its jaw caps openings
         # the arm's joint -> servo map, as the tick reads it (servo.drive; a geared arm's drive
@@ -192,6 +198,38 @@ class Controller:
             from .servo_geared import drive
             self._drive_geared = drive
             self._servo_gear = self.arm.servo_gear
+
+    def check_servo_settings(self):
+        # The description against the board settings: -> "" or why the arm is kept still.
+        # An old config.json's servo setting (settings.MOVED_TO_ARM) that the description
+        # contradicts, or a servo on a pin the board settings give to an input or the LED.
+        s = self.settings
+        arm = self.arm
+        why = ""
+        for key in sorted(s.moved):
+            want = settings_mod.moved_value(arm, key)
+            if want is None or s.moved[key] == want:
+                del s.moved[key]       # says what the description says: dropped at the next save
+                continue
+            s.rejected.add("config", key, "differs")
+            if not why:
+                slot, field = settings_mod.MOVED_TO_ARM[key]
+                why = ("/config.json %s = %s but the arm description says %s (servos.%s.%s): put the "
+                       "board's value in the description, then deploy --arm FILE" % (
+                           key, s.moved[key], want, arm.servo_names[slot] if slot < 4 else "gripper",
+                           "direction" if field == "inverted" else field))
+        used = {}
+        for key in settings_mod.PIN_KEYS:
+            used[s.board[key]] = key
+        pins = arm.servo_pins()
+        for i in range(5):
+            if pins[i] in used:
+                name = arm.servo_names[i] if i < 4 else "gripper"
+                s.rejected.add("arm", "servos.%s.gpio" % name, "relation")
+                if not why:
+                    why = "the arm description's servos.%s.gpio GP%d is the board's %s" % (
+                        name, pins[i], used[pins[i]])
+        return why
 
     def _cache_limits(self):
         # Board settings the tick reads, as attributes (no dict lookup per tick).
@@ -266,13 +304,9 @@ class Controller:
         return marker, rest_stored, switch, beam_on
 
     def _servo_cal(self, i):
-        # The board's calibration of servo i, its pulse mirrored once more when the arm's
-        # description says the servo turns against its joint (direction -1: Arm.servo_cal's
-        # inverted flag), on top of the board's own servoN_inverted.
-        c = self.settings.servo_cal(i)
-        if i < 4 and self.arm.servo_cal(i)[3]:
-            return (c[0], c[1], c[2], 1 - c[3])
-        return c
+        # Servo i's pulse calibration: the arm description's (min_us, max_us, trim_us, and its
+        # pulse mirrored when it turns against its joint: direction -1).
+        return self.arm.servo_cal(i)
 
     def _start_servos(self, rest_q, jaw_um, jaw_unknown, arm_unknown=0):
         s = self.settings
@@ -282,7 +316,8 @@ class Controller:
             target = self.arm.servo_mdeg(i, rest_q[i]) if i < 4 else servo_cal.joint_to_servo_mdeg(i, jaw_um)
             speed, accel = s.servo_limits(i)
             sv = Servo(self.hal, i, self._servo_cal(i), speed, accel, target)
-            if (i == 4 and jaw_unknown) or (i < 4 and arm_unknown) or (i == 3 and not self.arm.has_wrist):
+            if ((i == 4 and (jaw_unknown or self.arm_error)) or (i < 4 and arm_unknown)
+                    or self.pins.servo[i] < 0):
                 sv.enabled = 0       # where it stands is unknown (or no servo there): leave it unpowered
                 sv.pulse = 0
             pulses[i] = sv.pulse

@@ -14,7 +14,8 @@ _TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.
 
 # Every reason the firmware gives (docs/protocol.md explains each one).
 REASONS = ("too_big", "utf8", "json", "no_memory", "not_object", "version", "is_dir", "not_dir",
-           "unreadable", "unknown", "type", "range", "relation", "shape", "disabled", "invalid")
+           "unreadable", "unknown", "type", "range", "relation", "shape", "disabled", "invalid",
+           "moved", "differs")
 
 
 def token(text):

@@ -1,4 +1,4 @@
-# The board's one config file, /config.json: the pin map and the firmware's own settings
+# The board's one config file, /config.json: the sensor pin map and the firmware's own settings
 # ("board") plus overrides of the shared machine's Config ("machine"). Defaults come from
 # ../shared/HARDWARE.md and docs/conventions.md; every value is validated on load and on set.
 # Whatever the file holds the board boots: load() keeps every value it can use, replaces each
@@ -35,11 +35,6 @@ BOARD_FIELDS = (
     ("recover_safe_z_um", 80000, 20000, 250000, 0),   # a rescue rises at least this high first
     ("boot_sense_ms", 60, 10, 1000, 0),      # inputs read at boot before anything moves
     # pin map (GPIO numbers; ADC channels 0..2 are GP26..28)
-    ("pin_servo0", 2, 0, 29, 1),
-    ("pin_servo1", 3, 0, 29, 1),
-    ("pin_servo2", 4, 0, 29, 1),
-    ("pin_servo3", 5, 0, 29, 1),
-    ("pin_servo4", 6, 0, 29, 1),
     ("pin_estop", 13, 0, 29, 1),
     ("pin_switch", 14, 0, 29, 1),
     ("pin_beam", 15, 0, 29, 1),
@@ -47,35 +42,16 @@ BOARD_FIELDS = (
     ("adc_pot", 0, 0, 2, 1),
     ("adc_current", 1, 0, 2, 1),
     ("adc_rail", 2, 0, 2, 1),
-    # servo calibration (shared_fsm.servo_cal) and the driver's last-line limits
-    ("servo0_min_us", 500, 300, 1500, 0),
-    ("servo0_max_us", 2500, 1500, 2800, 0),
-    ("servo0_trim_us", 0, -300, 300, 0),
-    ("servo0_inverted", 0, 0, 1, 0),
+    # the servo drivers' last-line limits (the pins and pulse calibration are the arm
+    # description's servo entries: MOVED_TO_ARM below)
     ("servo0_speed_dps", 240, 10, 1000, 0),
     ("servo0_accel_dps2", 2400, 100, 50000, 0),
-    ("servo1_min_us", 500, 300, 1500, 0),
-    ("servo1_max_us", 2500, 1500, 2800, 0),
-    ("servo1_trim_us", 0, -300, 300, 0),
-    ("servo1_inverted", 0, 0, 1, 0),
     ("servo1_speed_dps", 240, 10, 1000, 0),
     ("servo1_accel_dps2", 2400, 100, 50000, 0),
-    ("servo2_min_us", 500, 300, 1500, 0),
-    ("servo2_max_us", 2500, 1500, 2800, 0),
-    ("servo2_trim_us", 0, -300, 300, 0),
-    ("servo2_inverted", 0, 0, 1, 0),
     ("servo2_speed_dps", 240, 10, 1000, 0),
     ("servo2_accel_dps2", 2400, 100, 50000, 0),
-    ("servo3_min_us", 500, 300, 1500, 0),
-    ("servo3_max_us", 2500, 1500, 2800, 0),
-    ("servo3_trim_us", 0, -300, 300, 0),
-    ("servo3_inverted", 0, 0, 1, 0),
     ("servo3_speed_dps", 300, 10, 1000, 0),
     ("servo3_accel_dps2", 3000, 100, 50000, 0),
-    ("servo4_min_us", 500, 300, 1500, 0),
-    ("servo4_max_us", 2500, 1500, 2800, 0),
-    ("servo4_trim_us", 0, -300, 300, 0),
-    ("servo4_inverted", 0, 0, 1, 0),
     ("servo4_speed_dps", 500, 10, 1000, 0),   # above the machine's jaw slew (80 mm/s = 320 deg/s)
     ("servo4_accel_dps2", 8000, 100, 50000, 0),
     # sensors (docs/conventions.md); pot_closed_counts / pot_counts_per_mm live in "machine"
@@ -100,6 +76,32 @@ BOARD_FIELDS = (
     ("estop_reset_ms", 6, 1, 100, 0),        # e-stop read released this long before a reset
 )
 
+# Settings that moved to the arm description (/arm.json, docs/arm-description.md): each servo's
+# pin and pulse calibration. A config.json that still holds one boots; the key is named in the
+# rejects ("moved"), and when its value is not what the description says the controller keeps the
+# arm still and refuses jobs ("differs"): the board never drives a servo on a pin or pulse range
+# other than the one its owner last set without saying so. key -> (servo slot, description field)
+MOVED_TO_ARM = {}
+for _i in range(5):
+    MOVED_TO_ARM["pin_servo%d" % _i] = (_i, "gpio")
+    MOVED_TO_ARM["servo%d_min_us" % _i] = (_i, "min_us")
+    MOVED_TO_ARM["servo%d_max_us" % _i] = (_i, "max_us")
+    MOVED_TO_ARM["servo%d_trim_us" % _i] = (_i, "trim_us")
+    MOVED_TO_ARM["servo%d_inverted" % _i] = (_i, "inverted")
+
+
+def moved_value(arm, key):
+    # What the arm description says for a moved setting, in the setting's own terms (inverted:
+    # 1 for direction -1), or None when the arm has no servo in that slot.
+    slot, field = MOVED_TO_ARM[key]
+    s = arm.servo(slot)
+    if s is None:
+        return None
+    if field == "inverted":
+        return 1 if s["direction"] < 0 else 0
+    return s[field]
+
+
 _BOARD_INDEX = {}
 for _f in BOARD_FIELDS:
     _BOARD_INDEX[_f[0]] = _f
@@ -114,10 +116,15 @@ _BOARD_OWN = {23: "SMPS mode, or the radio's power on a W board", 24: "VBUS sens
               25: "the LED, or the radio's chip select", 29: "VSYS sense, or the radio's clock"}
 
 
+NO_SERVO_PINS = (-1, -1, -1, -1, -1)
+
+
 class Pins:
-    # The pin map handed to the HAL.
+    # The pin map handed to the HAL. servo: the GPIO of each servo slot, -1 for no servo; the
+    # arm description's (Arm.servo_pins), set by the controller once it has loaded the description
+    # and read by the HAL at pwm_start. Until then (and with a bad description) no servo has a pin.
     def __init__(self, b):
-        self.servo = (b["pin_servo0"], b["pin_servo1"], b["pin_servo2"], b["pin_servo3"], b["pin_servo4"])
+        self.servo = NO_SERVO_PINS
         self.estop = b["pin_estop"]
         self.switch = b["pin_switch"]
         self.beam = b["pin_beam"]
@@ -133,6 +140,9 @@ class SettingsError(ValueError):
         super().__init__("setting '%s': %s" % (key, message))  # MicroPython: no ValueError.__init__
         self.key = key
         self.other = other
+
+
+PIN_KEYS = ("pin_estop", "pin_switch", "pin_beam", "pin_led")
 
 
 def board_defaults():
@@ -153,12 +163,8 @@ def _check_board(key, value):
 
 
 def _check_board_relations(b):
-    for i in range(5):
-        if b["servo%d_min_us" % i] >= b["servo%d_max_us" % i]:
-            raise SettingsError("servo%d_min_us" % i, "must be below servo%d_max_us" % i, "servo%d_max_us" % i)
     used = {}
-    for key in ("pin_servo0", "pin_servo1", "pin_servo2", "pin_servo3", "pin_servo4",
-                "pin_estop", "pin_switch", "pin_beam", "pin_led"):
+    for key in PIN_KEYS:
         g = b[key]
         if g in used:
             raise SettingsError(key, "GP%d already used by %s" % (g, used[g]), used[g])
@@ -179,6 +185,10 @@ class Settings:
         self.cfg = Config()
         self.load_error = ""
         self.rejected = Rejects()     # what load() refused (rejects.py)
+        # moved settings the file held (MOVED_TO_ARM): key -> value. Those the arm description
+        # disagrees with are written back on save (Controller.check_moved prunes the rest), so
+        # a settings change never drops the evidence of a difference.
+        self.moved = {}
         if board:
             self.update_board(board)
         if machine:
@@ -208,11 +218,6 @@ class Settings:
     def reads(self, key):
         # A board time in ms (estop_reset_ms) -> the loop ticks it spans.
         return reads_in(self.board[key], self.cfg.loop_period_ms)
-
-    def servo_cal(self, i):
-        b = self.board
-        return (b["servo%d_min_us" % i], b["servo%d_max_us" % i], b["servo%d_trim_us" % i],
-                b["servo%d_inverted" % i])
 
     def servo_limits(self, i):
         return self.board["servo%d_speed_dps" % i], self.board["servo%d_accel_dps2" % i]
@@ -252,6 +257,8 @@ class Settings:
             v = getattr(self.cfg, f[0])
             if v != f[1]:
                 m[f[0]] = v
+        for key in self.moved:
+            b[key] = self.moved[key]
         return {"version": VERSION, "board": b, "machine": m}
 
     def save(self, path=PATH):
@@ -377,6 +384,10 @@ def _take(s, d, rejected):
             continue
         for name in sorted(section):
             f = table.get(name)
+            if f is None and key == "board" and name in MOVED_TO_ARM:
+                s.moved[name] = section[name]
+                rejected.add("config", name, "moved")
+                continue
             why = "unknown" if f is None else _field_problem(f, section[name])
             if why is None:
                 good[name] = section[name]

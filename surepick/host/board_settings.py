@@ -54,7 +54,7 @@ _UNITS = (
     ("counts_per_a", "counts/A"), ("_ms", "ms"), ("_us", "µs"), ("_um", "µm"), ("_mdeg", "mdeg"),
     ("_ma", "mA"), ("_mv", "mV"), ("_hz", "Hz"), ("_counts", "ADC counts"), ("_milli", "/1000"),
     ("_mask", "bit mask: 1 jaw, 2 switch, 4 current, 8 beam"), ("_shift", "bits"),
-    ("_bytes", "bytes"), ("_per_tick", "frames per tick"), ("_inverted", "0 or 1"), ("_agree", "checks"),
+    ("_bytes", "bytes"), ("_per_tick", "frames per tick"), ("_agree", "checks"),
     ("_attempts", "attempts"),
 )
 
@@ -78,6 +78,13 @@ BY_KEY = {s.key: s for s in SETTINGS}
 
 
 def unknown_key_text(key):
+    from surepick.firmware import settings as fw
+    if key in fw.MOVED_TO_ARM:
+        slot, field = fw.MOVED_TO_ARM[key]
+        names = ("base", "shoulder", "elbow", "wrist", "gripper")
+        return ("%s is no board setting: the servos' pins and pulse calibration are the arm description's "
+                "servos.%s.%s (`surepick arm show NAME > my_arm.toml`, edit, `surepick deploy --arm my_arm.toml`)"
+                % (key, names[slot], "direction" if field == "inverted" else field))
     import difflib
     near = difflib.get_close_matches(key, BY_KEY, n=3, cutoff=0.6)
     return "no setting %r%s (`surepick config list` shows them all)" % (

@@ -23,6 +23,9 @@ REASONS = {
     "shape": "wrong shape",
     "disabled": "log disabled: records kept in RAM only",
     "invalid": "fails the arm description's check (`surepick arm check FILE` names why)",
+    "moved": "a servo setting that moved to the arm description (its servos entries); ignored here",
+    "differs": "an old servo setting that the arm description contradicts: put the value in the "
+               "description and `surepick deploy --arm FILE` (it removes the old setting)",
 }
 
 # What the board did instead, per file (when the whole file, key "-", was rejected).
@@ -38,7 +41,11 @@ def describe(item):
     if key != "-":
         where = "%s %s" % (where, key)
     text = "%s: %s" % (where, REASONS.get(reason, reason))
-    if file == "config" and key != "-":
+    if file == "config" and reason == "differs":
+        text += " (arm kept still, jobs refused)"
+    elif file == "config" and reason == "moved":
+        pass
+    elif file == "config" and key != "-":
         text += " (default used)"
     elif file in ("rest", "arm"):
         text += " (%s)" % INSTEAD[file]

@@ -295,6 +295,10 @@ class Arm:
         s = self.servos[i if i < len(self.joint_names) else len(self.servos) - 1]
         return (s["min_us"], s["max_us"], s["trim_us"], 1 if s["direction"] < 0 else 0)
 
+    def servo_pins(self):
+        # The GPIO of servo slots 0..4 (the HAL's Pins.servo): -1 for a slot with no servo.
+        return tuple(-1 if self.servo(i) is None else self.servo(i)["gpio"] for i in range(N_ARM_JOINTS + 1))
+
     def servo(self, i):
         # The servo entry of slot i (0..4), None for a wrist the kind does not have.
         if i == WRIST and not self.has_wrist:

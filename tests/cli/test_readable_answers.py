@@ -54,7 +54,8 @@ def test_list_shows_every_setting_with_default_range_unit_and_reboot(port):
     assert not BOARD_KEYS & MACHINE_KEYS        # one name, one setting
     assert set(rows) == BOARD_KEYS | MACHINE_KEYS
     assert re.match(r"grasp_dwell_ms\s+350\s+350\s+0\.\.5000\s+ms$", rows["grasp_dwell_ms"]), rows["grasp_dwell_ms"]
-    assert re.match(r"pin_servo0\s+2\s+2\s+0\.\.29\s+yes\s+GPIO$", rows["pin_servo0"]), rows["pin_servo0"]
+    assert re.match(r"pin_estop\s+13\s+13\s+0\.\.29\s+yes\s+GPIO$", rows["pin_estop"]), rows["pin_estop"]
+    assert "pin_servo0" not in rows and "servo0_trim_us" not in rows     # the arm description's now
     assert re.match(r"loop_period_ms\s+%d\s+%d\s+1\.\.50\s+yes\s+ms$" % (PERIOD_MS, PERIOD_MS), rows["loop_period_ms"])
     assert "current_holding_ma" in rows and rows["current_holding_ma"].rstrip().endswith("mA")
 
@@ -78,12 +79,13 @@ def test_set_diff_export_import_round_trip(port, tmp_path):
 
 
 @pytest.mark.parametrize("content,needle", [
-    ({"grasp_dwell_ms": 400, "pin_servo0": 99}, "pin_servo0 must be 0..29 GPIO, got 99"),
+    ({"grasp_dwell_ms": 400, "pin_estop": 99}, "pin_estop must be 0..29 GPIO, got 99"),
     ({"grasp_dwell_ms": 400, "current_holding_ma": 700}, "current_stall_ma"),
-    ({"grasp_dwell_ms": 400, "pin_servo0": 3, "pin_servo1": 2}, "one at a time"),
+    ({"grasp_dwell_ms": 400, "pin_estop": 14, "pin_switch": 13}, "one at a time"),
     ({"grasp_dwell_ms": 400, "no_such_setting": 1}, "no setting 'no_such_setting'"),
     ({"grasp_dwell_ms": 400.5}, "grasp_dwell_ms must be a whole number 0..5000 ms"),
-], ids=["range", "relation", "pin-swap", "unknown", "not-integer"])
+    ({"grasp_dwell_ms": 400, "servo1_trim_us": 10}, "the arm description's servos.shoulder.trim_us"),
+], ids=["range", "relation", "pin-swap", "unknown", "not-integer", "moved-to-the-arm"])
 def test_a_bad_import_file_changes_nothing_and_names_the_key(port, tmp_path, content, needle):
     f = tmp_path / "bad.json"
     f.write_text(json.dumps(content))

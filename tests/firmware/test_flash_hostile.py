@@ -56,23 +56,22 @@ CASES = {
     "config_nesting_20000": ({"config.json": b"[" * 20000}, [("config", "-", "too_big")], HOME_US, {}, 0),
     # within the size bound, too deep for the parser on this heap
     "config_nesting_8000": ({"config.json": b"[" * 8000}, [("config", "-", "no_memory")], HOME_US, {}, 0),
-    "config_unknown_key_keeps_trims": (
-        {"config.json": _cfg({"servo0_trim_us": 40, "servo1_trim_us": -30, "servo2_inverted": 1,
-                              "servo4_min_us": 600, "bogus_key": 1},
+    # an old board's servo settings that say what the (reference) description says: each named
+    # as moved, the pulses the description's
+    "config_unknown_key_old_servo_keys": (
+        {"config.json": _cfg({"servo0_trim_us": 0, "pin_servo1": 3, "servo4_min_us": 500, "bogus_key": 1},
                              {"grasp_dwell_ms": 400})},
-        [("config", "bogus_key", "unknown")],
-        # trims shift the pulse; servo 2 inverted at 90 deg stays 1500; the jaw's 120 deg over
-        # 600..2500 us: 600 + 1900 * 120/180
-        (1540, 1470, 1500, 1500, 1866),
-        {"servo0_trim_us": 40, "servo2_inverted": 1, "servo4_min_us": 600, "grasp_dwell_ms": 400}, 0),
+        [("config", "bogus_key", "unknown"), ("config", "pin_servo1", "moved"),
+         ("config", "servo0_trim_us", "moved"), ("config", "servo4_min_us", "moved")],
+        HOME_US, {"grasp_dwell_ms": 400}, 0),
     "config_bad_values": (
-        {"config.json": _cfg({"wdt_ms": 1, "telemetry_hz": "10", "pin_estop": 14, "servo3_trim_us": 25},
+        {"config.json": _cfg({"wdt_ms": 1, "telemetry_hz": "10", "pin_estop": 14, "servo3_speed_dps": 25},
                              {"max_attempts": 123456, "current_crush_ma": 100}).replace(b"123456", b"1e400")},
         [("config", "telemetry_hz", "type"), ("config", "wdt_ms", "range"),
          ("config", "max_attempts", "type"), ("config", "pin_estop", "relation"),
          ("config", "current_crush_ma", "relation")],
-        (1500, 1500, 1500, 1525, 1833),
-        {"wdt_ms": 500, "telemetry_hz": 10, "pin_estop": 13, "servo3_trim_us": 25,
+        HOME_US,
+        {"wdt_ms": 500, "telemetry_hz": 10, "pin_estop": 13, "servo3_speed_dps": 25,
          "max_attempts": 3, "current_crush_ma": 600}, 0),
     "rest_valid": ({"rest.json": json.dumps(REST_OK).encode()}, [], REST_OK_US, {}, 0),
     "rest_1e400": ({"rest.json": b'{"joints_mdeg": [1e400, 90000, -90000, -90000], "jaw_um": 30000}'},
@@ -88,11 +87,12 @@ CASES = {
                               [("rest", "jaw_um", "range")], HOME_US, {}, 0),
     "rest_is_dir": ({"rest.json": DIR}, [("rest", "-", "is_dir")], HOME_US, {}, 0),
     "job_is_dir": ({"job.json": DIR}, [("job", "-", "is_dir")], "arm_off_jaw_pot", {}, F_INTERRUPTED),
-    # a pair wrong together is rejected together: min alone kept with the default max (or the
-    # reverse) would centre servo 0 at 1,000 us instead of 1,500
-    "config_min_equals_max": ({"config.json": _cfg(board={"servo0_min_us": 1500, "servo0_max_us": 1500})},
-                              [("config", "servo0_min_us", "relation"), ("config", "servo0_max_us", "relation")],
-                              HOME_US, {"servo0_min_us": 500, "servo0_max_us": 2500}, 0),
+    # a pair wrong together is rejected together: the minimum alone kept with the default
+    # maximum (or the reverse) would be a setting no one made
+    "config_stall_below_holding": ({"config.json": _cfg(board={"current_stall_ma": 100, "current_holding_ma": 200})},
+                                   [("config", "current_stall_ma", "relation"),
+                                    ("config", "current_holding_ma", "relation")],
+                                   HOME_US, {"current_stall_ma": 600, "current_holding_ma": 150}, 0),
     "job_1e400": ({"job.json": json.dumps(dict(JOB_OK, width_um=0)).encode().replace(b'"width_um": 0',
                                                                                      b'"width_um": 1e400')},
                   [("job", "width_um", "type")], "arm_off_jaw_pot", {}, F_INTERRUPTED),
@@ -110,7 +110,7 @@ CASES["everything_at_once"] = (
      ("rest", "-", "json")],
     "arm_off_jaw_pot", {}, F_INTERRUPTED)
 
-QUICK = ("config_min_equals_max", "job_is_dir", "config_erased", "config_unknown_key_keeps_trims", "config_bad_values", "rest_end_stops",
+QUICK = ("config_stall_below_holding", "job_is_dir", "config_erased", "config_unknown_key_old_servo_keys", "config_bad_values", "rest_end_stops",
          "rest_strings", "job_1e400", "log_is_a_file", "log_segment_is_a_dir", "everything_at_once")
 
 

@@ -77,7 +77,7 @@ def test_the_rp2350_watchdog_is_not_where_the_rp2040s_is():
     assert rp2350.watchdog_ctrl_clear() == 0x400DB000
 
 
-@pytest.mark.parametrize("key,gpio", [("pin_servo0", 23), ("pin_estop", 24), ("pin_beam", 29),
+@pytest.mark.parametrize("key,gpio", [("pin_led", 23), ("pin_estop", 24), ("pin_beam", 29),
                                       ("pin_switch", 25)])
 def test_a_pin_map_on_gpios_no_pico_brings_out_is_refused(key, gpio):
     # GP23-25 and GP29 are the board's own on every Pico (the radio's on a W board): not on the

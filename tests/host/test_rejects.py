@@ -40,7 +40,7 @@ def _hostile_flash(tmp_path):
     flash.mkdir()
     deploy_firmware(flash)
     (flash / "config.json").write_text(json.dumps(
-        {"version": 1, "board": {"wdt_ms": 1, "servo0_trim_us": 40, "bogus_key": 7}, "machine": {}}))
+        {"version": 1, "board": {"wdt_ms": 1, "servo0_speed_dps": 40, "bogus_key": 7}, "machine": {}}))
     (flash / "rest.json").write_text('{"joints_mdeg": [999999999999, 0, 0, 0], "jaw_um": 30000}')
     return flash
 

@@ -18,7 +18,7 @@
 # controller of engines/vboard.py).
 from surepick.firmware import settings as fw_settings
 from surepick.host.link.frames import FrameParser
-from surepick.shared_fsm import link, states
+from surepick.shared_fsm import kinematics, link, states
 
 KEEP = 0xFFFF          # engines/plant_service.py: a pulse the firmware never set
 NO_STATE = 0xFF
@@ -48,14 +48,15 @@ class ChipWorld:
     step() runs one period. frames: every link frame the chip sent (host.link.frames.Frame);
     windows / conversions: kept when record=True (the run record's reconstruction)."""
 
-    def __init__(self, chip, world, settings=None, record=False, on_frame=None, on_text=None):
+    def __init__(self, chip, world, settings=None, record=False, on_frame=None, on_text=None, arm=None):
         self.chip = chip
         self.world = world
         self.settings = settings or fw_settings.Settings()
         self.period = self.settings.cfg.loop_period_ms
         p = self.settings.pins()
         self.pins = p
-        self.servo_pins = tuple(p.servo)
+        # the servos are on the pins the arm description (the chip's /arm.json) gives them
+        self.servo_pins = (arm or kinematics.REFERENCE).servo_pins()
         self.record = record
         self.on_frame = on_frame
         self.parser = FrameParser(on_text=on_text)

@@ -32,7 +32,8 @@ PINS_FUNCTIONS = (
     "set_pulse_us(index, us) "        # servo 0..4 to this pulse; 0 = PWM off (limp)
 )
 BOARD_FUNCTIONS = (
-    "setup(pins) "                    # wire the pins (a settings.Pins); inputs readable after it
+    "setup(pins) "                    # wire the pins (a settings.Pins); inputs readable after it;
+                                      # pins.servo (the arm description's, -1 = none) is read at pwm_start
     "led(on) "                        # status LED on (truthy) or off
     "ticks_ms() "                     # the loop's clock in ms, wraps at 2**30
     "ticks_us() "                     # the same clock in us, wraps at 2**30

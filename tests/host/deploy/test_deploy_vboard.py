@@ -328,3 +328,32 @@ def test_deploy_refuses_a_bad_description_before_touching_the_board(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "'kind'" in proc.stderr
+
+
+def test_deploy_settles_an_old_boards_servo_settings(board, flash):
+    # A board from before arm descriptions: its servo pins and trims in /config.json. A deploy
+    # of a description that contradicts them is refused before anything is written, naming the
+    # key; one that agrees takes them out of /config.json (its other settings kept);
+    # --replace-servo-settings takes out contradicting ones too, and says which.
+    from surepick.arms import files
+    arm, _ = files.load("reference")
+    old = {"version": 1, "board": {"pin_servo0": 7, "servo1_trim_us": 0, "telemetry_hz": 5},
+           "machine": {"grasp_dwell_ms": 400}}
+    (flash / "config.json").write_text(json.dumps(old))
+    before = {p.name: p.read_bytes() for p in flash.iterdir() if p.is_file()}
+    with pytest.raises(dp.DeployError, match=r"pin_servo0 = 7, this description's servos.base.gpio says 2"):
+        dp.deploy(board.address, wait_hello=False, arm_json=files.compact_json(arm))
+    assert {p.name: p.read_bytes() for p in flash.iterdir() if p.is_file()} == before    # nothing written
+    said = []
+    dp.deploy(board.address, wait_hello=False, arm_json=files.compact_json(arm), progress=said.append,
+              replace_servo_settings=True)
+    assert json.loads((flash / "config.json").read_text()) == {
+        "version": 1, "board": {"telemetry_hz": 5}, "machine": {"grasp_dwell_ms": 400}}
+    line = [s for s in said if s.startswith("config:")]
+    assert line and "pin_servo0 = 7 (servos.base.gpio = 2)" in line[0] and "servo1_trim_us = 0" in line[0]
+    # an agreeing key goes without the flag; a later deploy without it keeps /config.json
+    (flash / "config.json").write_text(json.dumps({"version": 1, "board": {"servo4_max_us": 2500}}))
+    dp.deploy(board.address, wait_hello=False, arm_json=files.compact_json(arm))
+    assert json.loads((flash / "config.json").read_text()) == {"version": 1, "board": {}}
+    dp.deploy(board.address, wait_hello=False)
+    assert (flash / "config.json").exists()

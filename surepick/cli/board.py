@@ -37,6 +37,11 @@ def add_arguments(parser):
                         help="attach the MuJoCo arm of this sim scenario (see `surepick sim "
                              "scenarios`); without it the board has no plant (REPL only)")
     parser.add_argument("--seed", metavar="N", type=int, help="plant random seed (default 0)")
+    parser.add_argument("--arm", metavar="NAME|FILE",
+                        help="the arm on the board: a preset (`surepick arm list`) or a description file. The flash's "
+                        "/arm.json becomes it (as `deploy --arm` ships it; an emulated flash image that holds "
+                        "another one is refused) and the --scenario world is built from it. Without it the world "
+                        "is the flash's own /arm.json (none: the reference arm)")
     parser.add_argument("--realtime", action="store_true",
                         help="with --scenario: the arm moves no faster than the wall clock, as a real one "
                              "does (for a person at the keyboard: a job then lasts seconds you can act in). "
@@ -104,7 +109,9 @@ def run(args):
         return _run_rp2040(args)
 
     from surepick.vboard import VirtualBoard
+    from surepick.engines import board_arm
     from surepick.engines.vboard_plant import make_plant_service, random_cut_ms, wire
+    arm = _arm(args)
 
     stop = threading.Event()
 
@@ -120,8 +127,11 @@ def run(args):
     try:
         if args.realtime and args.scenario is None:
             raise ValueError("--realtime paces the plant: give --scenario too")
+        arm_note = ""
+        if args.flash:
+            arm, arm_note = board_arm.for_flash_dir(args.flash, arm)
         plant_service = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms,
-                                           args.power_cut_random, realtime=args.realtime)
+                                           args.power_cut_random, realtime=args.realtime, arm=arm)
         vboard = VirtualBoard(
             args.flash, pty=True, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote,
@@ -129,6 +139,8 @@ def run(args):
             micropython=args.micropython, log=None if args.quiet else _note,
             on_fail=lambda e: stop.set())
         wire(vboard, plant_service)
+        if not args.flash:
+            arm, arm_note = board_arm.for_flash_dir(vboard.flash_dir, arm)
     except (ValueError, OSError) as e:  # a bad --listen, --flash or scenario (MicropythonNotFound maps itself)
         raise CommandError(str(e)) from None
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -139,6 +151,8 @@ def run(args):
                   % vboard.flash_dir)
         else:
             _note("flash is %s" % vboard.flash_dir)
+        if arm_note:
+            _note(arm_note)
         if plant_service is not None:
             _note("plant: scenario %s, seed %d, lockstep virtual time%s"
                   % (plant_service.scenario_name, plant_service.seed,
@@ -188,7 +202,7 @@ def _run_rp2040(args):
         raise CommandError(str(e)) from None
     note = (lambda m: None) if args.quiet else _note
     board = ChipBoard(uf2, flash=args.flash, pty=args.pty, listen=args.listen or "127.0.0.1:0",
-                      scenario=args.scenario, seed=args.seed, bare=args.bare, log=note)
+                      scenario=args.scenario, seed=args.seed, bare=args.bare, log=note, arm=_arm(args))
     stop = threading.Event()
     old = {s: signal.signal(s, lambda *a: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -196,6 +210,8 @@ def _run_rp2040(args):
             board.start()
         except EngineError as e:
             raise CommandError(str(e), exitcodes.FAILED) from None
+        except ValueError as e:          # --arm against a saved image that holds another description
+            raise CommandError(str(e)) from None
         note("emulated RP2040 (%s); flash: %s" % (uf2, args.flash or ("MicroPython only" if args.bare
                                                                        else "the firmware, installed")))
         if args.scenario is not None:
@@ -269,3 +285,11 @@ def _check_world_free(args, port):
         why = "the arm is busy (state %s: %s)" % (states.name(view.state), board_state.shows(first, view))
     raise CommandError("the world was not reset: %s; way out: %s, then reset the world"
                        % (why, board_state.way_out(first, args.port)), exitcodes.FAILED)
+
+
+def _arm(args):
+    # --arm NAME|FILE -> an Arm, or None (the flash's own, or the reference); bad input named, exit 2.
+    if getattr(args, "arm", None) is None:
+        return None
+    from surepick.cli.arm import load_arm
+    return load_arm(args.arm)[0]

@@ -45,7 +45,7 @@ def add_arguments(p):
     r.add_argument("--plant", metavar="PLANT.json", help="plant parameters (e.g. from `surepick fit`)")
     r.add_argument("--arm", metavar="NAME|FILE", help="the arm: a preset (`surepick arm list`) or a description "
                    "file (docs/arm-description.md); default the reference arm. Its bench gives the pad, the bin "
-                   "and the poses; the simulated board boots with it as /arm.json (engine sim)")
+                   "and the poses; the simulated board boots with it as /arm.json (every engine)")
     r.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     r.add_argument("--viewer", action="store_true", help="show the MuJoCo viewer (needs a display)")
     r.add_argument("--engine", choices=("sim", "vboard", "rp2040"), default="sim",
@@ -108,11 +108,11 @@ def run(args):
         if args.engine == "vboard":
             if job is not None:
                 raise CommandError("--job runs with --engine sim (on a board: surepick job start --job FILE)")
-            return _run_vboard(args, overrides, cfg, plant_params)
+            return _run_vboard(args, overrides, cfg, plant_params, arm)
         if args.engine == "rp2040":
             if job is not None:
                 raise CommandError("--job runs with --engine sim (on a board: surepick job start --job FILE)")
-            return _run_rp2040(args, overrides, cfg, plant_params)
+            return _run_rp2040(args, overrides, cfg, plant_params, arm)
         return _run(args, overrides, cfg, plant_params, job, arm)
     return _batch(args, overrides, cfg, plant_params)
 
@@ -180,8 +180,6 @@ def _arm(args):
         return None
     from surepick.cli.arm import load_arm
     arm, _ = load_arm(args.arm)
-    if args.engine != "sim":
-        raise CommandError("--arm runs with --engine sim for now (the %s engine boots the reference arm)" % args.engine)
     return arm
 
 
@@ -248,7 +246,7 @@ def _has_display():
     return True
 
 
-def _run_vboard(args, overrides, cfg, plant_params):
+def _run_vboard(args, overrides, cfg, plant_params, arm=None):
     # The firmware itself on the virtual board, one fresh board per cycle (engines/vboard.py),
     # each cycle appended to the run record as it finishes.
     from surepick.cli.progress import Status
@@ -262,7 +260,7 @@ def _run_vboard(args, overrides, cfg, plant_params):
     state = prepare_run_dir(args.out, args.resume, args.force)
     from surepick.sim import scenarios
     values = scenarios.get(args.scenario).resolve(overrides)
-    meta0 = vboard._meta(scenarios.get(args.scenario), values, args.seed, None, plant_params, [], cfg)
+    meta0 = vboard._meta(scenarios.get(args.scenario), values, args.seed, None, plant_params, [], cfg, arm)
     rec = runrecord.Appender(args.out, meta0)
     first = rec.resume() if state == "resume" else (rec.start() or 0)
     done = runrecord.load(args.out, ticks=False).cycles if first else []
@@ -290,7 +288,7 @@ def _run_vboard(args, overrides, cfg, plant_params):
     try:
         if first < args.cycles:
             vboard.run(args.scenario, args.seed, args.cycles, overrides, plant_params, log=log, first=first,
-                       on_cycle=on_cycle, on_progress=on_progress, cfg_overrides=cfg)
+                       on_cycle=on_cycle, on_progress=on_progress, cfg_overrides=cfg, arm=arm)
     except KeyboardInterrupt:
         status.close()
         return _interrupted(args, len(outcomes))
@@ -307,7 +305,7 @@ def _reconstruction(cycles):
             "events_equal": all(c["reconstruction"]["events_equal"] for c in cycles if "reconstruction" in c)}
 
 
-def _run_rp2040(args, overrides, cfg, plant_params):
+def _run_rp2040(args, overrides, cfg, plant_params, arm=None):
     # The firmware on the emulated RP2040, one fresh chip per cycle (engines/rp2040/cycle.py).
     from surepick.engines.rp2040 import cycle
     from surepick.engines.rp2040.chip import EngineError, find_uf2
@@ -323,7 +321,7 @@ def _run_rp2040(args, overrides, cfg, plant_params):
     from surepick.records import runrecord
     try:
         meta, recs, events, ticks = cycle.run(args.scenario, args.seed, args.cycles, overrides, plant_params,
-                                              uf2=uf2, log=print, cfg_overrides=cfg)
+                                              uf2=uf2, log=print, cfg_overrides=cfg, arm=arm)
     except (EngineError, cycle.ChipRunError) as e:
         raise CommandError(str(e), exitcodes.FAILED) from None
     try:

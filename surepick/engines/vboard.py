@@ -169,6 +169,16 @@ def _cycle_end(f):
                                         or (f.fields[4] == states.IDLE and f.fields[3] != states.IDLE))
 
 
+def write_arm(flash, arm):
+    # The arm description as deploy --arm ships it (/arm.json, compact JSON); None: the reference
+    # arm, which a board with no /arm.json runs.
+    if arm is None:
+        return
+    from surepick.arms import files
+    from surepick.firmware import arm_file
+    (Path(flash) / arm_file.PATH.lstrip("/")).write_text(files.compact_json(arm))
+
+
 # ---- one cycle on the board ---------------------------------------------------------------------
 
 class BoardCycle:
@@ -176,7 +186,7 @@ class BoardCycle:
     judge), the frames, the flash directory, the job as sent, wall seconds."""
 
     def __init__(self, scenario, values, seed, cycle, plant_params=None, flash=None, timeout_s=180,
-                 on_progress=None, settings=None):
+                 on_progress=None, settings=None, arm=None):
         self.on_progress = on_progress or (lambda now_ms, state: None)   # virtual time, firmware state
         self.scenario = scenario
         self.values = values
@@ -186,6 +196,7 @@ class BoardCycle:
         self.flash = flash
         self.settings = settings if settings is not None else fw_settings.Settings()   # the run's
         self.timeout_s = timeout_s
+        self.arm = arm                 # an Arm (None: the reference): the board's /arm.json and the world's
         self.frames = []
         self.ended_at = None
 
@@ -196,7 +207,9 @@ class BoardCycle:
         install_firmware(self.flash)
         settings = self.settings
         settings.save(str(self.flash) + fw_settings.PATH)     # the board boots with the run's settings
-        ps = PlantService(self.scenario, self.seed, self.values, self.plant_params, self.cycle, cfg=settings.cfg)
+        write_arm(self.flash, self.arm)                         # ... and the run's arm, as deploy --arm ships it
+        ps = PlantService(self.scenario, self.seed, self.values, self.plant_params, self.cycle, cfg=settings.cfg,
+                          arm=self.arm)
         self.ps = ps
         self.log = ps.record()
         period = settings.cfg.loop_period_ms
@@ -288,8 +301,9 @@ class RecordedWorld:
     # Stands where sim.world.World stands for the shadow controller's PlantPins, serving the
     # readings the firmware was sent, exchange by exchange; it checks that what the shadow
     # writes is what the firmware wrote.
-    def __init__(self, log, pulse_tol=0):
+    def __init__(self, log, pulse_tol=0, arm=None):
         self.log = log
+        self.arm = arm                # the board's arm: the shadow controller boots with it
         self.pulse_tol = pulse_tol    # us: pulses read back from PWM registers carry their resolution
         self.k = 0
         self.on_exchange = None       # callable(exchange row) after each advance
@@ -332,7 +346,7 @@ def reconstruct(bc, settings, pulse_tol=0):
         raise ReconstructionError("cycle %d: the controller restarted mid-cycle (%d connections to the plant); "
                                   "the virtual-board run record does not reconstruct restarts yet"
                                   % (bc.cycle, len({e[0] for e in bc.log})))
-    world = RecordedWorld(log, pulse_tol)
+    world = RecordedWorld(log, pulse_tol, getattr(bc, "arm", None))
     rows = []
     pending = []      # the row of the step whose pulses the next exchange carries
 
@@ -425,7 +439,7 @@ def _event_key(e):
 # ---- the run ----------------------------------------------------------------------------------
 
 def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, allow_mismatch=False,
-              timeout_s=180, on_progress=None, cfg_overrides=None):
+              timeout_s=180, on_progress=None, cfg_overrides=None, arm=None):
     """One cycle on a fresh virtual board. -> (cycle record dict for cycles.jsonl, events,
     tick rows, BoardCycle). cfg_overrides: the run's machine config (the board's /config.json)."""
     settings = fw_settings.Settings(machine=cfg_overrides)
@@ -436,7 +450,7 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
     if flash.exists():
         shutil.rmtree(flash)
     try:
-        bc = BoardCycle(scenario, values, seed, cycle, plant_params, flash, timeout_s, on_progress, settings)
+        bc = BoardCycle(scenario, values, seed, cycle, plant_params, flash, timeout_s, on_progress, settings, arm)
         bc.run()
         shadow = reconstruct(bc, settings)
     finally:
@@ -486,7 +500,7 @@ def _cycle_record(bc, shadow, check):
 
 
 def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=None,
-        allow_mismatch=False, log=None, first=0, on_cycle=None, on_progress=None, cfg_overrides=None):
+        allow_mismatch=False, log=None, first=0, on_cycle=None, on_progress=None, cfg_overrides=None, arm=None):
     """Run cycles first..cycles-1 of a scenario on the virtual board. -> what its run record holds
     (records/runrecord.py write): (run.json meta, cycle records, events, ticks).
     cfg_overrides: the run's machine config, written to every cycle's board as its /config.json.
@@ -504,7 +518,7 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
     for k in range(first, cycles):
         prog = None if on_progress is None else (lambda now, state, k=k: on_progress(k, now, state))
         rec, ev, rows, bc = run_cycle(sc.name, values, seed, k, plant_params, workdir, allow_mismatch,
-                                      on_progress=prog, cfg_overrides=cfg_overrides)
+                                      on_progress=prog, cfg_overrides=cfg_overrides, arm=arm)
         model_hash = model_hash or bc.ps.plant.model_hash()
         recs.append(rec)
         events[k] = ev
@@ -513,11 +527,11 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
             % (k, rec["fsm_outcome"], (" " + rec["fsm_fault"]) if rec["fsm_fault"] else "", rec["judge_outcome"],
                rec["judge_reason"], rec["attempts"], rec["sim_ms"] / 1000.0, rec["wall_s"], len(rows)))
         if on_cycle is not None:
-            on_cycle(_meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides), rec, ev, rows)
-    return _meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides), recs, events, ticks
+            on_cycle(_meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides, arm), rec, ev, rows)
+    return _meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides, arm), recs, events, ticks
 
 
-def _meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides=None):
+def _meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides=None, arm=None):
     # run.json of a virtual-board run of `recs` (records/runrecord.py).
     from surepick.sim.params import PlantParams
     from surepick.engines.summary import versions
@@ -534,4 +548,6 @@ def _meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides=None):
                        "drivers) from the raw readings the plant sent; pulses are the firmware's own",
                        "reconstruction": {"pulse_mismatches": sum(r["reconstruction"]["pulse_mismatches"] for r in recs),
                                           "events_equal": all(r["reconstruction"]["events_equal"] for r in recs)}}}
+    if arm is not None:
+        meta["arm"] = arm.name
     return meta

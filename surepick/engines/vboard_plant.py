@@ -23,10 +23,12 @@ def random_cut_ms(seed):
     return seeds.rng("power_cut", seed).randrange(lo // 2, hi // 2) * 2
 
 
-def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut_random=None, realtime=False):
+def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut_random=None, realtime=False,
+                       arm=None):
     """-> a PlantService for `surepick board --scenario NAME --seed N`, or None (no scenario:
     a bare board, REPL only). Unknown scenario -> ValueError naming the valid ones. Power cuts
-    are in plant (virtual) milliseconds. realtime: virtual time no faster than the wall clock."""
+    are in plant (virtual) milliseconds. realtime: virtual time no faster than the wall clock.
+    arm: the world's arm (an Arm; None the reference), the board's /arm.json (board_arm.py)."""
     if scenario is None:
         if power_cut_at_ms is not None or power_cut_random is not None:
             raise ValueError("power cuts need a plant: give --scenario too")
@@ -35,7 +37,7 @@ def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut
     if scenario not in scenarios.SCENARIOS:
         raise ValueError("unknown scenario '%s'; valid scenarios: %s" % (scenario, ", ".join(scenario_names())))
     from surepick.engines.plant_service import PlantService
-    service = PlantService(scenario, seed or 0, realtime=realtime)
+    service = PlantService(scenario, seed or 0, realtime=realtime, arm=arm)
     if power_cut_at_ms is not None:
         if power_cut_at_ms < 0:
             raise ValueError("--power-cut-at-ms must be >= 0")

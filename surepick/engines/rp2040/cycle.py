@@ -43,15 +43,19 @@ class ChipRunError(RuntimeError):
     pass
 
 
-def image(workdir, settings=None):
+def image(workdir, settings=None, arm=None):
     """The firmware flash image (built once per run, reused by every cycle), with /config.json
-    when the settings differ from the defaults."""
+    when the settings differ from the defaults and /arm.json when the arm is not the reference
+    (as deploy --arm ships it)."""
     import json
     path = Path(workdir) / "firmware-flash.bin"
     if not path.exists():
         d = settings.to_json_dict() if settings is not None else {}
-        extra = {"/config.json": json.dumps(d).encode()} if d.get("board") or d.get("machine") else None
-        flashimage.build(path, extra=extra)
+        extra = {"/config.json": json.dumps(d).encode()} if d.get("board") or d.get("machine") else {}
+        if arm is not None:
+            from surepick.arms import files
+            extra["/arm.json"] = files.compact_json(arm).encode()
+        flashimage.build(path, extra=extra or None)
     return path
 
 
@@ -69,8 +73,9 @@ class ChipCycle:
     for the shadow), reads, requests, job, ended_at, wall_s, emulation (the engine's stats)."""
 
     def __init__(self, scenario, values, seed, cycle, plant_params=None, flash_image=None, uf2=None,
-                 log=None, cal_after_ms=None, stop_after_job_ms=None, settings=None):
+                 log=None, cal_after_ms=None, stop_after_job_ms=None, settings=None, arm=None):
         self.scenario = scenario
+        self.arm = arm                # the chip's /arm.json (the flash image's) and the world's; None: reference
         self.values = values
         self.seed = int(seed)
         self.cycle = int(cycle)
@@ -117,7 +122,8 @@ class ChipCycle:
 
     def run(self):
         self.text = b""
-        world = World(self.scenario, self.values, self.seed, self.cycle, self.plant_params, cfg=self.settings.cfg)
+        world = World(self.scenario, self.values, self.seed, self.cycle, self.plant_params, cfg=self.settings.cfg,
+                      arm=self.arm)
         self.ps = world                       # vboard's record helpers read the judge through it
         settings = self.settings
         period = settings.cfg.loop_period_ms
@@ -126,7 +132,7 @@ class ChipCycle:
         chip = Chip(self.uf2, flash=self.flash_image, lockstep=True, flash_timing=True)
         chip.start(wait_usb=False)
         try:
-            cw = ChipWorld(chip, world, settings, record=True, on_text=self._text)
+            cw = ChipWorld(chip, world, settings, record=True, on_text=self._text, arm=self.arm)
             self.cw = cw
             # 1. Boot: HELLO, then the first loop tick (the read after the boot sense's).
             self._until(lambda f: f.ftype == link.T_HELLO, BOOT_LIMIT_MS, "the firmware's HELLO")
@@ -201,7 +207,7 @@ class ChipCycle:
 
 
 def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, allow_mismatch=False,
-              uf2=None, log=None, cfg_overrides=None):
+              uf2=None, log=None, cfg_overrides=None, arm=None):
     """One cycle on a fresh emulated chip -> (cycle record, events, tick rows, ChipCycle).
     cfg_overrides: machine config the chip gets in its /config.json (e.g. loop_period_ms)."""
     settings = fw_settings.Settings(machine=cfg_overrides)
@@ -210,8 +216,8 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
         tmp = tempfile.TemporaryDirectory(prefix="surepick-rp2040-")
         workdir = tmp.name
     try:
-        cc = ChipCycle(scenario, values, seed, cycle, plant_params, image(workdir, settings), uf2, log,
-                       settings=settings)
+        cc = ChipCycle(scenario, values, seed, cycle, plant_params, image(workdir, settings, arm), uf2, log,
+                       settings=settings, arm=arm)
         cc.run()
     finally:
         if tmp is not None:
@@ -255,7 +261,7 @@ def _add_loop_us(rows, cc):
 
 
 def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=None, allow_mismatch=False,
-        uf2=None, log=None, cfg_overrides=None):
+        uf2=None, log=None, cfg_overrides=None, arm=None):
     """`cycles` cycles of a scenario on the emulated chip -> (run.json meta, cycle records,
     events, ticks) for records/runrecord.py write."""
     from surepick.engines.summary import versions
@@ -277,7 +283,7 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
     try:
         for k in range(cycles):
             rec, ev, rows, cc = run_cycle(sc.name, values, seed, k, plant_params, workdir, allow_mismatch, uf2,
-                                          cfg_overrides=cfg_overrides)
+                                          cfg_overrides=cfg_overrides, arm=arm)
             model_hash = model_hash or cc.ps.plant.model_hash()
             recs.append(rec)
             events[k] = ev
@@ -308,6 +314,8 @@ def run(scenario, seed=0, cycles=1, overrides=None, plant_params=None, workdir=N
                        "PWM slices'; loop_us is the emulated time between two ticks' reads",
                        "reconstruction": {"pulse_mismatches": sum(r["reconstruction"]["pulse_mismatches"] for r in recs),
                                           "events_equal": all(r["reconstruction"]["events_equal"] for r in recs)}}}
+    if arm is not None:
+        meta["arm"] = arm.name
     return meta, recs, events, ticks
 
 

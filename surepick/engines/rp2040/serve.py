@@ -17,8 +17,9 @@ from surepick.engines.rp2040.chip import Chip
 
 class ChipBoard:
     def __init__(self, uf2=None, flash=None, pty=False, listen="127.0.0.1:0", scenario=None, seed=0,
-                 bare=False, log=None):
+                 bare=False, log=None, arm=None):
         self.uf2 = uf2
+        self.arm = arm            # the world's arm and the new image's /arm.json (engines/board_arm.py)
         self.flash = flash
         self.pty = pty
         self.listen = listen
@@ -39,13 +40,15 @@ class ChipBoard:
 
     def _image(self):
         # -> (image to start from, where to save the flash on exit)
+        from surepick.engines import board_arm
         if self.flash and os.path.exists(self.flash):
+            self.arm = board_arm.for_image(self.flash, self.arm)
             return self.flash, self.flash
         self._tmp = tempfile.TemporaryDirectory(prefix="surepick-rp2040-board-")
         start = None
         if not self.bare:
             start = os.path.join(self._tmp.name, "firmware-flash.bin")
-            flashimage.build(start)
+            flashimage.build(start, extra=board_arm.image_files(self.arm))
         return start, self.flash
 
     def start(self):
@@ -57,8 +60,8 @@ class ChipBoard:
         self.chip.start(wait_usb=not lockstep)
         if lockstep:
             from surepick.engines.rp2040.wiring import ChipWorld
-            self.world = World(self.scenario, None, self.seed, 0)
-            self.wired = ChipWorld(self.chip, self.world)
+            self.world = World(self.scenario, None, self.seed, 0, arm=self.arm)
+            self.wired = ChipWorld(self.chip, self.world, arm=self.arm)
             self._thread = threading.Thread(target=self._run, name="rp2040-plant", daemon=True)
             self._thread.start()
         return self

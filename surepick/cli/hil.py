@@ -17,6 +17,10 @@ def add_arguments(p):
     add_port_argument(p)
     p.add_argument("--scenario", required=True, help="scenario name (see `surepick sim scenarios`)")
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
+    p.add_argument("--arm", metavar="NAME|FILE",
+                   help="the simulated arm: a preset (`surepick arm list`) or a description file (default the "
+                   "reference arm). The board must run the same description (`surepick deploy --arm NAME|FILE`): "
+                   "its kinematics drive this arm's servos")
     p.add_argument("--mode", choices=("lockstep", "realtime"), default="lockstep",
                    help="lockstep (default) or realtime")
     p.add_argument("--out", metavar="DIR", help="write a run record (kind hil) here (checked before the run; "
@@ -38,6 +42,10 @@ def run(args):
     if args.out:
         from surepick.cli.outputs import prepare_run_dir
         prepare_run_dir(args.out, force=args.force, can_resume=False)
+    arm = None
+    if args.arm is not None:
+        from surepick.cli.arm import load_arm
+        arm = load_arm(args.arm)[0]
     port = board_port(args)
     status = Status("hil")
 
@@ -45,7 +53,7 @@ def run(args):
         status.close()
         print("surepick hil: " + msg, file=sys.stderr)
     try:
-        hil = HilSession(port, args.scenario, args.seed, args.mode, log=log)
+        hil = HilSession(port, args.scenario, args.seed, args.mode, log=log, arm=arm)
     except ValueError as e:
         raise CommandError(str(e)) from None
     hil.progress = lambda now, st: status.update("%.1f s of plant time, board in %s" % (now / 1000.0, states.name(st)))

@@ -104,12 +104,15 @@ class HilSession:
     """One HIL cycle of a scenario against the board on `port`. run() -> the cycle's record.
     The plant, the loop period and the config exist once open() has read the board's settings."""
 
-    def __init__(self, port, scenario="nominal", seed=0, mode="lockstep", log=None, client=None):
+    def __init__(self, port, scenario="nominal", seed=0, mode="lockstep", log=None, client=None, arm=None):
+        # arm: the simulated arm (an Arm; None the reference): the board must run the same
+        # description (deploy --arm), its firmware's kinematics drive this arm's servos
         if mode not in ("lockstep", "realtime"):
             raise ValueError("mode must be lockstep or realtime")
         self.mode = mode
         self.scenario = scenarios.get(scenario).name      # ValueError: unknown scenario
         self.seed = int(seed)
+        self.arm = arm
         self.settings = None      # the board's (firmware Settings), read by open()
         self.cfg = None
         self.period = None
@@ -211,7 +214,7 @@ class HilSession:
         self.cfg = settings.cfg
         self.period = self.cfg.loop_period_ms
         if self.plant is None:
-            self.plant = HilPlant(self.scenario, self.seed, cfg=self.cfg)
+            self.plant = HilPlant(self.scenario, self.seed, cfg=self.cfg, arm=self.arm)
         self.mirror = InputMirror(settings)
 
     def enter(self, mode):
@@ -427,5 +430,7 @@ def record(session, rec):
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "source": {"command": "surepick hil", "mode": session.mode, "board": rec["board"],
                        "link": rec["link"]}}
+    if session.arm is not None:
+        meta["arm"] = session.arm.name
     events = {0: [tuple(e) for e in session.events]}
     return meta, [rec], events, {0: session.ticks}

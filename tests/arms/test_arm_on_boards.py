@@ -39,3 +39,29 @@ def test_board_arm_mearm_places_the_part_with_the_judge_agreeing(tmp_path):
         r = subprocess.run([SUREPICK_BIN, "job", "start", "--port", port], capture_output=True, text=True,
                            timeout=120)
         assert r.returncode != 0 and "reach" in (r.stdout + r.stderr), r.stdout + r.stderr
+
+
+@NEEDS_MICROPYTHON
+def test_hil_arm_mearm_lockstep_places_the_part(tmp_path):
+    # `surepick hil --arm mearm` against a board whose flash holds the MeArm description (as
+    # `deploy --arm mearm` leaves it), no plant on the board side: the host's MeArm world.
+    from tests.support.vboard import deploy_firmware
+    flash = tmp_path / "flash"
+    deploy_firmware(flash)
+    mearm, _ = files.load("mearm")
+    (flash / "arm.json").write_text(files.compact_json(mearm))
+    with running_board(flash, None, deploy=False) as port:
+        r = subprocess.run([SUREPICK_BIN, "hil", "--port", port, "--scenario", "nominal", "--seed", "1",
+                            "--arm", "mearm", "--out", str(tmp_path / "run")],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0 and "machine placed, judge placed" in r.stdout, r.stdout + r.stderr
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["arm"] == "mearm"
+
+
+@NEEDS_MICROPYTHON
+def test_vboard_engine_cycle_with_mearm(tmp_path):
+    r = subprocess.run([SUREPICK_BIN, "sim", "run", "--engine", "vboard", "--arm", "mearm", "--scenario",
+                        "nominal", "--seed", "1", "--out", str(tmp_path / "run")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "firmware placed, judge placed" in r.stdout, r.stdout + r.stderr
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["arm"] == "mearm"

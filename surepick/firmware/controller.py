@@ -36,7 +36,7 @@ from ..shared_fsm.codes import (K_NOTE, F_INTERRUPTED, F_STALL, F_RAIL_LOW, F_AB
 from ..shared_fsm.machine import (Machine, OK as M_OK, E_BUSY as M_BUSY, E_ARM_OFF as M_ARM_OFF,
                                   MOVE_PLAN)
 from ..shared_fsm.motion import Motion
-from ..shared_fsm.states import IDLE
+from ..shared_fsm.states import IDLE, PLACE
 from ..shared_fsm.ticks import ticks_diff as ms_diff
 
 from . import boot_recovery as rec
@@ -162,6 +162,7 @@ class Controller:
         self.arm_pose_known = 0   # ... and the setpoints are where it stands (a stall, not a reset)
         self.rail_idle_mv = 0     # the rail unloaded, read at boot before any PWM
         self.sag_since = -1       # the rail sagged rail_stall_sag_mv below it, arm still, since
+        self.release_checked = 0  # this PLACE's release was checked against the stall sag (tick)
         self.job_waiting = None   # a started job: its marker waits for the arm to settle
         self.still_since = self.now_ms     # the arm has been at rest (jaw done, servos still) since
         self.stall_since = -1     # gripper current at stall since (-1: not at stall)
@@ -188,6 +189,9 @@ class Controller:
         # The servos' pins are the description's; without a valid one no servo has a pin (the
         # HAL starts no PWM on any), so nothing is driven from numbers nobody vouched for.
         self.pins.servo = settings_mod.NO_SERVO_PINS if self.arm_error else self.arm.servo_pins()
+        # The release check (tick): the rail sag of the shoulder and elbow both at stall, from
+        # the description's servo models and rail; off with the sag watch (rail_stall_sag_mv 0).
+        self.release_sag_mv = self.arm.load_stall_sag_mv() if self.settings.board["rail_stall_sag_mv"] else 0
         self.check_pose = pose_checker(self.arm)
         self.m.set_arm(self.arm)     # a part search plans its probes with it; its jaw caps openings
         # the arm's joint -> servo map, as the tick reads it (servo.drive; a geared arm's drive
@@ -344,6 +348,17 @@ class Controller:
         fault = m.fault
         estop = m.estop_latched
         m.step(now)
+        if m.state != PLACE:
+            self.release_checked = 0
+        elif not self.release_checked and m.out.jaw_um > self.motion.jaw_um and not m.fault:
+            # The tick PLACE first opens the jaw over the bin. The rail says the shoulder and
+            # elbow push at stall: the arm is not at the place pose (a part too heavy to lift
+            # holds it down). Keep the part; the arm's PWM off (STALL), as the at-rest sag watch
+            # does. A rail below rail_low_mv is RAIL_LOW's (a brownout, not a stall).
+            self.release_checked = 1
+            mv = self.rail.mv
+            if self.release_sag_mv and mv >= self.rail_low_mv and self.rail_idle_mv - mv > self.release_sag_mv:
+                self._arm_stalled()
         if m.fault and (m.fault != fault or m.estop_latched != estop) and m.out.jaw_um == self.motion.jaw_um:
             self._stop_gripper()         # a fault latched here, the jaw left where it was slewing
         out = m.out

@@ -295,6 +295,15 @@ class Arm:
         s = self.servos[i if i < len(self.joint_names) else len(self.servos) - 1]
         return (s["min_us"], s["max_us"], s["trim_us"], 1 if s["direction"] < 0 else 0)
 
+    def load_stall_sag_mv(self):
+        # The servo rail's sag (mV) with the shoulder and the elbow servo both at stall: their
+        # stall currents (servo_models stall_ma_5v) through the rail's source resistance
+        # (sensors.rail.source_mohm). A carried part the arm can lift never draws it at rest.
+        ma = 0.0
+        for i in (1, 2):
+            ma += self.servo_models[self.servo(i)["model"]]["stall_ma_5v"]
+        return int(ma * self.sensors["rail"]["source_mohm"] / 1000.0)
+
     def servo_pins(self):
         # The GPIO of servo slots 0..4 (the HAL's Pins.servo): -1 for a slot with no servo.
         return tuple(-1 if self.servo(i) is None else self.servo(i)["gpio"] for i in range(N_ARM_JOINTS + 1))

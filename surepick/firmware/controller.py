@@ -18,6 +18,8 @@
 # later, or rail_stall_sag_mv below its unloaded level (read at boot) for current_stall_ms while
 # the arm stands still, an arm servo is pushing at stall: the arm's PWM goes off (STALL; the gear
 # trains hold it) until a RESCUE, which may then start from the setpoints (the board knows them).
+# At the tick PLACE first opens the jaw, a sag as deep as the shoulder and elbow both at stall
+# (Arm.load_stall_sag_mv) means the arm never got over the bin: the part is kept, STALL.
 #
 # Flash: the job marker (/job.json) and the rest pose (/rest.json) belong to the core, because
 # the next boot decides from them; they are written under `root`, only when `persist` is set (the

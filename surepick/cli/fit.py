@@ -26,6 +26,12 @@ def add_arguments(p):
     p.add_argument("--group", action="append", metavar="NAME",
                    help="fit only these groups: gripper, arm, deadband, wrist (repeatable; default gripper+arm)")
     p.add_argument("--start", metavar="PLANT.json", help="start from these parameters (default: the nominal plant)")
+    p.add_argument("--arm", metavar="NAME|FILE",
+                   help="the arm the run was made with: a preset or a description file (default: the one its "
+                   "run.json names, when that is a preset; else the reference arm)")
+    p.add_argument("--arm-out", metavar="ARM.toml",
+                   help="also write the arm's description with the fitted servo and sensor models in it (TOML, or "
+                   "compact JSON for a .json name): check it with `surepick arm check`, ship it with `deploy --arm`")
     p.add_argument("--stand-in", type=seed_arg, metavar="SEED",
                    help="write the stand-in's hidden plant for SEED (0..%d) and exit" % SEED_MAX)
 
@@ -35,6 +41,8 @@ def run(args):
     # record (records/runrecord.py) and what a fit needs of it (ticks, a scenario it can build).
     from surepick.records import fit as fitting
     check_writable_file(args.out)
+    if args.arm_out:
+        check_writable_file(args.arm_out)
     if args.stand_in is not None:
         return _write(args.out, fitting.stand_in_params(args.stand_in), "stand-in plant (seed %d)" % args.stand_in)
     if not args.run:
@@ -49,6 +57,7 @@ def run(args):
     rec = runrecord.load(args.run)
     runrecord.require_ticks(rec, "fit")
     runrecord.require_scenario(rec, "fit")
+    arm = _run_arm(args, rec.meta.get("arm"))
     cycles = [c["cycle"] for c in rec.cycles[:args.cycles]]
     with Status("fit") as status:
         def progress(group, n, max_evals, best):
@@ -59,7 +68,7 @@ def run(args):
             print(line, flush=True)
         try:
             res = fitting.fit(rec, cycles=cycles, start=start, max_evals=args.max_evals, groups=args.group,
-                              log=log, progress=progress)
+                              log=log, progress=progress, arm=arm)
         except (OSError, ValueError, KeyError) as e:   # a record the fit cannot use (FitError is a ValueError)
             raise CommandError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
     print("residuals (RMS)      %12s %12s" % ("before", "after"))
@@ -70,7 +79,51 @@ def run(args):
     for k in a:
         print("  %-28s %10.4g %12.4g" % (k, a[k], b[k]))
     print("%d evaluations in %.1f s" % (res.evaluations, res.wall_s))
-    return _write(args.out, res.params, "fitted plant")
+    code = _write(args.out, res.params, "fitted plant")
+    if args.arm_out:
+        _write_description(args.arm_out, arm, res.params, args.run)
+    return code
+
+
+def _run_arm(args, named):
+    # The arm the run was made with: --arm (it must be the one run.json names), else run.json's
+    # (a preset, loadable by name), else the reference arm (None).
+    from surepick.arms import files
+    from surepick.cli.arm import load_arm
+    if args.arm is not None:
+        arm = load_arm(args.arm)[0]
+        if (named or "reference") != arm.name:
+            raise CommandError("the run was made with the %s arm, not %s: give its description with --arm"
+                               % (named or "reference", arm.name))
+        return None if arm.name == "reference" and named is None else arm
+    if named is None:
+        return None
+    try:
+        return files.load(named)[0]
+    except files.DescriptionError:
+        raise CommandError("the run was made with the arm '%s' (not a preset): give its description with "
+                           "--arm FILE" % named) from None
+
+
+def _write_description(path, arm, params, run_dir):
+    from surepick.arms import files
+    from surepick.records import fit_description
+    from surepick.shared_fsm import kinematics
+    arm = arm or kinematics.REFERENCE
+    try:
+        d, fitted, changed = fit_description.description(arm, params, note="servo and sensor models fitted "
+                                                          "to the run %s (surepick fit)" % run_dir)
+    except ValueError as e:
+        raise CommandError("the fitted description does not pass the check (%s): the plant is written, the "
+                           "description not" % e, exitcodes.FAILED) from None
+    text = files.compact_json(fitted) if path.endswith(".json") else files.to_toml(d)
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise CommandError("cannot write %s: %s" % (path, e.strerror or e)) from None
+    print("arm description %s written to %s (%d fields fitted: %s)" % (
+        fitted.name, path, len(changed), ", ".join(changed[:6]) + (", ..." if len(changed) > 6 else "")))
 
 
 def _write(path, params, what):

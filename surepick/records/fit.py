@@ -132,8 +132,9 @@ def stand_in_params(seed):
 
 class Playback:
     # One recorded cycle, ready to be re-simulated with candidate plant parameters.
-    def __init__(self, record, cycle_meta):
+    def __init__(self, record, cycle_meta, arm=None):
         meta = record.meta
+        self.arm = arm            # the arm the run was made with (an Arm; None the reference)
         self.cycle = cycle_meta["cycle"]
         if cycle_meta.get("restarts"):
             raise FitError("cycle %d has a controller restart: fit needs cycles without one" % self.cycle)
@@ -141,7 +142,7 @@ class Playback:
         self.values = meta.get("params") or {}
         self.seed = int(meta["seed"])
         sc = scenarios.get(self.scenario)
-        self.setup = sc.setup(sc.resolve(self.values), scenarios.rng_for(self.seed, self.cycle))
+        self.setup = sc.setup(sc.resolve(self.values), scenarios.rng_for(self.seed, self.cycle), arm)
         if self.setup["injections"]:
             raise FitError("scenario '%s' injects faults; fit needs a run of a scenario without injections "
                            "(e.g. nominal, part_offset, cylinder)" % meta["scenario"])
@@ -162,7 +163,7 @@ class Playback:
 
     def simulate(self, params_dict):
         world = World(self.scenario, self.values, self.seed, self.cycle, PlantParams.from_dict(params_dict),
-                      noise_seed=self.plant_seed, cfg=self.cfg)
+                      noise_seed=self.plant_seed, cfg=self.cfg, arm=self.arm)
         board = SimulatedBoard(world, board_settings(self.cfg.to_dict()))
         try:
             board.calibrate_current()
@@ -323,7 +324,8 @@ class FitResult:
         self.groups = []            # (group name, evaluations, cost before, cost after)
 
 
-def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None, progress=None, passes=PASSES):
+def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None, progress=None, passes=PASSES,
+        arm=None):
     # -> FitResult. start: PlantParams dict to start from (default: the nominal plant; never the
     # record's own plant_params, which for a stand-in would be the hidden answer).
     # progress(group, evaluation, max_evals, best cost so far) after every evaluation.
@@ -334,8 +336,10 @@ def fit(record, cycles=None, start=None, max_evals=60, groups=None, log=None, pr
     chosen = [c for c in record.cycles if cycles is None or c["cycle"] in cycles]
     if not chosen:
         raise FitError("no cycle to fit (the run has cycles %s)" % [c["cycle"] for c in record.cycles])
-    playbacks = [Playback(record, c) for c in chosen]
-    base = PlantParams.from_dict(start or {}).to_dict()
+    # arm: the run's arm (an Arm; None the reference); the start is its description's plant
+    playbacks = [Playback(record, c, arm) for c in chosen]
+    base = (PlantParams.from_dict(start or {}) if arm is None
+            else PlantParams.merge(PlantParams.for_arm(arm), start or {})).to_dict()
     res = FitResult()
     res.start = base
     log = log or (lambda s: None)

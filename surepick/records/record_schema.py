@@ -71,6 +71,13 @@ def text(choices=None):
     return check
 
 
+def _arm_name(v):
+    # an arm description's name (shared_fsm/arm_check.py): letters, digits, _ - and .
+    if isinstance(v, str) and 0 < len(v) <= 64 and v.isascii() and all(c.isalnum() or c in "_-." for c in v):
+        return None
+    return "an arm description's name: letters, digits, _ - and . (at most 64)"
+
+
 def name(v):
     # a name that is only a name: letters, digits, _ and -, at most 64 (never a path: no "/", no "..")
     if isinstance(v, str) and 0 < len(v) <= 64 and all(c.isalnum() or c in "_-" for c in v) and v.isascii():
@@ -156,6 +163,7 @@ META_FIELDS = (
     ("config_source", False, text()),
     ("board_settings", False, or_null(obj)),
     ("plant_params", False, or_null(obj)),
+    ("arm", False, lambda v: _arm_name(v)),     # the arm description's name (--arm); absent: the reference
     ("loop_period_ms", True, whole(*CONFIG_RANGE["loop_period_ms"])),
     ("cycles", True, whole(0, CYCLES_MAX)),
     ("created_utc", False, text()),

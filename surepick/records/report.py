@@ -44,12 +44,15 @@ def run_meta(report, kind="host-sim"):
     from surepick.shared_fsm.config import Config
     from surepick.sim.params import PlantParams
     cfg = Config(report.get("config_overrides") or None).to_dict()
-    return {"kind": kind, "scenario": report["scenario"], "params": report.get("params", {}),
+    meta = {"kind": kind, "scenario": report["scenario"], "params": report.get("params", {}),
             "seed": report["seed"], "versions": report.get("versions"), "model_hash": report.get("model_hash"),
             "config": cfg, "loop_period_ms": cfg["loop_period_ms"],
             "plant_params": PlantParams.from_dict(report.get("plant_params") or {}).to_dict(),
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "source": {"command": "surepick sim run", "engine": "engines.inproc.CycleRun"}}
+    if report.get("arm"):
+        meta["arm"] = report["arm"]          # the arm description's name (sim run --arm)
+    return meta
 
 
 def record_row(c):

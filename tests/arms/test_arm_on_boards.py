@@ -6,6 +6,8 @@
 import json
 import subprocess
 
+import pytest
+
 from surepick.arms import files
 from surepick.sim.world import World
 from tests.support.board_cli import running_board
@@ -64,4 +66,18 @@ def test_vboard_engine_cycle_with_mearm(tmp_path):
                         "nominal", "--seed", "1", "--out", str(tmp_path / "run")],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and "firmware placed, judge placed" in r.stdout, r.stdout + r.stderr
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["arm"] == "mearm"
+
+
+@pytest.mark.slow
+def test_rp2040_engine_cycle_with_mearm(tmp_path):
+    # The firmware on the emulated RP2040 (its flash image holds the MeArm's /arm.json): about
+    # 2 minutes of emulation. Measured: placed, loop median 1,983 us, p99 2,687 us, no overrun.
+    from tests.support.rp2040 import chip_image
+    chip_image()
+    r = subprocess.run([SUREPICK_BIN, "sim", "run", "--engine", "rp2040", "--arm", "mearm", "--scenario",
+                        "nominal", "--seed", "1", "--out", str(tmp_path / "run")],
+                       capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0 and "firmware placed, judge placed" in r.stdout, r.stdout + r.stderr
+    assert "overruns 0" in r.stdout
     assert json.loads((tmp_path / "run" / "run.json").read_text())["arm"] == "mearm"

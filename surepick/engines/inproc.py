@@ -13,7 +13,7 @@ import time
 from surepick.firmware.controller import Controller
 from surepick.firmware.telemetry import LoopStats
 from surepick.engines.loopfigures import from_stats
-from surepick.firmware.hal.plant_pins import PlantPins
+from surepick.firmware.hal.plant_pins import _TICKS_MASK, PlantPins
 from surepick.shared_fsm import codes, link, states
 from surepick.shared_fsm.machine import Job, fault_where
 from surepick.shared_fsm.ticks import ticks_diff
@@ -148,6 +148,37 @@ class SimulatedBoard:
             self._tmp.cleanup()
 
 
+class FastBoard(SimulatedBoard):
+    """SimulatedBoard for the in-process engine's fast path: step() with the pins' exchange
+    (PlantPins.advance) and clock inlined, the same calls in the same order (the world's
+    exchange, then one read of every input). SimulatedBoard stays the reference."""
+
+    def step(self, after_tick=None):
+        ctl = self.ctl
+        pins = self.pins
+        world = self.world
+        now = world.plant.now_ms & _TICKS_MASK
+        t0 = _perf_ns()
+        ctl.tick(now)
+        self.stats.record(now * 1000, (_perf_ns() - t0) // 1000, ctl.flash_tick, _us_diff)
+        if after_tick is not None:
+            after_tick(now)
+        state = pins.state = ctl.m.state
+        r = world.exchange(pins.pulses if pins.pwm_on else None, state, self.period)
+        if r is not None and pins.reset is None:
+            pins.reset = r
+        pot_s, cur_s, rail_s, estop_g, switch_g, beam_g = pins._slots
+        adc = pins.adc
+        levels = pins.levels
+        adc[pot_s], adc[cur_s], adc[rail_s], estop, switch, beam = world.read_inputs()
+        levels[estop_g] = 1 if estop else 0
+        levels[switch_g] = 1 if switch else 0
+        levels[beam_g] = 1 if beam else 0
+        r = pins.reset
+        pins.reset = None
+        return r
+
+
 class CycleRun:
     # job: (pick, place, width_um, max_attempts or None) in um/mdeg to send instead of the
     # scenario's own (a job file's, `sim run --job`); None: the scenario's.
@@ -171,7 +202,7 @@ class CycleRun:
         self.lives = 1
         self.ticks = []          # run-record rows (records/runrecord.py TICK_COLUMNS minus cycle)
         self._record_ticks = True
-        self.board = SimulatedBoard(self.world, self.settings)
+        self.board = (SimulatedBoard if reference else FastBoard)(self.world, self.settings)
         self.board.on_boot = self._watch_steps
         self._watch_steps(self.board.ctl)   # from the first step: the calibration's idle steps count too
         self.board.calibrate_current()

@@ -163,7 +163,7 @@ class FastPlant(Plant):
             return out
         a = tr.part_qpos
         x, y, z = qpos[a:a + 3]
-        vel = tr._qvel[tr.part_qvel:tr.part_qvel + 3]
+        vx, vy, vz = qvel[tr.part_qvel:tr.part_qvel + 3]
         fingers = support = bin_touch = False
         pg = tr.part_geom
         for g1, g2 in self.d.contact.geom.tolist():
@@ -181,7 +181,7 @@ class FastPlant(Plant):
                 bin_touch = True
         out.update(
             part_pos_mm=[x * 1000.0, y * 1000.0, z * 1000.0],
-            part_speed_mps=math.sqrt(vel.dot(vel)),
+            part_speed_mps=math.sqrt(vx * vx + vy * vy + vz * vz),   # only held against PLACE_SPEED_MPS
             finger_contact=fingers,
             support_contact=support,
             bin_contact=bin_touch,
@@ -192,6 +192,23 @@ class FastPlant(Plant):
 
 
 class FastJudge(Judge):
+    def _approach(self, t_ms, truth):
+        # Judge._approach with the longest running stall found without building a list.
+        if truth.get("servos_at_stall") is not None:
+            d = 0
+            for s in self.stall_since:
+                if s is not None and t_ms - s > d:
+                    d = t_ms - s
+            if d > self.approach_stall_ms:
+                self.approach_stall_ms = d
+        pos = truth["part_pos_mm"]
+        if pos is not None:
+            if self._approach_from is None:
+                self._approach_from = [float(v) for v in pos]
+            d = math.hypot(pos[0] - self._approach_from[0], pos[1] - self._approach_from[1])
+            if d > self.approach_moved_mm:
+                self.approach_moved_mm = d
+
     def _arm(self, t_ms, truth):
         # Judge._arm, with the joint speed worked out only while a restart window is open (it
         # is read nowhere else); the stall stretches and the last joint angles as before.

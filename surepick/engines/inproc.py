@@ -7,6 +7,7 @@
 # machine read at every step and what it commanded, captured around Machine.step itself.
 import json
 import operator
+import os
 import tempfile
 import time
 
@@ -68,6 +69,9 @@ def event_dict(e):
 # The host's clocks never wrap: the period between ticks is a plain difference (C-level).
 _us_diff = operator.sub
 _perf_ns = time.perf_counter_ns
+# A simulated board's flash lives for one cycle: in memory where the host has a tmpfs (creating
+# and removing it on a disk cost a cycle a few ms of CPU), else in the usual temporary directory.
+_FLASH_ROOT = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
 def board_settings(cfg_overrides=None):
@@ -83,7 +87,8 @@ class SimulatedBoard:
         self.world = world
         self.settings = settings
         # The board's flash: a directory that lives as long as this board (unless given).
-        self._tmp = tempfile.TemporaryDirectory(prefix="surepick-simflash-") if flash is None else None
+        self._tmp = (tempfile.TemporaryDirectory(prefix="surepick-simflash-", dir=_FLASH_ROOT)
+                     if flash is None else None)
         self.flash = flash or self._tmp.name
         settings.save(self.flash + fw_settings.PATH)   # what the board's /config.json holds
         arm = getattr(world, "arm", None)               # a replayed world has none: the reference
@@ -205,6 +210,8 @@ class CycleRun:
         self.board = (SimulatedBoard if reference else FastBoard)(self.world, self.settings)
         self.board.on_boot = self._watch_steps
         self._watch_steps(self.board.ctl)   # from the first step: the calibration's idle steps count too
+        if not reference:
+            self.world.judge_only = True     # until run(): no trajectory row is kept before it
         self.board.calibrate_current()
         self.board_cal = {"current_offset_counts": int(self.board.ctl.current.offset)}
         ctl = self.board.ctl
@@ -228,6 +235,8 @@ class CycleRun:
         self.job = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": board.now,
                     "part_width_um": job.part_width_um, "max_attempts": job.max_attempts}
         self._record_ticks = record_trajectory
+        if record_trajectory and isinstance(world, FastWorld):
+            world.judge_only = False         # the trajectory's rows show the whole truth
         if not record_trajectory:
             self.ticks = []
             world.sample_ms = BATCH_SAMPLE_MS

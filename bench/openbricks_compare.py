@@ -2,7 +2,7 @@
 # chassis whose motor and drivebase controllers run in the loop, one control tick per 1 ms
 # physics step), in one run, rounds alternating so load and drift hit both alike. CPU time
 # (each process's own thread clock), so other work on the machine weighs less.
-#   .venv/bin/python bench/openbricks_compare.py [--rounds 10] [--venv DIR] [--tiny]
+#   .venv/bin/python bench/openbricks_compare.py [--rounds 10] [--venv DIR] [--against CHECKOUT] [--tiny]
 # openbricks is installed by pip into its own venv (default ~/.cache/surepick-bench/openbricks,
 # made on first use; nothing of it enters this repository). Per round and side:
 #   in the loop: simulated seconds per CPU second of the whole loop (surepick: one nominal
@@ -12,7 +12,9 @@
 #     controllers ticking every step);
 #   bare: the same run's simulated seconds per CPU second spent inside mj_step (a second run
 #     with mj_step timed, so the timer never weighs on the loop figure).
-# Prints medians per side and the median of the per-round ratios surepick / openbricks.
+# Each surepick side runs in its own process, in its tree with its tree's .venv. --against: another
+# checkout (with its own .venv) run in the same rounds, so a change is measured against the
+# same openbricks rounds. Prints medians per side and the medians of the per-round ratios.
 # --tiny (for the tests): one short round of surepick's side only, openbricks not installed.
 import argparse
 import json
@@ -20,7 +22,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 import venv
 
 OPENBRICKS = "openbricks[sim]==4.36.0"
@@ -60,34 +61,42 @@ print(json.dumps({"loop_rtf": ms / 1000.0 / loop, "bare_rtf": ms / 1000.0 / bare
 '''
 
 
-def surepick_round(tiny=False):
-    # The cycle's loop from the job's start (the board built, booted and calibrated before,
-    # as openbricks' robot is built before its clock starts).
-    import mujoco
-    from surepick.engines import inproc
-    clock = time.thread_time
-    name, seed = ("part_missing", 1000) if tiny else ("nominal", 1000)
+# Run with a surepick tree's own python, in that tree: one nominal cycle's loop from the job's
+# start (the board built, booted and calibrated before, as openbricks' robot is built before its
+# clock starts), then the same cycle with mj_step timed.
+_SP_SIDE = r'''
+import json, sys, time
+import mujoco
+from surepick.engines import inproc
+clock = time.thread_time
+name, seed = ("part_missing", 1000) if sys.argv[1] == "tiny" else ("nominal", 1000)
 
-    def cycle():
-        run = inproc.CycleRun(name, None, seed, 0, sample_ms=inproc.BATCH_SAMPLE_MS)
-        start_ms = run.plant.now_ms
-        t0 = clock()
-        rec = run.run(record_trajectory=False)
-        return clock() - t0, (rec["sim_ms"] - start_ms) / 1000.0
-    loop, s = cycle()
-    real = mujoco.mj_step
-    spent = [0.0]
+def cycle():
+    run = inproc.CycleRun(name, None, seed, 0, sample_ms=inproc.BATCH_SAMPLE_MS)
+    start_ms = run.plant.now_ms
+    t0 = clock()
+    rec = run.run(record_trajectory=False)
+    return clock() - t0, (rec["sim_ms"] - start_ms) / 1000.0
+loop, s = cycle()
+real = mujoco.mj_step
+spent = [0.0]
 
-    def step(m, d, *a):
-        t = clock()
-        real(m, d, *a)
-        spent[0] += clock() - t
-    mujoco.mj_step = step
-    try:
-        cycle()
-    finally:
-        mujoco.mj_step = real
-    return {"loop_rtf": s / loop, "bare_rtf": s / spent[0], "sim_s": s, "mujoco": mujoco.__version__}
+def step(m, d, *a):
+    t = clock(); real(m, d, *a); spent[0] += clock() - t
+mujoco.mj_step = step
+try:
+    cycle()
+finally:
+    mujoco.mj_step = real
+print(json.dumps({"loop_rtf": s / loop, "bare_rtf": s / spent[0], "sim_s": s, "mujoco": mujoco.__version__}))
+'''
+
+
+def surepick_round(tree, tiny=False):
+    py = os.path.join(tree, ".venv", "bin", "python")
+    out = subprocess.run([py, "-c", _SP_SIDE, "tiny" if tiny else "full"], cwd=tree, capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def openbricks_python(where):
@@ -121,23 +130,36 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--venv", default=os.path.join(os.path.expanduser("~"), ".cache", "surepick-bench", "openbricks"),
                     help="where openbricks' own venv is (made and installed on first use)")
+    ap.add_argument("--against", help="another surepick checkout (with its own .venv) run in the same rounds")
     ap.add_argument("--tiny", action="store_true", help="one short round of surepick's side (for the tests)")
     a = ap.parse_args()
+    from surepick.source_tree import CHECKOUT
+    here = str(CHECKOUT)
     print("load average at start: %.2f %.2f %.2f" % os.getloadavg(), flush=True)
     if a.tiny:
-        _line("surepick", [surepick_round(tiny=True)])
+        _line("surepick", [surepick_round(here, tiny=True)])
         print("openbricks: not run with --tiny")
         return
     py = openbricks_python(a.venv)
-    ours, theirs = [], []
+    ours, others, theirs = [], [], []
     for _ in range(a.rounds):
-        ours.append(surepick_round())
+        ours.append(surepick_round(here))
+        if a.against:
+            others.append(surepick_round(os.path.abspath(a.against)))
         theirs.append(openbricks_round(py))
     _line("surepick", ours)
+    if a.against:
+        _line("other", others)
     _line("openbricks", theirs)
     loop = statistics.median(o["loop_rtf"] / t["loop_rtf"] for o, t in zip(ours, theirs))
     bare = statistics.median(o["bare_rtf"] / t["bare_rtf"] for o, t in zip(ours, theirs))
     print("surepick / openbricks (median of per-round ratios): in the loop %.2f, bare mj_step %.2f" % (loop, bare))
+    if a.against:
+        loop = statistics.median(o["loop_rtf"] / t["loop_rtf"] for o, t in zip(others, theirs))
+        bare = statistics.median(o["bare_rtf"] / t["bare_rtf"] for o, t in zip(others, theirs))
+        print("other / openbricks (median of per-round ratios): in the loop %.2f, bare mj_step %.2f" % (loop, bare))
+        loop = statistics.median(o["loop_rtf"] / t["loop_rtf"] for o, t in zip(ours, others))
+        print("surepick / other (median of per-round ratios): in the loop %.2f" % loop)
     print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
 
 

@@ -103,7 +103,7 @@ class FastPlant(Plant):
         raw = 0 if raw < 0 else (4095 if raw > 4095 else raw)
         cur_u16 = (raw << 4) | (raw >> 8)
         if self._rail_ms != now:
-            f = sv.slot_values(self._force)
+            f = self._force.tolist() if self._slots_are_actuators else sv.slot_values(self._force)
             total = (sv._idle_total + k[0] * abs(f[0]) + k[1] * abs(f[1]) + k[2] * abs(f[2])
                      + k[3] * abs(f[3]) + k[4] * abs(f[4]))
             rail = self.rail

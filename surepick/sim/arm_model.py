@@ -121,6 +121,10 @@ def arm_spec(arm):
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
     spec.option.impratio = 10.0
+    # No midphase (MuJoCo's per-body-pair bounding-volume tree): with one to five primitive geoms
+    # a body it costs more than the pairs it prunes; the narrow phase finds the same contacts
+    # (tests/sim/test_midphase_off.py holds every scenario to the same cycle with it on).
+    spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_MIDPHASE
     spec.memory = 8 * 1024 * 1024
     spec.visual.global_.offwidth = 800
     spec.visual.global_.offheight = 600

@@ -56,6 +56,9 @@ BENCHES = (
                                    r"openbricks: not run with --tiny"], False),
     ("physics_cost.py", PY, [r"^this .*: mj_step %s us per simulated ms \(%sx real time\), whole cycle %s us" % (NUM, NUM, NUM),
                              r"load average at end"], False),
+    ("physics_options.py", PY, [r"^base +mj_step +%s us per simulated ms \(1\.00x base\); part_missing 1000: " % NUM,
+                                r"^pyramidal +mj_step +%s us per simulated ms \(%sx base\); part_missing 1000: " % (NUM, NUM)],
+     False),
     ("sim_bench.py", PY, [r"ratio \(target >= 0\.8\): +%s" % NUM, r"one nominal cycle: +%s x real time" % NUM,
                           r"whole tick +%s us" % NUM, r"^per \d+ ms loop tick: +%s us in mj_step" % NUM, r"mixed batch: 2 cycles"], False),
 )

@@ -1,0 +1,59 @@
+# The generated model runs without MuJoCo's midphase (sim/arm_model.py): a pure cost cut, so every
+# scenario (with its trajectory) and every acceptance group (as a batch runs it), on the
+# acceptance's first seed, must give the very cycle it gives with the midphase on (MuJoCo's
+# default): the same reading at every tick, the same events, record and trajectory.
+import mujoco
+import pytest
+
+from surepick.engines import acceptance, inproc
+from surepick.sim import plant as plant_mod
+from surepick.sim import scenarios
+
+_HOST_TIME = ("wall_s", "loop")
+
+
+def _run(name, overrides, seed, midphase, trajectory, monkeypatch):
+    real_init = plant_mod.Plant.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        if midphase:
+            self.m.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
+    with monkeypatch.context() as mp:
+        mp.setattr(plant_mod.Plant, "__init__", init)
+        run = inproc.CycleRun(name, overrides, seed, 0,
+                              sample_ms=inproc.SAMPLE_MS if trajectory else inproc.BATCH_SAMPLE_MS)
+        assert bool(run.plant.m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_MIDPHASE) != midphase
+        readings = []
+        read = run.world.read_inputs
+
+        def logged():
+            r = read()
+            readings.append((run.plant.now_ms, r))
+            return r
+        run.world.read_inputs = logged
+        rec = run.run(record_trajectory=trajectory)
+    return {k: v for k, v in rec.items() if k not in _HOST_TIME}, readings, run.trajectory
+
+
+def _same(label, name, overrides, seed, trajectory, monkeypatch):
+    ref, ref_reads, ref_traj = _run(name, overrides, seed, True, trajectory, monkeypatch)
+    new, new_reads, new_traj = _run(name, overrides, seed, False, trajectory, monkeypatch)
+    assert len(new_reads) == len(ref_reads) > 100, label
+    for a, b in zip(ref_reads, new_reads):
+        assert a == b, (label, a, b)
+    assert new["events"] == ref["events"], label
+    assert new == ref, label
+    assert new_traj == ref_traj, label
+
+
+@pytest.mark.parametrize("name", sorted(scenarios.SCENARIOS))
+def test_every_scenario_is_the_same_cycle_without_the_midphase(name, monkeypatch):
+    _same(name, name, None, acceptance.SEED0, True, monkeypatch)
+
+
+@pytest.mark.parametrize("label", sorted(acceptance.GROUPS) + sorted(acceptance.REPORTED))
+def test_every_acceptance_group_is_the_same_cycle_without_the_midphase(label, monkeypatch):
+    name, overrides, _, _ = acceptance.GROUPS.get(label) or acceptance.REPORTED[label]
+    seed = acceptance.YAWED_SEED0 if label in acceptance.REPORTED else acceptance.SEED0
+    _same(label, name, overrides, seed, False, monkeypatch)

@@ -74,6 +74,12 @@ def add_arguments(parser):
                         help="do not start a board: put the world of the virtual board running at "
                              "--port back to its start (the part respawned on its pad, the arm "
                              "at home) for its next job; the board keeps running")
+    parser.add_argument("--standin", metavar="SEED", type=int,
+                        help="a stand-in bench: an uncalibrated kit whose servos carry hidden zero offsets "
+                             "(up to 15 deg), directions and pulse ranges (10%%) drawn from SEED (docs/bringup.md); "
+                             "implies --scenario nominal unless given")
+    parser.add_argument("--print-truth", action="store_true",
+                        help="with --standin: print its hidden servo calibration as JSON and exit")
     add_port_argument(parser)  # only with --reset-world: the running board, as for every verb
 
 
@@ -96,6 +102,11 @@ def _note(msg):
 
 
 def run(args):
+    if args.print_truth or args.standin is not None:
+        from surepick.cli import board_standin
+        if args.print_truth:
+            return board_standin.print_truth(args)
+        board_standin.check(args)
     if args.reset_world:
         return _reset_world(args)
     if args.port is not None:
@@ -131,7 +142,8 @@ def run(args):
         if args.flash:
             arm, arm_note = board_arm.for_flash_dir(args.flash, arm)
         plant_service = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms,
-                                           args.power_cut_random, realtime=args.realtime, arm=arm)
+                                           args.power_cut_random, realtime=args.realtime, arm=arm,
+                                           plant_params=_standin_params(args, arm))
         vboard = VirtualBoard(
             args.flash, pty=True, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote,
@@ -176,6 +188,14 @@ def run(args):
     if not args.quiet:
         _note("stopped")
     return exitcodes.OK
+
+
+def _standin_params(args, arm):
+    # arm: the board's (--arm, else the flash's /arm.json; None the reference)
+    if args.standin is None:
+        return None
+    from surepick.cli import board_standin
+    return board_standin.plant_params(args, arm)
 
 
 def _run_rp2040(args):

@@ -24,11 +24,12 @@ def random_cut_ms(seed):
 
 
 def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut_random=None, realtime=False,
-                       arm=None):
+                       arm=None, plant_params=None):
     """-> a PlantService for `surepick board --scenario NAME --seed N`, or None (no scenario:
     a bare board, REPL only). Unknown scenario -> ValueError naming the valid ones. Power cuts
     are in plant (virtual) milliseconds. realtime: virtual time no faster than the wall clock.
-    arm: the world's arm (an Arm; None the reference), the board's /arm.json (board_arm.py)."""
+    arm: the world's arm (an Arm; None the reference), the board's /arm.json (board_arm.py).
+    plant_params: the plant's own (hidden) parameters, e.g. the stand-in bench's (sim/standin.py)."""
     if scenario is None:
         if power_cut_at_ms is not None or power_cut_random is not None:
             raise ValueError("power cuts need a plant: give --scenario too")
@@ -37,7 +38,7 @@ def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut
     if scenario not in scenarios.SCENARIOS:
         raise ValueError("unknown scenario '%s'; valid scenarios: %s" % (scenario, ", ".join(scenario_names())))
     from surepick.engines.plant_service import PlantService
-    service = PlantService(scenario, seed or 0, realtime=realtime, arm=arm)
+    service = PlantService(scenario, seed or 0, realtime=realtime, arm=arm, plant_params=plant_params)
     if power_cut_at_ms is not None:
         if power_cut_at_ms < 0:
             raise ValueError("--power-cut-at-ms must be >= 0")

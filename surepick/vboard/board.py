@@ -163,7 +163,9 @@ class VirtualBoard:
             os.set_blocking(self._wake_r, False)
             self._boot(POWER_ON)
             if self._control_wanted:
-                self.control = ControlServer({"status": self.status, "reset-world": self.reset_world})
+                self.control = ControlServer({"status": self.status, "reset-world": self.reset_world,
+                                              "look": self.look, "estop-press": self.estop_press,
+                                              "estop-release": self.estop_release})
                 self._registration = Registration({
                     "console": self.addresses, "control": self.control.address, "kind": "virtual board",
                     "flash": str(self.flash_dir), "scenario": self.scenario, "seed": self.seed})
@@ -260,6 +262,27 @@ class VirtualBoard:
         self._log("world reset: world %d of %s (the previous one: %s)"
                   % (world, self.scenario, previous[0]))
         return {"world": world, "previous": previous}
+
+    # ---- what a person at the bench sees and does (bring-up's stand-in operator) ----
+
+    def _bench(self):
+        ps = self.plant_service
+        if ps is None or not hasattr(ps, "look"):
+            raise ControlError("this virtual board has no plant (start it with --scenario NAME)")
+        return ps
+
+    def look(self):
+        """Where the arm physically is, as an eye or a camera on the bench sees it: each joint's
+        angle (deg) and the jaw's opening (mm). Never the servos' calibration."""
+        return self._bench().look()
+
+    def estop_press(self):
+        self._bench().inject("estop", on=True)
+        return {"estop": "pressed"}
+
+    def estop_release(self):
+        self._bench().inject("estop", on=False)
+        return {"estop": "released"}
 
     def _request(self, reason):
         done = threading.Event()

@@ -1,0 +1,239 @@
+"""Moving one servo of a board over the link, for bring-up: the firmware's teleop mode
+(firmware/teleop_mode.py) holds every other joint where it is and the board keeps its own speed,
+acceleration, joint-limit and e-stop checks. Before each move the board is asked for its e-stop
+and rail: nothing moves while the e-stop reads open or the rail is below the board's rail_low_mv.
+
+Commands are in the board's own units (joint mdeg for slots 0..3, jaw um for the gripper); the
+pulse a command gives is computed exactly as the firmware does (the board's settings and the arm
+description it runs: BoardMap), so what bring-up measures is pulse width against where the arm
+physically went, whatever calibration the board runs now."""
+import time
+
+from surepick.host.link.errors import LinkError
+from surepick.shared_fsm import link, servo_cal
+
+GRIPPER = servo_cal.GRIPPER
+STEP_MDEG = 1000          # one setpoint moves a joint at most this far (jaw: STEP_UM)
+STEP_UM = 250
+SETTLE_TIMEOUT_S = 30.0   # the servo drivers reach a setpoint within this long (wall clock)
+HELD = 2                  # TELEOP_STATE mode: held by the deadman (firmware/teleop_mode.py)
+HELD_TOLERANCE = 20       # mdeg (um): the drivers' joint readback rounds through servo mdeg
+ECHO_S = 1.0              # a setpoint is answered within this long, or the next one goes anyway
+CAL_KEYS = ("min_us", "max_us", "trim_us", "inverted")
+
+
+class BringupStop(Exception):
+    """The bench is not safe to move (e-stop open, rail low) or the board refused: one line."""
+
+
+class BoardMap:
+    """The board's command -> pulse map of each servo slot: its settings' calibration, mirrored
+    once more for an arm servo the description says turns against its joint (as
+    firmware/controller.py _servo_cal), and the description's zero and gear."""
+
+    def __init__(self, arm, settings_cals):
+        self.arm = arm
+        self.cals = []
+        for i in range(servo_cal.N_SERVOS):
+            c = tuple(settings_cals[i])
+            if i < GRIPPER and arm.servo(i) is not None and arm.servo_cal(i)[3]:
+                c = (c[0], c[1], c[2], 1 - c[3])
+            self.cals.append(c)
+
+    def pulse(self, slot, cmd):
+        # cmd: joint mdeg (arm slots) or jaw um (gripper) -> the pulse width the board drives
+        if slot == GRIPPER:
+            s = servo_cal.joint_to_servo_mdeg(GRIPPER, int(cmd))
+        else:
+            s = self.arm.servo_mdeg(slot, int(cmd))
+        return servo_cal.pulse_us(self.cals[slot], s)
+
+
+def read_settings_cals(client, timeout=3.0):
+    """The board's servoN_{min_us,max_us,trim_us,inverted} -> [(min, max, trim, inverted)] x 5."""
+    out = []
+    for i in range(servo_cal.N_SERVOS):
+        vals = []
+        for k in CAL_KEYS:
+            r = client.request(link.T_CONFIG_GET, ("servo%d_%s" % (i, k),), timeout)
+            if not r.ok or not r.payload:
+                raise BringupStop("the board did not give servo%d_%s (%s): is it running surepick's "
+                                  "firmware? (surepick doctor)" % (i, k, r.code_name))
+            vals.append(int(r.payload[-1]))
+        out.append(tuple(vals))
+    return out
+
+
+def config_get(client, key, timeout=3.0):
+    r = client.request(link.T_CONFIG_GET, (key,), timeout)
+    if not r.ok or not r.payload:
+        raise BringupStop("the board did not give %s (%s)" % (key, r.code_name))
+    return int(r.payload[-1])
+
+
+class Jog:
+    """Teleop on one board, one servo moved at a time. safe() before every move."""
+
+    def __init__(self, client, rail_low_mv, timeout=3.0):
+        self.c = client
+        self.timeout = timeout
+        self.rail_low_mv = rail_low_mv
+        self.seq = 0
+        self.q = None            # the setpoint the board holds: 4 joint mdeg
+        self.jaw = None          # ... and jaw um
+        self.on = False
+
+    # ---- the bench's safety, asked of the board itself ----
+
+    def readings(self):
+        """(e-stop open, rail mV, View) as the board reads them now. Open: the contact reads open
+        (or not closed long enough yet), or the board's e-stop is still latched."""
+        from surepick.host.link import busy
+        st = busy.status(self.c, self.timeout)
+        if st is None:
+            raise BringupStop("the board does not answer STATUS: is the firmware running? (surepick doctor)")
+        v = st.view
+        return bool(v.estop) or v.has(link.COND_ESTOP_OPEN), v.telemetry.get("rail_mv"), v
+
+    def contact_open(self):
+        # The e-stop contact as the board reads it now (not its latch), or None: no such report.
+        from surepick.host.link import busy
+        st = busy.status(self.c, self.timeout)
+        if st is None or st.view.conditions is None:
+            return None
+        return st.view.has(link.COND_ESTOP_OPEN)
+
+    def clear_estop_fault(self):
+        # After the person's own e-stop test: the latched ESTOP fault is cleared (nothing moves).
+        from surepick.shared_fsm import codes
+        _o, _r, v = self.readings()
+        if v.fault == codes.F_ESTOP:
+            r = self.c.request(link.T_CLEAR_FAULT, (), self.timeout)
+            if not r.ok:
+                raise BringupStop("the board did not clear its e-stop fault (%s): surepick job clear" % r.code_name)
+
+    def safe(self):
+        # Refuse to move while the e-stop reads open or the servo rail is low.
+        estop, rail, _t = self.readings()
+        if estop:
+            raise BringupStop("the e-stop reads open: nothing moves. Close it (twist to release), then "
+                              "run `surepick bringup` again: it resumes here")
+        if rail is not None and rail < self.rail_low_mv:
+            raise BringupStop("the servo rail reads %d mV, below rail_low_mv %d: nothing moves. Check the "
+                              "servo supply (docs/hardware.md), then run `surepick bringup` again"
+                              % (rail, self.rail_low_mv))
+
+    # ---- teleop ----
+
+    def _enter(self):
+        r = self.c.request(link.T_TELEOP, (1,), self.timeout)
+        if not r.ok:
+            from surepick.teleop.board_target import refusal_text
+            raise BringupStop("the board refused to let a servo be moved: %s" % refusal_text(r))
+        p = r.payload
+        self.q = [int(v) for v in p[1:5]]
+        self.jaw = int(p[5])
+        self.on = True
+
+    def leave(self):
+        if not self.on:
+            return
+        self.on = False
+        try:
+            self.c.request(link.T_TELEOP, (0,), self.timeout)
+        except LinkError:
+            pass                  # the board holds by its deadman anyway
+
+    def pose(self):
+        # The setpoint the board holds (entering teleop if needed): (4 joint mdeg, jaw um)
+        if not self.on:
+            self.safe()
+            self._enter()
+        return list(self.q), self.jaw
+
+    def move(self, slot, cmd):
+        """Bring servo `slot` to command `cmd` (joint mdeg or jaw um), the others held, in steps
+        the board follows; returns once the board's drivers hold it there."""
+        self.safe()
+        if not self.on:
+            self._enter()
+        q, jaw = list(self.q), self.jaw
+        cur = jaw if slot == GRIPPER else q[slot]
+        step = STEP_UM if slot == GRIPPER else STEP_MDEG
+        cmd = int(cmd)
+        while True:
+            d = cmd - cur
+            cur = cmd if abs(d) <= step else cur + (step if d > 0 else -step)
+            if slot == GRIPPER:
+                jaw = cur
+            else:
+                q[slot] = cur
+            self._send(q, jaw)
+            if cur == cmd:
+                break
+        self._wait_held(q, jaw)
+
+    def _send(self, q, jaw):
+        # One setpoint, then wait for the board to answer it (TELEOP_STATE with its seq): the
+        # board reads one line a tick, so a host that sent faster would fill its input.
+        for _ in range(2):
+            self.seq += 1
+            self.state = None
+            self.c.send(link.setpoint(self.c.new_id(), self.seq, q, jaw))
+            deadline = time.monotonic() + ECHO_S
+            while time.monotonic() < deadline:
+                for f in self.c.read_frames(0.02):
+                    self._frame(f)
+                s = self.state
+                if s is not None and s["seq"] >= self.seq:
+                    return s
+                if s is not None and s["mode"] == HELD:
+                    # held by the deadman while the person looked: re-arm, send it again
+                    self._rearm()
+                    break
+            else:
+                return None
+        return None
+
+    def _frame(self, f):
+        if f.ftype == link.T_REPLY and f.fields[1] != link.OK:
+            why = f.fields[2] if len(f.fields) > 2 else "?"
+            if why == "held":
+                self._rearm()
+                return
+            self.leave()
+            raise BringupStop("the board refused a setpoint (%s %s): the move would leave the joint's "
+                              "limits or the arm's clearance (the description's joints)"
+                              % (link.ERROR_NAMES.get(f.fields[1], f.fields[1]), why))
+        if f.ftype == link.T_TELEOP_STATE:
+            d = dict(zip(link.SCHEMA[link.T_TELEOP_STATE][3], f.fields))
+            self.state = d
+            if d["mode"] == 0:
+                self.on = False
+                raise BringupStop("the board left teleop (%s): the e-stop, a fault or an abort; "
+                                  "nothing more moves. Run `surepick bringup` again once it is clear"
+                                  % {1: "deadman", 2: "a fault or the e-stop", 3: "left", 4: "abort"}.get(d["why"], d["why"]))
+
+    def _rearm(self):
+        # After a deadman hold: TELEOP on again; the board answers with the pose it holds.
+        r = self.c.request(link.T_TELEOP, (1,), self.timeout)
+        if not r.ok:
+            from surepick.teleop.board_target import refusal_text
+            raise BringupStop("the board did not re-arm teleop: %s" % refusal_text(r))
+
+    def _wait_held(self, q, jaw):
+        # Re-send the final setpoint until the board says its drivers hold it (TELEOP_STATE: the
+        # joints as the drivers hold them, to within their mdeg rounding) and no longer move.
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        last = None
+        while time.monotonic() < deadline:
+            s = self._send(q, jaw)
+            if s is None:
+                continue
+            now = [s["q0_mdeg"], s["q1_mdeg"], s["q2_mdeg"], s["q3_mdeg"], s["jaw_cmd_um"]]
+            there = all(abs(a - b) <= HELD_TOLERANCE for a, b in zip(now, list(q) + [jaw]))
+            if there and now == last:
+                self.q, self.jaw = list(q), jaw
+                return
+            last = now
+        raise BringupStop("the board did not reach the setpoint within %.0f s" % SETTLE_TIMEOUT_S)

@@ -1,0 +1,72 @@
+"""What bring-up knows of each servo before it moves it: its slot, how a person tells its + way,
+and the marks the person draws on the bench (docs/bringup.md):
+
+    mid    the rest pose of the description's bench (base forward, upper arm up, forearm level,
+           hand down); the gripper: half its widest opening
+    low, high   mid -/+ RANGE_MARK_DEG (base: BASE_RANGE_MARK_DEG); the gripper: 10 mm either side
+"""
+from surepick.shared_fsm import servo_cal
+
+RANGE_MARK_DEG = 20.0
+BASE_RANGE_MARK_DEG = 30.0
+JAW_MARK_MM = 12.5          # the jaw's marks: mid -/+ this (10 and 35 mm on a 45 mm gripper)
+# A serial arm's wrist carries the hand: at rest (hand down) gravity pulls it back towards down
+# from either side, which a hobby servo's proportional band turns into a sag that shrinks the
+# range seen. Its range marks sit either side of the hand level, where the pull is the same at
+# both: the forearm is raised this far (by the elbow, calibrated by then) to leave room for them.
+WRIST_LIFT_DEG = 40.0
+
+PLUS_TEXT = {
+    "base": "counter-clockwise seen from above",
+    "shoulder": "the upper arm tilting back, away from the front",
+    "elbow": "the forearm rising",
+    "wrist": "the hand tilting up",
+    "gripper": "the jaw opening",
+}
+
+
+class Mark:
+    def __init__(self, key, deg, text):
+        self.key = key
+        self.deg = deg            # what the person sees there: joint deg (gripper: servo deg)
+        self.text = text
+
+
+class Servo:
+    def __init__(self, arm, name, slot):
+        self.name = name
+        self.slot = slot
+        self.is_gripper = slot == servo_cal.GRIPPER
+        self.label = "gripper" if self.is_gripper else name + " servo"
+        self.plus_text = PLUS_TEXT.get(name, "its joint's + way")
+        entry = arm.servo(slot)
+        self.gear = 1.0 if self.is_gripper else entry["gear"]
+        self.deg_per_mm = float(arm.gripper["servo_deg_per_mm"])
+        self.range_pose = {}      # other joints moved (deg) for the range marks, then put back
+        if self.is_gripper:
+            mid_mm = arm.gripper["jaw_max_mm"] / 2.0
+            self.marks = {k: Mark(k, mm * self.deg_per_mm, "at %.1f mm of opening on a caliper" % mm)
+                          for k, mm in (("mid", mid_mm), ("low", mid_mm - JAW_MARK_MM), ("high", mid_mm + JAW_MARK_MM))}
+        else:
+            mid = arm.home_deg()[slot]
+            a = BASE_RANGE_MARK_DEG if slot == 0 else RANGE_MARK_DEG
+            self.marks = {k: Mark(k, v, "at %+.0f deg (%s)" % (v, what))
+                          for k, v, what in (("mid", mid, "its rest pose"), ("low", mid - a, "rest %+.0f" % -a),
+                                             ("high", mid + a, "rest %+.0f" % a))}
+            if arm.kind == "serial" and slot == 3:
+                home = arm.home_deg()
+                self.range_pose = {2: home[2] + WRIST_LIFT_DEG}
+                level = -(home[1] + home[2] + WRIST_LIFT_DEG)        # the hand level
+                for k, v in (("low", level - a), ("high", level + a)):
+                    self.marks[k] = Mark(k, v, "at %+.0f deg (the hand %+.0f deg from level, the forearm "
+                                               "raised %.0f deg)" % (v, v - level, WRIST_LIFT_DEG))
+
+    def cmd_per_deg(self):
+        # board command units per degree seen, were the calibration right (joint mdeg; jaw um)
+        return 1000.0 / self.deg_per_mm if self.is_gripper else 1000.0
+
+
+def servos_of(arm):
+    out = [Servo(arm, arm.servo_names[i], i) for i in range(len(arm.joint_names))]
+    out.append(Servo(arm, "gripper", servo_cal.GRIPPER))
+    return out

@@ -1,0 +1,61 @@
+"""The bring-up's saved state: one JSON file, rewritten whole (a temporary file renamed over it)
+after every confirmed step, so Ctrl-C or a kill loses at most the step under way, and a rerun
+resumes at the first step not confirmed.
+
+    {"format": 1, "arm": "<the description it started from>", "steps": {"servo.base.zero": {...}}}
+"""
+import json
+import os
+
+FORMAT = 1
+
+
+class StateError(ValueError):
+    pass
+
+
+class State:
+    def __init__(self, path, arm_source):
+        self.path = path
+        self.data = {"format": FORMAT, "arm": arm_source, "steps": {}}
+        if os.path.exists(path):
+            try:
+                with open(path) as f:
+                    d = json.load(f)
+            except (OSError, ValueError) as e:
+                raise StateError("%s: cannot read the saved bring-up (%s); move it away to start over" % (path, e))
+            if not isinstance(d, dict) or d.get("format") != FORMAT or not isinstance(d.get("steps"), dict):
+                raise StateError("%s: not a bring-up state file (format %d); move it away to start over"
+                                 % (path, FORMAT))
+            if d.get("arm") != arm_source:
+                raise StateError("%s was saved for the arm %s, not %s: give that --arm, or another --out"
+                                 % (path, d.get("arm"), arm_source))
+            self.data = d
+
+    @property
+    def steps(self):
+        return self.data["steps"]
+
+    def done(self, name):
+        return name in self.steps
+
+    def get(self, name):
+        return self.steps.get(name)
+
+    def confirm(self, name, result):
+        self.steps[name] = result
+        self._save()
+
+    def forget(self, name):
+        if self.steps.pop(name, None) is not None:
+            self._save()
+
+    def _save(self):
+        d = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(d, exist_ok=True)
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)

@@ -1,0 +1,283 @@
+"""The bring-up's steps, in order, each saved as soon as it is confirmed (state.py):
+
+    estop                      press the e-stop: the board reads it open; release: closed
+    rail                       the board's rail reading against the person's multimeter
+    servo.NAME.direction       a small move its + way: which way did it turn?
+    servo.NAME.zero            jog to the rest-pose mark (its zero follows)
+    servo.NAME.range           jog to the mark each side of it (its pulse range follows)
+    write                      the description with the servo entries found, and found.json
+
+Each servo moves alone, in a window of pulse widths around where it started that begins
+WINDOW0_DEG wide each side and widens by WINDOW_STEP_DEG only when the person says there is room.
+A step can be redone (--redo NAME) or skipped (--skip NAME: a skipped step is saved as skipped,
+and what needs it is not done)."""
+import json
+import os
+import time
+
+from surepick.host.bringup import servo_fit
+from surepick.host.bringup.jog import BringupStop
+from surepick.host.bringup.operators import AGAINST, AT, PAST, SHORT, STILL, WITH
+
+WINDOW0_DEG = 5.0          # the first safe window, each side of where the servo started
+WINDOW_STEP_DEG = 5.0      # ... widened by this much at a time, each time confirmed
+WINDOW_MAX_DEG = 90.0      # an arm servo's; the gripper's may widen to its whole travel
+NUDGE_DEG = 3.0            # the direction step's move
+SEARCH_STEP_DEG = 2.0      # looking for a mark: this much a move until it is passed
+APPROACH_DEG = 1.5         # every mark is approached from its short side, from this far
+RAIL_AGREE_FRACTION = 0.05  # the board's rail reading within this of the multimeter's
+ESTOP_WAIT_S = 10.0
+
+
+def step_names(servos):
+    names = ["estop", "rail"]
+    for s in servos:
+        names += ["servo.%s.direction" % s.name, "servo.%s.zero" % s.name, "servo.%s.range" % s.name]
+    return names + ["write"]
+
+
+class Session:
+    def __init__(self, state, servos, jog, board_map, operator, say=print):
+        self.state = state
+        self.servos = servos
+        self.jog = jog
+        self.map = board_map
+        self.op = operator
+        self.say = say
+
+    # ---- running ----
+
+    def run(self, names, skip=(), writer=None):
+        """Run every step of `names` not confirmed yet, in order."""
+        for name in names:
+            if self.state.done(name):
+                continue
+            if name in skip:
+                self.state.confirm(name, {"skipped": True})
+                self.say("%s: skipped" % name)
+                continue
+            self.say("--- %s" % name)
+            result = self._run_one(name, writer)
+            self.state.confirm(name, result)
+            self.say("%s: confirmed %s" % (name, json.dumps(result, sort_keys=True)))
+
+    def _run_one(self, name, writer):
+        if name == "estop":
+            return self.estop()
+        if name == "rail":
+            return self.rail()
+        if name == "write":
+            return writer(self.found())
+        _, servo_name, what = name.split(".")
+        servo = next(s for s in self.servos if s.name == servo_name)
+        return getattr(self, what)(servo)
+
+    # ---- inputs ----
+
+    def _estop_reads(self, want_open):
+        deadline = time.monotonic() + ESTOP_WAIT_S
+        while time.monotonic() < deadline:
+            contact = self.jog.contact_open()
+            if contact is None:
+                contact = self.jog.readings()[0]
+            if contact == want_open:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def estop(self):
+        self.jog.leave()
+        self.op.press_estop()
+        if not self._estop_reads(True):
+            raise BringupStop("the e-stop was pressed but the board still reads it closed: check its "
+                              "auxiliary NC contact to the e-stop input (docs/hardware.md)")
+        self.op.release_estop()
+        if not self._estop_reads(False):
+            raise BringupStop("the e-stop was released but the board still reads it open: check its wiring "
+                              "(docs/hardware.md)")
+        self.jog.clear_estop_fault()
+        return {"open_read": True, "closed_read": True}
+
+    def rail(self):
+        _e, rail_mv, _t = self.jog.readings()
+        meter_v = self.op.multimeter_rail_v()
+        if rail_mv is None:
+            raise BringupStop("the board reports no rail reading")
+        off = abs(rail_mv / 1000.0 - meter_v)
+        if off > RAIL_AGREE_FRACTION * max(meter_v, 0.1):
+            raise BringupStop("the board reads the rail at %.2f V, your multimeter %.2f V: set rail_divider_milli "
+                              "(surepick config) to the divider's ratio, or check its resistors (docs/hardware.md)"
+                              % (rail_mv / 1000.0, meter_v))
+        return {"board_v": rail_mv / 1000.0, "meter_v": meter_v}
+
+    # ---- one servo ----
+
+    def _cmd(self, servo):
+        q, jaw = self.jog.pose()
+        return jaw if servo.is_gripper else q[servo.slot]
+
+    def direction(self, servo):
+        start = self._cmd(servo)
+        nudge = int(round(NUDGE_DEG * servo.cmd_per_deg()))
+        self.op.watch(servo)
+        self.jog.move(servo.slot, start + nudge)
+        way = self.op.which_way(servo)
+        self.jog.move(servo.slot, start)
+        if way == STILL:
+            raise BringupStop("the %s did not move: check its plug, its pin (servos.%s.gpio) and the rail"
+                              % (servo.label, servo.name))
+        return {"start_cmd": start, "cmd_sign": 1 if way == WITH else -1}
+
+    def _setup(self, servo):
+        d = self.state.get("servo.%s.direction" % servo.name)
+        if not d or d.get("skipped"):
+            raise BringupStop("servo.%s.direction is not confirmed: redo it first" % servo.name)
+        return d["start_cmd"], d["cmd_sign"]
+
+    def zero(self, servo):
+        start, sign = self._setup(servo)
+        window = [WINDOW0_DEG]
+        p = self._reach(servo, servo.marks["mid"], start, sign, window)
+        return {"mid": [p, servo.marks["mid"].deg], "window_deg": window[0]}
+
+    def range(self, servo):
+        start, sign = self._setup(servo)
+        z = self.state.get("servo.%s.zero" % servo.name)
+        if not z or z.get("skipped"):
+            raise BringupStop("servo.%s.zero is not confirmed: redo it first" % servo.name)
+        window = [z["window_deg"]]
+        out = {}
+        back = self._pose_for_range(servo)
+        for key in ("low", "high"):
+            out[key] = [self._reach(servo, servo.marks[key], start, sign, window), servo.marks[key].deg]
+        self._go(servo, self._cmd_for(servo, start, sign, servo.marks["mid"].deg, z["mid"]), start, window, sign)
+        for slot, cmd in back:
+            self.jog.move(slot, cmd)
+        out["window_deg"] = window[0]
+        return out
+
+    def _pose_for_range(self, servo):
+        # Move the other joints the range marks need (servos.py range_pose), each by its own
+        # calibration found already. -> [(slot, command)] that puts them back.
+        back = []
+        for slot, deg in servo.range_pose.items():
+            other = next(s for s in self.servos if s.slot == slot)
+            f = self.found().get(other.name)
+            if f is None:
+                raise BringupStop("the %s's range marks need the %s calibrated first: confirm its steps"
+                                  % (servo.label, other.label))
+            a = f["range_deg"] / servo_fit.NOMINAL_SPAN_US / other.gear * f["direction"]
+            b = -a * f["pulse_at_zero_us"]
+            start = self.state.get("servo.%s.direction" % other.name)["start_cmd"]
+            back.append((slot, self._cmd(other)))
+            self.jog.move(slot, self._cmd_at_pulse(other, int(round((deg - b) / a)), start))
+        return back[::-1]
+
+    def _points(self, s):
+        z = self.state.get("servo.%s.zero" % s.name)
+        r = self.state.get("servo.%s.range" % s.name)
+        return tuple(z["mid"]), [tuple(r["low"]), tuple(r["high"])]
+
+    def _cmd_for(self, servo, start, sign, deg, mid):
+        # A first guess of the command that shows `deg`, from the mid mark once it is known.
+        return int(round(self._cmd_at_pulse(servo, mid[0], start) + sign * (deg - mid[1]) * servo.cmd_per_deg()))
+
+    def _cmd_at_pulse(self, servo, pulse, start):
+        # The command (near start) whose pulse is closest to `pulse` (the board's map is monotone).
+        lo, hi = start - 200000, start + 200000
+        inc = self.map.pulse(servo.slot, hi) > self.map.pulse(servo.slot, lo)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if (self.map.pulse(servo.slot, mid) < pulse) == inc:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def _go(self, servo, cmd, start, window, sign, approach=True):
+        # Move to cmd inside the safe window (widened only as the person confirms), approaching
+        # from the mark's short side so that every mark sees the servo's deadband alike.
+        per = servo.cmd_per_deg()
+        while abs(cmd - start) > window[0] * per:
+            most = servo_fit.SERVO_DEG if servo.is_gripper else WINDOW_MAX_DEG
+            if window[0] >= most or not self.op.widen(servo, window[0]):
+                raise BringupStop("the %s's mark is not within %.0f deg of where it started: nothing was "
+                                  "saved for this step; check the servo horn's position on its spline"
+                                  % (servo.label, window[0]))
+            window[0] += WINDOW_STEP_DEG
+        if approach:
+            back = cmd - sign * int(round(APPROACH_DEG * per))
+            if abs(back - start) <= window[0] * per:
+                self.jog.move(servo.slot, back)
+        self.jog.move(servo.slot, cmd)
+
+    def _reach(self, servo, mark, start, sign, window):
+        """Jog the servo onto `mark`: -> the pulse width (us, a float) the board drives there."""
+        per = servo.cmd_per_deg()
+        mid = self.state.get("servo.%s.zero" % servo.name)
+        if mid and not mid.get("skipped"):
+            cmd = self._cmd_for(servo, start, sign, mark.deg, mid["mid"])
+        else:
+            cmd = start + int(round(sign * (mark.deg - servo.marks["mid"].deg) * per))
+        short = past = None
+        while True:
+            self._go(servo, cmd, start, window, sign)
+            a = self.op.against_mark(servo, mark)
+            p = self.map.pulse(servo.slot, cmd)
+            if a == AT:
+                return float(p)
+            if a == SHORT:
+                short = cmd
+            elif a == PAST:
+                past = cmd
+            if short is not None and past is not None:
+                ps, pp = self.map.pulse(servo.slot, short), self.map.pulse(servo.slot, past)
+                if abs(ps - pp) <= 1:
+                    return (ps + pp) / 2.0
+                cmd = (short + past) // 2
+            else:
+                step = int(round(SEARCH_STEP_DEG * per))
+                cmd += sign * step if a == SHORT else -sign * step
+
+    # ---- what was found ----
+
+    def found(self):
+        """{"servos": {name: {"direction", "zero_deg", "range_deg", ...}}} of every servo whose
+        marks are confirmed."""
+        out = {}
+        for s in self.servos:
+            z = self.state.get("servo.%s.zero" % s.name)
+            r = self.state.get("servo.%s.range" % s.name)
+            if not z or not r or z.get("skipped") or r.get("skipped"):
+                continue
+            out[s.name] = servo_fit.found(*self._points(s), gear=s.gear)
+        return out
+
+
+def write_outputs(out_dir, description, found, servos, files_mod):
+    """The description with the found servo entries (and joint limits narrowed to what the servo
+    can reach) -> DIR/arm.toml; found.json in the stand-in's shape. -> the new description dict."""
+    import copy
+    d = copy.deepcopy(description)
+    notes = []
+    for s in servos:
+        f = found.get(s.name)
+        if f is None:
+            continue
+        d["servos"][s.name] = servo_fit.servo_entry(d["servos"][s.name], f, s.is_gripper)
+        if not s.is_gripper:
+            j = d["joints"][s.name]
+            lo, hi = servo_fit.clip_joint((j["min_deg"], j["max_deg"]), f["zero_deg"], s.gear)
+            if (lo, hi) != (j["min_deg"], j["max_deg"]):
+                notes.append("%s: joint limits %g..%g narrowed to %g..%g (what the servo reaches)"
+                             % (s.name, j["min_deg"], j["max_deg"], lo, hi))
+                j["min_deg"], j["max_deg"] = lo, hi
+    files_mod.validate(d, "the description bring-up wrote")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "arm.toml"), "w") as fh:
+        fh.write(files_mod.to_toml(d))
+    shape = {"servos": {n: {"direction": f["direction"], "zero_deg": round(f["zero_deg"], 3),
+                            "range_deg": round(f["range_deg"], 3)} for n, f in found.items()}}
+    with open(os.path.join(out_dir, "found.json"), "w") as fh:
+        json.dump(shape, fh, indent=1, sort_keys=True)
+    return d, notes

@@ -1,0 +1,77 @@
+"""The stand-in bench: an uncalibrated kit in the simulator (`surepick board --standin SEED`).
+
+Its servos are not mounted the way the arm description says: each carries a hidden zero offset
+(up to +-ZERO_MAX_DEG), a direction (+1 or -1) and a pulse range (the degrees it turns over the
+nominal 500..2500 us, 180 +- RANGE_MAX_FRACTION), all drawn from SEED. They live only in the
+plant's own servo calibration (sim/params.py ServoParams: min_us, max_us, trim_us, inverted: how
+the simulated servo turns a pulse into an angle), the ground-truth side: the firmware and an
+operator never see them. A board running the description unchanged drives a mis-calibrated arm,
+as a real uncalibrated kit would be driven.
+
+The truth is said in the description's own terms, so that what a bring-up writes can be compared
+with it field by field: a description entry with direction D, zero_deg Z and the pulse range
+centred on 1500 us spanning 2000 * 180 / R us (trim 0) drives this servo exactly right.
+
+    truth(seed, arm) -> {"servos": {name: {"zero_deg", "direction", "range_deg"}}}
+    plant_params(seed, arm) -> PlantParams with those servos
+"""
+import math
+
+from surepick.shared_fsm import arm as arm_mod
+from surepick.sim import seeds
+from surepick.sim.params import PlantParams
+from surepick.sim.servo_model import servo_offset_rad
+
+ZERO_MAX_DEG = 15.0          # hidden zero offset, each side
+RANGE_MAX_FRACTION = 0.10    # hidden pulse range, each side of the nominal
+NOMINAL_SPAN_US = 2000       # 500..2500 us: the description's default pulse range
+CENTRE_US = 1500
+SERVO_DEG = 180.0            # the firmware's servo angle over min_us..max_us (servo_cal)
+
+
+def _draws(seed, n):
+    # One (offset deg, direction, range deg) per servo, in slot order, from the seed alone.
+    rng = seeds.rng("bench_standin", seed)
+    out = []
+    for _ in range(n):
+        offset = rng.uniform(-ZERO_MAX_DEG, ZERO_MAX_DEG)
+        direction = -1 if rng.random() < 0.5 else 1
+        range_deg = SERVO_DEG * (1.0 + rng.uniform(-RANGE_MAX_FRACTION, RANGE_MAX_FRACTION))
+        out.append((offset, direction, range_deg))
+    return out
+
+
+def hidden_cals(seed, arm):
+    """-> [(name, slot, (min_us, max_us, trim_us, inverted), truth entry)] for every servo of the
+    arm. The truth entry is computed back from the integer calibration the plant runs, so it is
+    exactly what the plant does, not the draw before rounding."""
+    names = list(arm.servo_names)
+    slots = [i for i in range(len(names) - 1)] + [arm_mod.GRIPPER]
+    out = []
+    for (name, slot, (offset, direction, range_deg)) in zip(names, slots, _draws(seed, len(names))):
+        nominal_zero = math.degrees(servo_offset_rad(arm, slot))   # the plant's own zero
+        span = int(round(NOMINAL_SPAN_US * SERVO_DEG / range_deg))
+        lo = CENTRE_US - span // 2
+        hi = lo + span
+        # The plant decodes (pulse - trim - min) * 180 / span, mirrored when inverted, and takes
+        # the description's zero off it: a trim of D * offset * span / 180 moves the servo angle
+        # at which the joint is at 0 by the offset, on the side the direction gives.
+        trim = int(round(direction * offset * span / SERVO_DEG))
+        zero = nominal_zero + direction * trim * SERVO_DEG / span
+        entry = {"zero_deg": round(zero, 4), "direction": direction,
+                 "range_deg": round(SERVO_DEG * NOMINAL_SPAN_US / span, 4)}
+        out.append((name, slot, (lo, hi, trim, 1 if direction < 0 else 0), entry))
+    return out
+
+
+def truth(seed, arm):
+    return {"servos": {name: entry for name, _slot, _cal, entry in hidden_cals(seed, arm)}}
+
+
+def plant_params(seed, arm):
+    """The plant of the arm with the stand-in's hidden servo calibrations."""
+    p = PlantParams.for_arm(arm)
+    for _name, slot, cal, _entry in hidden_cals(seed, arm):
+        s = p.servos[slot]
+        s.min_us, s.max_us, s.trim_us, s.inverted = cal
+    return p

@@ -271,8 +271,8 @@ class FastWorld(World):
             plant.servos.pulses[:] = pulses
             grip = pulses[GRIPPER]
             last = self._last_grip_pulse
-            if (last is not None and grip > last and self._state == "PLACE"
-                    and self.judge.release_ms is None):
+            if (last is not None and grip != last and self._state == "PLACE"
+                    and self.judge.release_ms is None and self._opens(grip, last)):
                 self.judge.release_ms = plant.now_ms
             self._last_grip_pulse = grip
             self._pulses = list(pulses)

@@ -296,9 +296,17 @@ class World:
         # The moment the machine opens the jaw to place: the gripper's pulse widening while the
         # board says PLACE. Before it, a part that leaves the fingers was dropped.
         if (self.judge.release_ms is None and self._state == "PLACE"
-                and self._last_grip_pulse is not None and grip_pulse > self._last_grip_pulse):
+                and self._last_grip_pulse is not None and self._opens(grip_pulse, self._last_grip_pulse)):
             self.judge.release_ms = self.plant.now_ms
         self._last_grip_pulse = grip_pulse
+
+    def _opens(self, grip_pulse, last):
+        # Does this pulse change open the jaw? Widening opens it, unless the plant's own gripper
+        # servo is mounted mirrored (its hidden calibration, e.g. a stand-in bench's): then
+        # narrowing does (a pulse of 0 is the PWM off, never an opening).
+        if self.plant.servos.cals[GRIPPER][3]:
+            return 0 < grip_pulse < last
+        return grip_pulse > last
 
     def verdict(self):
         out, reason, d = self.judge.verdict()

@@ -35,6 +35,8 @@ def _check_found(out, seed):
     assert sorted(found) == sorted(truth)
     for name, t in truth.items():
         f = found[name]
+        print("seed %d %-8s zero %+.2f deg  range %+.2f%%" % (seed, name, f["zero_deg"] - t["zero_deg"],
+                                                             100.0 * (f["range_deg"] / t["range_deg"] - 1.0)))
         assert f["direction"] == t["direction"], (name, f, t)
         assert abs(f["zero_deg"] - t["zero_deg"]) <= ZERO_TOLERANCE_DEG, (name, f, t)
         assert abs(f["range_deg"] / t["range_deg"] - 1.0) <= RANGE_TOLERANCE, (name, f, t)

@@ -5,6 +5,9 @@ from /arm.json, and its pulse range, trim and the gripper's direction from its o
 from surepick.shared_fsm import link, servo_cal
 
 
+BUSY_WAIT_S = 30.0
+
+
 class ApplyError(Exception):
     pass
 
@@ -25,6 +28,12 @@ def board_settings(arm):
 
 def config_set(client, key, value, timeout=3.0):
     # (the ranges bring-up writes are centred on 1500 us: min_us then max_us always keeps min < max)
-    r = client.request(link.T_CONFIG_SET, (key, int(value)), timeout)
+    import time
+    deadline = time.monotonic() + BUSY_WAIT_S
+    while True:
+        r = client.request(link.T_CONFIG_SET, (key, int(value)), timeout)
+        if r.code != link.E_BUSY or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)              # the board takes settings only with the arm at rest
     if not r.ok:
         raise ApplyError("%s=%d refused (%s %s)" % (key, value, r.code_name, " ".join(str(p) for p in r.payload)))

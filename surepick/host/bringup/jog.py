@@ -26,6 +26,24 @@ class BringupStop(Exception):
     """The bench is not safe to move (e-stop open, rail low) or the board refused: one line."""
 
 
+def refusal_text(reply):
+    # Why the board would not enter teleop, with the way on.
+    p = reply.payload
+    if reply.code == link.E_FAULTED:
+        from surepick.shared_fsm import codes
+        return "a latched fault (%s): clear it with `surepick job clear`, then run bringup again" % (
+            codes.name(p[0]) if p else "?")
+    if reply.code == link.E_BUSY:
+        return "the board is busy (a job, a calibration or a recovery moves the arm): wait, or `surepick job abort`"
+    if reply.code == link.E_STATE and p:
+        return {"estop": "the e-stop is pressed: release it",
+                "arm_invalid": "the board's arm description is invalid (surepick job status names the field)",
+                "hil": "the board is in hardware-in-the-loop mode"}.get(p[0], "state %s" % p[0])
+    if reply.code == link.E_UNKNOWN_TYPE:
+        return "this firmware has no teleop mode: deploy a newer one (surepick deploy)"
+    return "%s %s" % (reply.code_name, " ".join(str(v) for v in p))
+
+
 class BoardMap:
     """The board's command -> pulse map of each servo slot: its settings' calibration, mirrored
     once more for an arm servo the description says turns against its joint (as
@@ -33,12 +51,17 @@ class BoardMap:
 
     def __init__(self, arm, settings_cals):
         self.arm = arm
-        self.cals = []
-        for i in range(servo_cal.N_SERVOS):
-            c = tuple(settings_cals[i])
-            if i < GRIPPER and arm.servo(i) is not None and arm.servo_cal(i)[3]:
-                c = (c[0], c[1], c[2], 1 - c[3])
-            self.cals.append(c)
+        self.settings = [tuple(c) for c in settings_cals]
+        self.cals = [self._effective(i, self.settings[i]) for i in range(servo_cal.N_SERVOS)]
+
+    def _effective(self, i, c):
+        if i < GRIPPER and self.arm.servo(i) is not None and self.arm.servo_cal(i)[3]:
+            return (c[0], c[1], c[2], 1 - c[3])
+        return c
+
+    def set_settings(self, slot, cal):
+        self.settings[slot] = tuple(cal)
+        self.cals[slot] = self._effective(slot, self.settings[slot])
 
     def pulse(self, slot, cmd):
         # cmd: joint mdeg (arm slots) or jaw um (gripper) -> the pulse width the board drives
@@ -103,6 +126,19 @@ class Jog:
             return None
         return st.view.has(link.COND_ESTOP_OPEN)
 
+    def set_inverted(self, slot, value):
+        # The board's servoN_inverted (persisted), out of teleop: the firmware takes settings
+        # only at rest. The arm holds where it is meanwhile.
+        self.leave()
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while True:
+            r = self.c.request(link.T_CONFIG_SET, ("servo%d_inverted" % slot, int(value)), self.timeout)
+            if r.code != link.E_BUSY or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)          # settling after teleop: settings wait for the arm at rest
+        if not r.ok:
+            raise BringupStop("the board refused servo%d_inverted=%d (%s)" % (slot, value, r.code_name))
+
     def clear_estop_fault(self):
         # After the person's own e-stop test: the latched ESTOP fault is cleared (nothing moves).
         from surepick.shared_fsm import codes
@@ -128,7 +164,6 @@ class Jog:
     def _enter(self):
         r = self.c.request(link.T_TELEOP, (1,), self.timeout)
         if not r.ok:
-            from surepick.teleop.board_target import refusal_text
             raise BringupStop("the board refused to let a servo be moved: %s" % refusal_text(r))
         p = r.payload
         self.q = [int(v) for v in p[1:5]]
@@ -218,7 +253,6 @@ class Jog:
         # After a deadman hold: TELEOP on again; the board answers with the pose it holds.
         r = self.c.request(link.T_TELEOP, (1,), self.timeout)
         if not r.ok:
-            from surepick.teleop.board_target import refusal_text
             raise BringupStop("the board did not re-arm teleop: %s" % refusal_text(r))
 
     def _wait_held(self, q, jaw):

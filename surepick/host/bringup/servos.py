@@ -3,12 +3,16 @@ and the marks the person draws on the bench (docs/bringup.md):
 
     mid    the rest pose of the description's bench (base forward, upper arm up, forearm level,
            hand down); the gripper: half its widest opening
-    low, high   mid -/+ RANGE_MARK_DEG (base: BASE_RANGE_MARK_DEG); the gripper: 10 mm either side
+    low, high   RANGE_MARKS_DEG from mid; the wrist's either side of the hand level with the
+                forearm raised; the gripper: JAW_MARK_MM either side
 """
 from surepick.shared_fsm import servo_cal
 
-RANGE_MARK_DEG = 20.0
-BASE_RANGE_MARK_DEG = 30.0
+# The range marks of an arm servo, degrees from its rest pose (slot -> (low, high)). The elbow's
+# both raise the forearm: lowering it from level brings a hand pointing down towards the base
+# column, where the board's clearance check (rightly) refuses to go.
+RANGE_MARKS_DEG = {0: (-30.0, 30.0), 1: (-20.0, 20.0), 2: (20.0, 40.0)}
+RANGE_MARK_DEG = 20.0         # any other: this either side
 JAW_MARK_MM = 12.5          # the jaw's marks: mid -/+ this (10 and 35 mm on a 45 mm gripper)
 # A serial arm's wrist carries the hand: at rest (hand down) gravity pulls it back towards down
 # from either side, which a hobby servo's proportional band turns into a sag that shrinks the
@@ -49,10 +53,11 @@ class Servo:
                           for k, mm in (("mid", mid_mm), ("low", mid_mm - JAW_MARK_MM), ("high", mid_mm + JAW_MARK_MM))}
         else:
             mid = arm.home_deg()[slot]
-            a = BASE_RANGE_MARK_DEG if slot == 0 else RANGE_MARK_DEG
+            lo, hi = RANGE_MARKS_DEG.get(slot, (-RANGE_MARK_DEG, RANGE_MARK_DEG))
+            a = RANGE_MARK_DEG
             self.marks = {k: Mark(k, v, "at %+.0f deg (%s)" % (v, what))
-                          for k, v, what in (("mid", mid, "its rest pose"), ("low", mid - a, "rest %+.0f" % -a),
-                                             ("high", mid + a, "rest %+.0f" % a))}
+                          for k, v, what in (("mid", mid, "its rest pose"), ("low", mid + lo, "rest %+.0f" % lo),
+                                             ("high", mid + hi, "rest %+.0f" % hi))}
             if arm.kind == "serial" and slot == 3:
                 home = arm.home_deg()
                 self.range_pose = {2: home[2] + WRIST_LIFT_DEG}

@@ -27,6 +27,7 @@ SEARCH_STEP_DEG = 2.0      # looking for a mark: this much a move until it is pa
 APPROACH_DEG = 1.5         # every mark is approached from its short side, from this far
 RAIL_AGREE_FRACTION = 0.05  # the board's rail reading within this of the multimeter's
 ESTOP_WAIT_S = 10.0
+FLIP_JUMP_DEG = 2.0        # mirroring a servo on the board may move it at most this much
 
 
 def step_names(servos):
@@ -126,7 +127,36 @@ class Session:
         if way == STILL:
             raise BringupStop("the %s did not move: check its plug, its pin (servos.%s.gpio) and the rail"
                               % (servo.label, servo.name))
-        return {"start_cmd": start, "cmd_sign": 1 if way == WITH else -1}
+        sign = 1 if way == WITH else -1
+        if sign < 0 and self._flip(servo, start):
+            sign = 1
+        return {"start_cmd": start, "cmd_sign": sign}
+
+    def _flip(self, servo, cmd):
+        # A servo that turns against its joint on the board: mirror it in the board's settings
+        # now, so that the board's own idea of the pose (its joint limits and clearance checks on
+        # every later move) is right way round. Only where the mirror keeps the pulse at the
+        # servo's present position (within FLIP_JUMP_DEG: near the middle of its travel, as every
+        # rest pose of the reference arm is), so the arm does not jump; the gripper's opening
+        # never enters those checks and is left as it is.
+        if servo.is_gripper:
+            return False
+        slot = servo.slot
+        cal = self.map.settings[slot]
+        flipped = (cal[0], cal[1], cal[2], 1 - cal[3])
+        before = self.map.pulse(slot, cmd)
+        self.map.set_settings(slot, flipped)
+        after = self.map.pulse(slot, cmd)
+        us_per_deg = (cal[1] - cal[0]) / servo_fit.SERVO_DEG
+        if abs(after - before) > FLIP_JUMP_DEG * us_per_deg:
+            self.map.set_settings(slot, cal)
+            self.say("the %s turns against its joint; left so on the board until --apply (mirroring it now "
+                     "would move it %.0f deg)" % (servo.label, abs(after - before) / us_per_deg))
+            return False
+        self.jog.set_inverted(slot, flipped[3])
+        self.say("the %s turns against its joint: mirrored on the board (servo%d_inverted=%d) for the "
+                 "steps that follow" % (servo.label, slot, flipped[3]))
+        return True
 
     def _setup(self, servo):
         d = self.state.get("servo.%s.direction" % servo.name)

@@ -116,7 +116,7 @@ def _session(args, port, arm, description, servos, names, state, operator):
         with board_link(args, "bringup") as c:
             jog = jog_mod.Jog(c, jog_mod.config_get(c, "rail_low_mv"))
             board_map = jog_mod.BoardMap(arm, jog_mod.read_settings_cals(c))
-            session = steps.Session(state, servos, jog, board_map, operator)
+            session = steps.Session(state, servos, jog, board_map, operator, port=port)
             try:
                 session.run(names, skip=set(args.skip), writer=writer)
             finally:

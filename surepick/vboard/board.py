@@ -164,8 +164,7 @@ class VirtualBoard:
             self._boot(POWER_ON)
             if self._control_wanted:
                 self.control = ControlServer({"status": self.status, "reset-world": self.reset_world,
-                                              "look": self.look, "estop-press": self.estop_press,
-                                              "estop-release": self.estop_release})
+                                              "look": self.look, **self._hands()})
                 self._registration = Registration({
                     "console": self.addresses, "control": self.control.address, "kind": "virtual board",
                     "flash": str(self.flash_dir), "scenario": self.scenario, "seed": self.seed})
@@ -276,13 +275,19 @@ class VirtualBoard:
         angle (deg) and the jaw's opening (mm). Never the servos' calibration."""
         return self._bench().look()
 
-    def estop_press(self):
-        self._bench().inject("estop", on=True)
-        return {"estop": "pressed"}
+    # A hand on the bench: command -> (plant injection, its arguments), applied between two ticks.
+    HANDS = {"estop-press": ("estop", {"on": True}), "estop-release": ("estop", {"on": False}),
+             "switch-press": ("switch_stuck", {"level": 0}), "switch-release": ("switch_stuck", {"level": None}),
+             "beam-block": ("beam_blocked", {"on": True}), "beam-clear": ("beam_blocked", {"on": False})}
 
-    def estop_release(self):
-        self._bench().inject("estop", on=False)
-        return {"estop": "released"}
+    def _hands(self):
+        def hand(command):
+            def act():
+                name, kw = self.HANDS[command]
+                self._bench().inject(name, **kw)
+                return {"done": command}
+            return act
+        return {c: hand(c) for c in self.HANDS}
 
     def _request(self, reason):
         done = threading.Event()

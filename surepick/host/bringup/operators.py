@@ -59,6 +59,12 @@ class ConsoleOperator:
     def release_estop(self):
         self._ask("Release the e-stop now, then press Enter. ")
 
+    def hand(self, what):
+        self._ask({"switch-press": "Press the finger switch (push the pad in) and hold it; press Enter. ",
+                   "switch-release": "Let the finger switch go; press Enter. ",
+                   "beam-block": "Block the beam between the jaws (a card) and hold it; press Enter. ",
+                   "beam-clear": "Take the card away; press Enter. "}[what])
+
     def multimeter_rail_v(self):
         while True:
             a = self._ask("Measure the servo rail with your multimeter (V, e.g. 5.8): ").strip()
@@ -126,6 +132,9 @@ class SimOperator:
 
     def release_estop(self):
         self._request("estop-release")
+
+    def hand(self, what):
+        self._request(what)
 
     def multimeter_rail_v(self):
         return round(self.look()["rail_v"], 2)

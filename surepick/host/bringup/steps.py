@@ -1,6 +1,9 @@
 """The bring-up's steps, in order, each saved as soon as it is confirmed (state.py):
 
     estop                      press the e-stop: the board reads it open; release: closed
+    switch, beam               press the finger switch, block the beam: read, then let go: not read
+    sensors                    the pot, the current zero and the beam at rest read plausibly
+                               (doctor's wiring checks, host/wiring_checks.py)
     rail                       the board's rail reading against the person's multimeter
     servo.NAME.direction       a small move its + way: which way did it turn?
     servo.NAME.zero            jog to the rest-pose mark (its zero follows)
@@ -31,14 +34,15 @@ FLIP_JUMP_DEG = 2.0        # mirroring a servo on the board may move it at most 
 
 
 def step_names(servos):
-    names = ["estop", "rail"]
+    names = ["estop", "switch", "beam", "sensors", "rail"]
     for s in servos:
         names += ["servo.%s.direction" % s.name, "servo.%s.zero" % s.name, "servo.%s.range" % s.name]
     return names + ["write"]
 
 
 class Session:
-    def __init__(self, state, servos, jog, board_map, operator, say=print):
+    def __init__(self, state, servos, jog, board_map, operator, say=print, port="PORT"):
+        self.port = port
         self.state = state
         self.servos = servos
         self.jog = jog
@@ -67,6 +71,12 @@ class Session:
             return self.estop()
         if name == "rail":
             return self.rail()
+        if name == "switch":
+            return self.two_way("switch_pressed", "switch-press", "switch-release", "the finger switch")
+        if name == "beam":
+            return self.two_way("beam_broken", "beam-block", "beam-clear", "the IR beam")
+        if name == "sensors":
+            return self.sensors()
         if name == "write":
             return writer(self.found())
         _, servo_name, what = name.split(".")
@@ -98,6 +108,39 @@ class Session:
                               "(docs/hardware.md)")
         self.jog.clear_estop_fault()
         return {"open_read": True, "closed_read": True}
+
+    def _reads(self, field, want):
+        deadline = time.monotonic() + ESTOP_WAIT_S
+        while time.monotonic() < deadline:
+            if bool(self.jog.readings()[2].telemetry.get(field)) == want:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def two_way(self, field, on, off, what):
+        # The person acts on an input and lets go: the board must read both (TELEMETRY `field`).
+        self.jog.leave()
+        self.op.hand(on)
+        if not self._reads(field, True):
+            self.op.hand(off)
+            raise BringupStop("the board does not read %s (%s stays 0): check its wire and pin "
+                              "(docs/hardware.md)" % (what, field))
+        self.op.hand(off)
+        if not self._reads(field, False):
+            raise BringupStop("the board still reads %s after it was let go (%s stays 1): check its "
+                              "wiring (docs/hardware.md)" % (what, field))
+        return {"on_read": True, "off_read": True}
+
+    def sensors(self):
+        # The pot, the current zero and the beam at rest, by doctor's wiring checks.
+        from surepick.host import wiring_checks
+        self.jog.leave()
+        found = wiring_checks.check(wiring_checks.readings(self.jog.c), self.port)
+        bad = [f for f in found if f[0] != wiring_checks.OK and f[1] in ("pot", "current", "beam", "wiring")]
+        if bad:
+            level, topic, text, fix = bad[0]
+            raise BringupStop("%s: %s; %s" % (topic, text, fix))
+        return {"checked": "pot, current zero, beam at rest"}
 
     def rail(self):
         _e, rail_mv, _t = self.jog.readings()

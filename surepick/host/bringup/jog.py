@@ -214,6 +214,7 @@ class Jog:
         for _ in range(2):
             self.seq += 1
             self.state = None
+            self.last_sent = (list(q), jaw)
             self.c.send(link.setpoint(self.c.new_id(), self.seq, q, jaw))
             deadline = time.monotonic() + ECHO_S
             while time.monotonic() < deadline:
@@ -237,9 +238,11 @@ class Jog:
                 self._rearm()
                 return
             self.leave()
-            raise BringupStop("the board refused a setpoint (%s %s): the move would leave the joint's "
-                              "limits or the arm's clearance (the description's joints)"
-                              % (link.ERROR_NAMES.get(f.fields[1], f.fields[1]), why))
+            q, jaw = getattr(self, "last_sent", ([], 0))
+            raise BringupStop("the board refused a setpoint (%s %s; joints %s deg, jaw %.1f mm as the board "
+                              "sees them): the move would leave the joint's limits or the arm's clearance"
+                              % (link.ERROR_NAMES.get(f.fields[1], f.fields[1]), why,
+                                 " ".join("%.1f" % (v / 1000.0) for v in q), jaw / 1000.0))
         if f.ftype == link.T_TELEOP_STATE:
             d = dict(zip(link.SCHEMA[link.T_TELEOP_STATE][3], f.fields))
             self.state = d

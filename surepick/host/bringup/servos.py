@@ -60,7 +60,8 @@ class Servo:
                                              ("high", mid + hi, "rest %+.0f" % hi))}
             if arm.kind == "serial" and slot == 3:
                 home = arm.home_deg()
-                self.range_pose = {2: home[2] + WRIST_LIFT_DEG}
+                # the shoulder at its rest mark, the elbow raised: both where the person sees them
+                self.range_pose = {1: home[1], 2: home[2] + WRIST_LIFT_DEG}
                 level = -(home[1] + home[2] + WRIST_LIFT_DEG)        # the hand level
                 for k, v in (("low", level - a), ("high", level + a)):
                     self.marks[k] = Mark(k, v, "at %+.0f deg (the hand %+.0f deg from level, the forearm "

@@ -223,7 +223,9 @@ class Session:
         back = self._pose_for_range(servo)
         for key in ("low", "high"):
             out[key] = [self._reach(servo, servo.marks[key], start, sign, window), servo.marks[key].deg]
-        self._go(servo, self._cmd_for(servo, start, sign, servo.marks["mid"].deg, z["mid"]), start, window, sign)
+        # Back where it started: the board's own idea of the pose (its clearance checks on the
+        # moves that follow) is then its rest pose, whatever the offsets not yet applied.
+        self._go(servo, start, start, window, sign, approach=False)
         for slot, cmd in back:
             self.jog.move(slot, cmd)
         out["window_deg"] = window[0]

@@ -248,9 +248,9 @@ class Jog:
             self.state = d
             if d["mode"] == 0:
                 self.on = False
-                raise BringupStop("the board left teleop (%s): the e-stop, a fault or an abort; "
-                                  "nothing more moves. Run `surepick bringup` again once it is clear"
-                                  % {1: "deadman", 2: "a fault or the e-stop", 3: "left", 4: "abort"}.get(d["why"], d["why"]))
+                why = {1: "deadman", 2: "a fault or the e-stop", 3: "left", 4: "abort"}.get(d["why"], d["why"])
+                raise BringupStop("the board left teleop (%s): nothing more moves. Run `surepick bringup` "
+                                  "again once it is clear (surepick job status)" % why)
 
     def _rearm(self):
         # After a deadman hold: TELEOP on again; the board answers with the pose it holds.

@@ -20,7 +20,7 @@ import time
 
 from surepick.host.bringup import servo_fit
 from surepick.host.bringup.jog import BringupStop
-from surepick.host.bringup.operators import AGAINST, AT, PAST, SHORT, STILL, WITH
+from surepick.host.bringup.operators import AT, PAST, SHORT, STILL, WITH
 
 WINDOW0_DEG = 5.0          # the first safe window, each side of where the servo started
 WINDOW_STEP_DEG = 5.0      # ... widened by this much at a time, each time confirmed

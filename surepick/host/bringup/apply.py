@@ -26,12 +26,18 @@ def board_settings(arm):
     return out
 
 
-def config_set(client, key, value, timeout=3.0):
+def config_set(client, key, value, timeout=10.0):
     # (the ranges bring-up writes are centred on 1500 us: min_us then max_us always keeps min < max)
     import time
     deadline = time.monotonic() + BUSY_WAIT_S
+    from surepick.host.link.errors import RequestTimeout
     while True:
-        r = client.request(link.T_CONFIG_SET, (key, int(value)), timeout)
+        try:
+            r = client.request(link.T_CONFIG_SET, (key, int(value)), timeout)
+        except RequestTimeout:
+            if time.monotonic() > deadline:   # setting it again is harmless (a loaded host)
+                raise
+            continue
         if r.code != link.E_BUSY or time.monotonic() > deadline:
             break
         time.sleep(0.1)              # the board takes settings only with the arm at rest

@@ -9,7 +9,7 @@ description it runs: BoardMap), so what bring-up measures is pulse width against
 physically went, whatever calibration the board runs now."""
 import time
 
-from surepick.host.link.errors import LinkError
+from surepick.host.link.errors import LinkError, RequestTimeout
 from surepick.shared_fsm import link, servo_cal
 
 GRIPPER = servo_cal.GRIPPER
@@ -97,7 +97,7 @@ def config_get(client, key, timeout=3.0):
 class Jog:
     """Teleop on one board, one servo moved at a time. safe() before every move."""
 
-    def __init__(self, client, rail_low_mv, timeout=3.0):
+    def __init__(self, client, rail_low_mv, timeout=10.0):
         self.c = client
         self.timeout = timeout
         self.rail_low_mv = rail_low_mv
@@ -132,7 +132,14 @@ class Jog:
         self.leave()
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
         while True:
-            r = self.c.request(link.T_CONFIG_SET, ("servo%d_inverted" % slot, int(value)), self.timeout)
+            try:
+                r = self.c.request(link.T_CONFIG_SET, ("servo%d_inverted" % slot, int(value)), self.timeout)
+            except RequestTimeout:
+                # (a loaded host or a slow flash write): setting it again is harmless; give up
+                # at the deadline
+                if time.monotonic() > deadline:
+                    raise
+                continue
             if r.code != link.E_BUSY or time.monotonic() > deadline:
                 break
             time.sleep(0.1)          # settling after teleop: settings wait for the arm at rest

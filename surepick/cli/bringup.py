@@ -8,8 +8,10 @@ from surepick.cli.errors import CommandError
 from surepick.cli.options import add_port_argument, board_port
 
 HELP = """\
-Walks a person through the e-stop and rail checks and each servo alone (its direction, its zero on
-the rest-pose mark, its pulse range from the marks each side), saving each step as soon as it is
+Walks a person through the inputs (the e-stop, the finger switch, the beam; the pot, the current
+zero and the rail read plausibly, the rail against a multimeter) and each servo alone (its
+direction, its zero on the rest-pose mark, its pulse range from two marks), saving each step as
+soon as it is
 confirmed in DIR/bringup-state.json: Ctrl-C loses nothing, and running it again resumes at the
 first step not confirmed (--redo STEP does one again, --skip STEP leaves one out). Nothing moves
 while the board reads the e-stop open or the rail low. At the end DIR/arm.toml is the description

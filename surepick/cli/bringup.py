@@ -11,10 +11,9 @@ HELP = """\
 Walks a person through the inputs (the e-stop, the finger switch, the beam; the pot, the current
 zero and the rail read plausibly, the rail against a multimeter) and each servo alone (its
 direction, its zero on the rest-pose mark, its pulse range from two marks), saving each step as
-soon as it is
-confirmed in DIR/bringup-state.json: Ctrl-C loses nothing, and running it again resumes at the
-first step not confirmed (--redo STEP does one again, --skip STEP leaves one out). Nothing moves
-while the board reads the e-stop open or the rail low. At the end DIR/arm.toml is the description
+soon as it is confirmed in DIR/bringup-state.json: Ctrl-C loses nothing, and running it again
+resumes at the first step not confirmed (--redo STEP does one again, --skip STEP leaves one
+out). Nothing moves while the board reads the e-stop open or the rail low. At the end DIR/arm.toml is the description
 with the servo entries found, DIR/found.json what was found; with --apply the board gets them
 (its pulse settings and /arm.json: the board restarts, the arm goes limp while it does).
 

@@ -15,7 +15,7 @@ soon as it is confirmed in DIR/bringup-state.json: Ctrl-C loses nothing, and run
 resumes at the first step not confirmed (--redo STEP does one again, --skip STEP leaves one
 out). Nothing moves while the board reads the e-stop open or the rail low. At the end DIR/arm.toml is the description
 with the servo entries found, DIR/found.json what was found; with --apply the board gets them
-(its pulse settings and /arm.json: the board restarts, the arm goes limp while it does).
+(as its /arm.json, as deploy --arm ships it: the board restarts, the arm goes limp while it does).
 
 --operator sim (a virtual board only, e.g. `surepick board --standin SEED`) answers every question
 as a person at that bench would, from where the simulated arm physically is.
@@ -42,8 +42,8 @@ def add_arguments(parser):
     parser.add_argument("--skip", metavar="STEP", action="append", default=[],
                         help="leave this step out (saved as skipped; steps that need it stop)")
     parser.add_argument("--apply", action="store_true",
-                        help="after the last step, give the board what was found (its servo pulse "
-                             "settings and /arm.json; it restarts)")
+                        help="after the last step, give the board what was found (DIR/arm.toml as its "
+                             "/arm.json, as deploy --arm ships it; it restarts)")
     parser.add_argument("--list", action="store_true", help="print the steps and which are confirmed, and exit")
 
 
@@ -103,6 +103,7 @@ def _operator(args, port):
 def _session(args, port, arm, description, servos, names, state, operator):
     from surepick.arms import files
     from surepick.cli.options import board_link
+    from surepick.host.bringup import apply as apply_mod
     from surepick.host.bringup import jog as jog_mod
     from surepick.host.bringup import steps
     from surepick.host.link.errors import LinkError
@@ -116,12 +117,32 @@ def _session(args, port, arm, description, servos, names, state, operator):
     try:
         with board_link(args, "bringup") as c:
             jog = jog_mod.Jog(c, jog_mod.config_get(c, "rail_low_mv"))
-            board_map = jog_mod.BoardMap(arm, jog_mod.read_settings_cals(c))
-            session = steps.Session(state, servos, jog, board_map, operator, port=port)
+            directions, shipped = state.board()
+            board_map = jog_mod.BoardMap(apply_mod.with_directions(arm, directions))
+
+            def ship(new_arm):
+                # The board gets new_arm as its /arm.json (a servo mirrored): saved as under way
+                # first, so a session killed meanwhile ships it again before anything moves.
+                want = {n: e["direction"] for n, e in new_arm.to_dict()["servos"].items() if n != "gripper"}
+                jog.leave()
+                state.set_board(want, False)
+                apply_mod.ship(c, port, new_arm)
+                state.set_board(want, True)
+                board_map.arm = new_arm
+                if jog.clear_restart_fault():
+                    print("the board latched RAIL_LOW as its servos came back on after the restart; the rail "
+                          "reads above rail_low_mv again: cleared")
+            if not shipped:
+                print("the board was being given a mirrored servo when bring-up stopped: giving it again")
+                ship(board_map.arm)
+            session = steps.Session(state, servos, jog, board_map, operator, port=port, ship=ship)
             try:
                 session.run(names, skip=set(args.skip), writer=writer)
             finally:
                 jog.leave()
+    except apply_mod.ApplyError as e:
+        raise CommandError("bring-up stopped: the board did not take its description (%s); what was "
+                           "confirmed is saved in %s" % (e, state.path), exitcodes.FAILED) from None
     except jog_mod.BringupStop as e:
         raise CommandError("bring-up stopped: %s (what was confirmed is saved in %s)" % (e, state.path),
                            exitcodes.FAILED) from None
@@ -133,22 +154,19 @@ def _session(args, port, arm, description, servos, names, state, operator):
 
 
 def _apply(args, port, path):
-    from surepick.arms import files
+    # The found description as the board's /arm.json, as `deploy --arm` ships it (its code: the
+    # old servo settings settled first); the board restarts.
     from surepick.cli.arm import load_arm
     from surepick.cli.options import board_link
     from surepick.host.bringup import apply as apply_mod
-    from surepick.host.deploy import deploy
     from surepick.host.link.errors import LinkError
     if not os.path.exists(path):
         raise CommandError("%s does not exist yet: finish the bring-up first" % path)
     arm, _ = load_arm(path)
     try:
         with board_link(args, "bringup --apply") as c:
-            for key, value in apply_mod.board_settings(arm):
-                apply_mod.config_set(c, key, value)
+            res = apply_mod.ship(c, port, arm, say=print)
     except (LinkError, apply_mod.ApplyError) as e:
-        raise CommandError("the board's settings were not all set: %s" % e, exitcodes.FAILED) from None
-    res = deploy(port, arm_json=files.compact_json(arm), progress=lambda m: None)
-    print("applied: servo pulse settings set, /arm.json shipped (%d files copied); the board restarted"
-          % len(res.copied))
+        raise CommandError("%s was not given to the board: %s" % (path, e), exitcodes.FAILED) from None
+    print("applied: %s shipped as /arm.json (%d files copied); the board restarted" % (path, len(res.copied)))
     return exitcodes.OK

@@ -1,45 +1,37 @@
-"""Giving a board what bring-up found. The firmware takes each arm servo's zero, gear and direction
-from /arm.json, and its pulse range, trim and the gripper's direction from its own settings
-(servoN_min_us, servoN_max_us, servoN_trim_us, servoN_inverted: docs/arm-description.md,
-"Not yet"); board_settings() says what those settings must be for the description to hold."""
-from surepick.shared_fsm import link, servo_cal
-
-
-BUSY_WAIT_S = 30.0
+"""Giving a board a description: the firmware takes every servo's pin and pulse calibration
+(min_us, max_us, trim_us, direction) from its /arm.json alone (docs/arm-description.md), so what
+bring-up found, and a servo it mirrors mid-session, reach the board as deploy --arm ships a
+description (host/deploy/install.py deploy(arm_json=...)). The board restarts to take it."""
+from surepick.shared_fsm import arm as arm_mod
 
 
 class ApplyError(Exception):
     pass
 
 
-def board_settings(arm):
-    """[(key, value)] of the board's servo settings that make it drive `arm` as described: the
-    description's pulse range and trim; inverted only for the gripper (an arm servo's direction
-    is the description's, which the firmware mirrors by itself)."""
-    out = []
-    for i in range(servo_cal.N_SERVOS):
-        if arm.servo(i) is None:
-            continue
-        lo, hi, trim, inverted = arm.servo_cal(i)
-        out += [("servo%d_min_us" % i, lo), ("servo%d_max_us" % i, hi), ("servo%d_trim_us" % i, trim),
-                ("servo%d_inverted" % i, inverted if i == servo_cal.GRIPPER else 0)]
-    return out
+def with_directions(arm, directions):
+    """`arm` with servos.NAME.direction set for each {name: +1 or -1} -> a validated Arm."""
+    if not directions:
+        return arm
+    d = arm.to_dict()
+    for name, direction in directions.items():
+        d["servos"][name]["direction"] = int(direction)
+    return arm_mod.validate(d)
 
 
-def config_set(client, key, value, timeout=10.0):
-    # (the ranges bring-up writes are centred on 1500 us: min_us then max_us always keeps min < max)
-    import time
-    deadline = time.monotonic() + BUSY_WAIT_S
-    from surepick.host.link.errors import RequestTimeout
-    while True:
-        try:
-            r = client.request(link.T_CONFIG_SET, (key, int(value)), timeout)
-        except RequestTimeout:
-            if time.monotonic() > deadline:   # setting it again is harmless (a loaded host)
-                raise
-            continue
-        if r.code != link.E_BUSY or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)              # the board takes settings only with the arm at rest
-    if not r.ok:
-        raise ApplyError("%s=%d refused (%s %s)" % (key, value, r.code_name, " ".join(str(p) for p in r.payload)))
+def ship(client, port, arm, say=lambda msg: None):
+    """Ship `arm` as the board's /arm.json (deploy --arm's code: the old servo settings settled,
+    the firmware's files checked, the board restarted and its hello awaited). `client`, the
+    session's link, is closed meanwhile (deploy needs the port's console) and opened again."""
+    from surepick.arms import files
+    from surepick.host.deploy import deploy
+    from surepick.host.deploy.errors import DeployError
+    from surepick.host.link.errors import LinkError
+    client.close()
+    try:
+        res = deploy(port, arm_json=files.compact_json(arm), progress=say)
+    except (DeployError, LinkError) as e:
+        raise ApplyError(str(e)) from None
+    finally:
+        client.open()
+    return res

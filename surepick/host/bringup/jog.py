@@ -4,12 +4,12 @@ acceleration, joint-limit and e-stop checks. Before each move the board is asked
 and rail: nothing moves while the e-stop reads open or the rail is below the board's rail_low_mv.
 
 Commands are in the board's own units (joint mdeg for slots 0..3, jaw um for the gripper); the
-pulse a command gives is computed exactly as the firmware does (the board's settings and the arm
-description it runs: BoardMap), so what bring-up measures is pulse width against where the arm
+pulse a command gives is computed exactly as the firmware does (from the arm description it
+runs: BoardMap), so what bring-up measures is pulse width against where the arm
 physically went, whatever calibration the board runs now."""
 import time
 
-from surepick.host.link.errors import LinkError, RequestTimeout
+from surepick.host.link.errors import LinkError
 from surepick.shared_fsm import link, servo_cal
 
 GRIPPER = servo_cal.GRIPPER
@@ -19,7 +19,6 @@ SETTLE_TIMEOUT_S = 30.0   # the servo drivers reach a setpoint within this long 
 HELD = 2                  # TELEOP_STATE mode: held by the deadman (firmware/teleop_mode.py)
 HELD_TOLERANCE = 20       # mdeg (um): the drivers' joint readback rounds through servo mdeg
 ECHO_S = 1.0              # a setpoint is answered within this long, or the next one goes anyway
-CAL_KEYS = ("min_us", "max_us", "trim_us", "inverted")
 
 
 class BringupStop(Exception):
@@ -45,23 +44,12 @@ def refusal_text(reply):
 
 
 class BoardMap:
-    """The board's command -> pulse map of each servo slot: its settings' calibration, mirrored
-    once more for an arm servo the description says turns against its joint (as
-    firmware/controller.py _servo_cal), and the description's zero and gear."""
+    """The board's command -> pulse map of each servo slot, as firmware/controller.py _servo_cal
+    drives it: the pulse calibration, zero and gear of the arm description the board runs (its
+    /arm.json; an arm servo with direction -1 has its pulse mirrored)."""
 
-    def __init__(self, arm, settings_cals):
+    def __init__(self, arm):
         self.arm = arm
-        self.settings = [tuple(c) for c in settings_cals]
-        self.cals = [self._effective(i, self.settings[i]) for i in range(servo_cal.N_SERVOS)]
-
-    def _effective(self, i, c):
-        if i < GRIPPER and self.arm.servo(i) is not None and self.arm.servo_cal(i)[3]:
-            return (c[0], c[1], c[2], 1 - c[3])
-        return c
-
-    def set_settings(self, slot, cal):
-        self.settings[slot] = tuple(cal)
-        self.cals[slot] = self._effective(slot, self.settings[slot])
 
     def pulse(self, slot, cmd):
         # cmd: joint mdeg (arm slots) or jaw um (gripper) -> the pulse width the board drives
@@ -69,22 +57,7 @@ class BoardMap:
             s = servo_cal.joint_to_servo_mdeg(GRIPPER, int(cmd))
         else:
             s = self.arm.servo_mdeg(slot, int(cmd))
-        return servo_cal.pulse_us(self.cals[slot], s)
-
-
-def read_settings_cals(client, timeout=3.0):
-    """The board's servoN_{min_us,max_us,trim_us,inverted} -> [(min, max, trim, inverted)] x 5."""
-    out = []
-    for i in range(servo_cal.N_SERVOS):
-        vals = []
-        for k in CAL_KEYS:
-            r = client.request(link.T_CONFIG_GET, ("servo%d_%s" % (i, k),), timeout)
-            if not r.ok or not r.payload:
-                raise BringupStop("the board did not give servo%d_%s (%s): is it running surepick's "
-                                  "firmware? (surepick doctor)" % (i, k, r.code_name))
-            vals.append(int(r.payload[-1]))
-        out.append(tuple(vals))
-    return out
+        return servo_cal.pulse_us(self.arm.servo_cal(slot), s)
 
 
 def config_get(client, key, timeout=3.0):
@@ -126,25 +99,19 @@ class Jog:
             return None
         return st.view.has(link.COND_ESTOP_OPEN)
 
-    def set_inverted(self, slot, value):
-        # The board's servoN_inverted (persisted), out of teleop: the firmware takes settings
-        # only at rest. The arm holds where it is meanwhile.
-        self.leave()
-        deadline = time.monotonic() + SETTLE_TIMEOUT_S
-        while True:
-            try:
-                r = self.c.request(link.T_CONFIG_SET, ("servo%d_inverted" % slot, int(value)), self.timeout)
-            except RequestTimeout:
-                # (a loaded host or a slow flash write): setting it again is harmless; give up
-                # at the deadline
-                if time.monotonic() > deadline:
-                    raise
-                continue
-            if r.code != link.E_BUSY or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)          # settling after teleop: settings wait for the arm at rest
+    def clear_restart_fault(self):
+        # After a restart bring-up itself caused (a description shipped): the servos came back
+        # on at once and the surge may have latched RAIL_LOW. Cleared only when the rail reads
+        # above rail_low_mv again (nothing moves by it); any other fault stays for the person.
+        from surepick.shared_fsm import codes
+        _o, rail, v = self.readings()
+        if v.fault != codes.F_RAIL_LOW or rail is None or rail < self.rail_low_mv:
+            return False
+        r = self.c.request(link.T_CLEAR_FAULT, (), self.timeout)
         if not r.ok:
-            raise BringupStop("the board refused servo%d_inverted=%d (%s)" % (slot, value, r.code_name))
+            raise BringupStop("the board did not clear RAIL_LOW after its restart (%s): surepick job clear"
+                              % r.code_name)
+        return True
 
     def clear_estop_fault(self):
         # After the person's own e-stop test: the latched ESTOP fault is cleared (nothing moves).

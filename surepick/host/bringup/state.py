@@ -2,7 +2,12 @@
 after every confirmed step, so Ctrl-C or a kill loses at most the step under way, and a rerun
 resumes at the first step not confirmed.
 
-    {"format": 1, "arm": "<the description it started from>", "steps": {"servo.base.zero": {...}}}
+    {"format": 1, "arm": "<the description it started from>", "steps": {"servo.base.zero": {...}},
+     "board": {"directions": {"base": -1, ...}, "shipped": true}}
+
+"board" is the description the board was given mid-session (the --arm one with those servo
+directions): written before the board gets it (shipped false) and again once it has it, so a
+session killed in between ships it again before anything moves.
 """
 import json
 import os
@@ -44,6 +49,15 @@ class State:
 
     def confirm(self, name, result):
         self.steps[name] = result
+        self._save()
+
+    def board(self):
+        """-> ({servo name: direction} the board was given mid-session, shipped or not)."""
+        b = self.data.get("board") or {}
+        return dict(b.get("directions") or {}), bool(b.get("shipped", True))
+
+    def set_board(self, directions, shipped):
+        self.data["board"] = {"directions": dict(directions), "shipped": bool(shipped)}
         self._save()
 
     def forget(self, name):

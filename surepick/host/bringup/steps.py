@@ -18,8 +18,9 @@ import json
 import os
 import time
 
+from surepick.host.bringup import apply as apply_mod
 from surepick.host.bringup import servo_fit
-from surepick.host.bringup.jog import BringupStop
+from surepick.host.bringup.jog import BoardMap, BringupStop
 from surepick.host.bringup.operators import AT, PAST, SHORT, STILL, WITH
 
 WINDOW0_DEG = 5.0          # the first safe window, each side of where the servo started
@@ -41,7 +42,10 @@ def step_names(servos):
 
 
 class Session:
-    def __init__(self, state, servos, jog, board_map, operator, say=print, port="PORT"):
+    def __init__(self, state, servos, jog, board_map, operator, say=print, port="PORT", ship=None):
+        # ship(arm): the board gets `arm` as its /arm.json and restarts with it, self.map follows
+        # (cli/bringup.py); None: servos found mirrored stay so on the board until --apply.
+        self.ship = ship
         self.port = port
         self.state = state
         self.servos = servos
@@ -176,29 +180,30 @@ class Session:
         return {"start_cmd": start, "cmd_sign": sign}
 
     def _flip(self, servo, cmd):
-        # A servo that turns against its joint on the board: mirror it in the board's settings
-        # now, so that the board's own idea of the pose (its joint limits and clearance checks on
-        # every later move) is right way round. Only where the mirror keeps the pulse at the
-        # servo's present position (within FLIP_JUMP_DEG: near the middle of its travel, as every
-        # rest pose of the reference arm is), so the arm does not jump; the gripper's opening
-        # never enters those checks and is left as it is.
-        if servo.is_gripper:
+        # A servo that turns against its joint on the board: mirrored on the board now (the
+        # description it runs shipped again with that servo's direction the other way), so that
+        # the board's own idea of the pose (its joint limits and clearance checks on every later
+        # move) is right way round. Only where the mirror keeps the pulse at the servo's present
+        # position (within FLIP_JUMP_DEG: near the middle of its travel, as every rest pose of the
+        # reference arm is), so the arm does not jump when the board restarts with it; the
+        # gripper's opening never enters those checks and is left as it is.
+        if servo.is_gripper or self.ship is None:
             return False
         slot = servo.slot
-        cal = self.map.settings[slot]
-        flipped = (cal[0], cal[1], cal[2], 1 - cal[3])
+        now = self.map.arm
+        flipped = apply_mod.with_directions(now, {servo.name: -now.servo(slot)["direction"]})
         before = self.map.pulse(slot, cmd)
-        self.map.set_settings(slot, flipped)
-        after = self.map.pulse(slot, cmd)
-        us_per_deg = (cal[1] - cal[0]) / servo_fit.SERVO_DEG
+        after = BoardMap(flipped).pulse(slot, cmd)
+        lo, hi = now.servo_cal(slot)[:2]
+        us_per_deg = (hi - lo) / servo_fit.SERVO_DEG
         if abs(after - before) > FLIP_JUMP_DEG * us_per_deg:
-            self.map.set_settings(slot, cal)
             self.say("the %s turns against its joint; left so on the board until --apply (mirroring it now "
                      "would move it %.0f deg)" % (servo.label, abs(after - before) / us_per_deg))
             return False
-        self.jog.set_inverted(slot, flipped[3])
-        self.say("the %s turns against its joint: mirrored on the board (servo%d_inverted=%d) for the "
-                 "steps that follow" % (servo.label, slot, flipped[3]))
+        self.jog.leave()
+        self.say("the %s turns against its joint: mirroring it on the board (servos.%s.direction = %d in "
+                 "its /arm.json; the board restarts)" % (servo.label, servo.name, flipped.servo(slot)["direction"]))
+        self.ship(flipped)
         return True
 
     def _setup(self, servo):

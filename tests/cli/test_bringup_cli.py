@@ -5,6 +5,7 @@
 # `job start --wait` must place the part, as the physics judge measures it.
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -56,13 +57,42 @@ def _bringup(port, out, *more, timeout=900):
     return surepick("bringup", "--port", port, "--operator", "sim", "--out", out, *more, timeout=timeout)
 
 
+def _check_mirrored(stdout, seed):
+    # Every arm servo that turns against its joint (the truth says so) was either mirrored on the
+    # board mid-session, through its /arm.json, or named as left so until --apply; no other one.
+    against = {n for n, t in _truth(seed).items() if t["direction"] < 0 and n != "gripper"}
+    mirrored = set(re.findall(r"mirroring it on the board \(servos\.(\w+)\.direction = -1 in its /arm\.json", stdout))
+    left = set(re.findall(r"the (\w+) servo turns against its joint; left so on the board", stdout))
+    assert mirrored | left == against and not mirrored & left, (mirrored, left, against)
+    return mirrored
+
+
+def _board_arm(flash):
+    # The description the board runs: its flash's /arm.json, as the firmware reads it at boot.
+    return json.loads((flash / "arm.json").read_text())
+
+
+def _check_no_servo_settings(flash):
+    # The servos' calibration lives in /arm.json alone: bring-up wrote none of the removed settings.
+    from surepick.firmware import settings as fw_settings
+    cfg = flash / "config.json"
+    board = json.loads(cfg.read_text()).get("board", {}) if cfg.exists() else {}
+    assert not set(board) & set(fw_settings.MOVED_TO_ARM), board
+
+
 def _run_seed(tmp_path, seed):
-    with running_board(tmp_path / "flash", "nominal", 0, extra=("--standin", str(seed))) as port:
+    flash = tmp_path / "flash"
+    with running_board(flash, "nominal", 0, extra=("--standin", str(seed))) as port:
         out = tmp_path / "out"
         r = _bringup(port, out, "--apply")
         assert r.returncode == 0, r.stdout + r.stderr
         _check_found(out, seed)
-        assert "servos" in (out / "arm.toml").read_text()
+        _check_mirrored(r.stdout, seed)
+        # --apply shipped the description written, as deploy --arm ships it
+        from surepick.arms import files
+        from surepick.cli.arm import load_arm
+        assert _board_arm(flash) == json.loads(files.compact_json(load_arm(str(out / "arm.toml"))[0]))
+        _check_no_servo_settings(flash)
         _place(port)
 
 
@@ -97,6 +127,7 @@ def test_a_killed_bringup_resumes_where_it_stopped(tmp_path):
             time.sleep(0.05)
         p.send_signal(signal.SIGKILL)       # mid-step: somewhere in the shoulder's zero
         p.wait(timeout=30)
+        p_out = p.stdout.read()
         before = _confirmed(state)
         assert "servo.shoulder.direction" in before and "write" not in before
         r = _bringup(port, out)
@@ -109,6 +140,18 @@ def test_a_killed_bringup_resumes_where_it_stopped(tmp_path):
         after = _confirmed(state)
         assert {k: after[k] for k in before} == before
         _check_found(out, seed)
+        # without --apply the board runs the description it started with, its servos found
+        # mirrored flipped in its /arm.json (by the first run and the resumed one alike)
+        mirrored = _check_mirrored(p_out + r.stdout, seed)
+        from surepick.shared_fsm import kinematics
+        start = kinematics.REFERENCE.to_dict()["servos"]
+        board = _board_arm(tmp_path / "flash")["servos"]
+        for name, entry in board.items():
+            want = -start[name]["direction"] if name in mirrored else start[name]["direction"]
+            assert entry["direction"] == want, (name, entry, mirrored)
+            assert {k: v for k, v in entry.items() if k != "direction"} == \
+                {k: v for k, v in start[name].items() if k != "direction"}, name
+        _check_no_servo_settings(tmp_path / "flash")
 
 
 def test_nothing_moves_while_the_estop_is_open(tmp_path):

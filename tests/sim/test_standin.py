@@ -2,15 +2,28 @@
 # bounds, and its truth really is the plant's: a description entry written from the truth, driven
 # through the firmware's own pulse formula (servo_cal.pulse_us), is decoded by the plant's servo
 # calibration back to the joint angle commanded.
+import json
 import math
 
 import pytest
 
+from surepick.shared_fsm import arm as arm_mod
 from surepick.shared_fsm import kinematics, servo_cal
 from surepick.sim import standin
 from surepick.sim.servo_model import servo_offset_rad
+from tests.support.cli import surepick
 
 ARM = kinematics.REFERENCE
+
+
+def _mearm():
+    from surepick.cli.arm import load_arm
+    return load_arm("mearm")[0]
+
+
+def _slots(arm):
+    # (slot, servo name) of each servo the arm has (a parallel arm has no wrist slot)
+    return [(i, arm.servo_names[i]) for i in range(len(arm.joint_names))] + [(servo_cal.GRIPPER, "gripper")]
 
 
 def test_the_same_seed_gives_the_same_bench_and_another_seed_another():
@@ -29,20 +42,77 @@ def test_hidden_values_stay_within_the_issue_bounds(seed):
         assert 180.0 * 0.9 - 0.2 <= t[name]["range_deg"] <= 180.0 * 1.1 + 0.2
 
 
+@pytest.mark.parametrize("arm_name", ["reference", "mearm"])
 @pytest.mark.parametrize("seed", [0, 3, 11])
-def test_an_entry_written_from_the_truth_drives_the_plant_right(seed):
-    truth = standin.truth(seed, ARM)["servos"]
-    params = standin.plant_params(seed, ARM)
-    for slot, name in [(0, "base"), (1, "shoulder"), (2, "elbow"), (3, "wrist"), (4, "gripper")]:
+def test_an_entry_written_from_the_truth_drives_the_plant_right(seed, arm_name):
+    arm = ARM if arm_name == "reference" else _mearm()
+    truth = standin.truth(seed, arm)["servos"]
+    params = standin.plant_params(seed, arm)
+    assert sorted(truth) == sorted(name for _slot, name in _slots(arm))
+    for slot, name in _slots(arm):
         t = truth[name]
         span = 2000.0 * 180.0 / t["range_deg"]
         lo = 1500.0 - span / 2.0
         plant_cal = params.servos[slot].cal()
-        offset = math.degrees(servo_offset_rad(ARM, slot))
-        mid = ARM.home_deg()[slot] if slot < 4 else 90.0     # inside the servo's travel
+        offset = math.degrees(servo_offset_rad(arm, slot))
+        mid = arm.home_deg()[slot] if slot < 4 else 90.0     # inside the servo's travel
         for q in (mid - 20.0, mid, mid + 25.0):
             s = t["zero_deg"] + q        # the servo angle the entry asks for (the gripper's: q itself)
             s_pulse = s if t["direction"] > 0 else 180.0 - s
             pulse = int(round(lo + s_pulse * span / 180.0))
             seen = servo_cal.servo_mdeg_from_pulse(plant_cal, pulse) / 1000.0 - offset
             assert abs(seen - q) < 0.15, (name, q, seen)
+
+
+def test_print_truth_is_for_the_arm_given():
+    # `board --standin SEED --arm mearm --print-truth`: the MeArm's servos (no wrist), each zero
+    # within the issue's 15 deg of that arm's own zero_deg (its description, the oracle)
+    r = surepick("board", "--standin", 3, "--arm", "mearm", "--print-truth")
+    assert r.returncode == 0, r.stderr
+    t = json.loads(r.stdout)["servos"]
+    mearm = _mearm()
+    assert sorted(t) == ["base", "elbow", "gripper", "shoulder"]
+    for slot, name in _slots(mearm):
+        nominal = 0.0 if slot == arm_mod.GRIPPER else mearm.servo(slot)["zero_deg"]
+        assert abs(t[name]["zero_deg"] - nominal) <= 15.0 + 0.1, name
+    r = surepick("board", "--standin", 3, "--arm", "no_such_arm", "--print-truth")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_standin_board_with_arm_drives_that_arm_miscalibrated(tmp_path):
+    # `board --standin SEED --arm mearm`: the firmware boots the MeArm's description (its rest
+    # pose's pulses, worked out from the description's own pulse range), and the plant turns
+    # those pulses by the hidden calibration --print-truth gives: each joint is where that
+    # truth, read back from the pulse, puts it (within a sag of the arm's weight), not at rest.
+    from surepick.vboard.control import find_board, request
+    from tests.support.board_cli import running_board
+    seed = 3
+    r = surepick("board", "--standin", seed, "--arm", "mearm", "--print-truth")
+    truth = json.loads(r.stdout)["servos"]
+    mearm = _mearm()
+    with running_board(tmp_path / "flash", "nominal", 0, extra=("--standin", str(seed), "--arm", "mearm")) as port:
+        import time
+        control = find_board(port)["control"]
+        deadline = time.time() + 120
+        while True:              # the arm settles at its boot pose: 3 s of plant time, however loaded
+            look = request(control, "look")
+            if look["plant_ms"] >= 3000 or time.time() > deadline:
+                break
+            time.sleep(0.1)
+        assert look["plant_ms"] >= 3000, look
+        seen = look["joints_deg"]
+    assert json.loads((tmp_path / "flash" / "arm.json").read_text())["name"] == mearm.name
+    off = []
+    for slot, name in _slots(mearm)[:-1]:
+        e = mearm.servo(slot)
+        rest = mearm.home_deg()[slot]
+        s_cmd = e["zero_deg"] + rest                                   # direction +1, gear 1 (the preset)
+        pulse = e["min_us"] + s_cmd * (e["max_us"] - e["min_us"]) / 180.0 + e["trim_us"]
+        t = truth[name]
+        span = 2000.0 * 180.0 / t["range_deg"]
+        s = (pulse - (1500.0 - span / 2.0)) * 180.0 / span
+        want = (s if t["direction"] > 0 else 180.0 - s) - t["zero_deg"]
+        print("%s seen %.2f want %.2f rest %.1f" % (name, seen[slot], want, rest))
+        assert abs(seen[slot] - want) < 2.0, (name, seen[slot], want)
+        off.append(abs(want - rest))
+    assert max(off) > 3.0, off      # this bench's arm really is off its rest pose

@@ -116,9 +116,18 @@ def _session(args, port, arm, description, servos, names, state, operator):
 
     try:
         with board_link(args, "bringup") as c:
-            jog = jog_mod.Jog(c, jog_mod.config_get(c, "rail_low_mv"))
             directions, shipped = state.board()
             board_map = jog_mod.BoardMap(apply_mod.with_directions(arm, directions))
+            if not shipped:
+                # killed while the board was being given it: it may be in the deploy's raw REPL,
+                # its firmware stopped; deploy it again before asking the firmware anything
+                print("the board was being given a mirrored servo when bring-up stopped: giving it again")
+                _end_teleop(c)
+                apply_mod.ship(c, port, board_map.arm)
+                state.set_board(directions, True)
+            jog = jog_mod.Jog(c, jog_mod.config_get(c, "rail_low_mv"))
+            if not shipped:
+                _cleared(jog)
 
             def ship(new_arm):
                 # The board gets new_arm as its /arm.json (a servo mirrored): saved as under way
@@ -129,12 +138,7 @@ def _session(args, port, arm, description, servos, names, state, operator):
                 apply_mod.ship(c, port, new_arm)
                 state.set_board(want, True)
                 board_map.arm = new_arm
-                if jog.clear_restart_fault():
-                    print("the board latched RAIL_LOW as its servos came back on after the restart; the rail "
-                          "reads above rail_low_mv again: cleared")
-            if not shipped:
-                print("the board was being given a mirrored servo when bring-up stopped: giving it again")
-                ship(board_map.arm)
+                _cleared(jog)
             session = steps.Session(state, servos, jog, board_map, operator, port=port, ship=ship)
             try:
                 session.run(names, skip=set(args.skip), writer=writer)
@@ -151,6 +155,23 @@ def _session(args, port, arm, description, servos, names, state, operator):
     except LinkError as e:
         raise CommandError("bring-up stopped: the link failed (%s); what was confirmed is saved in %s"
                            % (e, state.path), exitcodes.FAILED) from None
+
+
+def _end_teleop(c):
+    # A session killed mid-move leaves the board in teleop (holding, by its deadman): deploy
+    # refuses a board in teleop, so it is ended first (the arm holds where it is).
+    from surepick.host.link.errors import LinkError
+    from surepick.shared_fsm import link
+    try:
+        c.request(link.T_TELEOP, (0,), 3.0)
+    except LinkError:
+        pass                     # no firmware answering: nothing in teleop
+
+
+def _cleared(jog):
+    if jog.clear_restart_fault():
+        print("the board latched RAIL_LOW as its servos came back on after the restart; the rail "
+              "reads above rail_low_mv again: cleared")
 
 
 def _apply(args, port, path):

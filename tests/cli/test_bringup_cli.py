@@ -180,3 +180,40 @@ def test_bad_requests_are_one_line_errors(tmp_path):
     r = surepick("bringup", "--port", "socket://127.0.0.1:9", "--list", "--out", tmp_path)
     assert r.returncode == 0 and "servo.gripper.range" in r.stdout
     assert not os.path.exists(tmp_path / "bringup-state.json")
+
+
+def _board_record(state_path):
+    try:
+        return json.loads(state_path.read_text()).get("board")
+    except (OSError, ValueError):
+        return None
+
+
+def test_a_bringup_killed_while_the_board_takes_a_mirrored_servo_gives_it_again(tmp_path):
+    # Seed 2's base turns against its joint: bring-up ships the board's description with it
+    # mirrored. Killed while that deploy is under way (the state says so), the rerun deploys it
+    # again before it asks the firmware anything, then finishes within the bounds.
+    seed = 2
+    flash = tmp_path / "flash"
+    with running_board(flash, "nominal", 0, extra=("--standin", str(seed))) as port:
+        out = tmp_path / "out"
+        state = out / "bringup-state.json"
+        p = subprocess.Popen([SUREPICK_BIN, "bringup", "--port", port, "--operator", "sim", "--out", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.time() + 600
+        while (_board_record(state) or {}).get("shipped", True) and time.time() < deadline:
+            assert p.poll() is None, p.stdout.read()
+            time.sleep(0.01)
+        p.send_signal(signal.SIGKILL)       # the deploy of the mirrored base under way
+        p.wait(timeout=30)
+        assert _board_record(state) == {"directions": {"base": -1, "elbow": 1, "shoulder": 1, "wrist": 1},
+                                        "shipped": False}
+        assert "servo.base.direction" not in _confirmed(state)
+        r = _bringup(port, out)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.index("giving it again") < r.stdout.index("--- servo.base.direction")
+        # the base already mirrored on the board: its direction step sees it turn with its joint
+        assert json.loads(state.read_text())["steps"]["servo.base.direction"]["cmd_sign"] == 1
+        _check_found(out, seed)
+        assert _board_record(state)["shipped"] is True
+        assert _board_arm(flash)["servos"]["base"]["direction"] == -1

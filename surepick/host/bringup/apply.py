@@ -5,6 +5,10 @@ description (host/deploy/install.py deploy(arm_json=...)). The board restarts to
 from surepick.shared_fsm import arm as arm_mod
 
 
+SHIP_ATTEMPTS = 2
+CONNECT_TIMEOUT_S = 20       # the board's raw-REPL prompt (deploy's own default is 6 s)
+
+
 class ApplyError(Exception):
     pass
 
@@ -19,9 +23,9 @@ def with_directions(arm, directions):
     return arm_mod.validate(d)
 
 
-def ship(client, port, arm, say=lambda msg: None):
+def ship(client, port, arm, say=lambda msg: None, warn=print):
     """Ship `arm` as the board's /arm.json (deploy --arm's code: the old servo settings settled,
-    the firmware's files checked, the board restarted and its hello awaited). `client`, the
+    the firmware's files checked, the board restarted and its hello awaited). say: deploy's progress; warn: a failed attempt. `client`, the
     session's link, is closed meanwhile (deploy needs the port's console) and opened again."""
     from surepick.arms import files
     from surepick.host.deploy import deploy
@@ -29,9 +33,15 @@ def ship(client, port, arm, say=lambda msg: None):
     from surepick.host.link.errors import LinkError
     client.close()
     try:
-        res = deploy(port, arm_json=files.compact_json(arm), progress=say)
-    except (DeployError, LinkError) as e:
-        raise ApplyError(str(e)) from None
+        for attempt in range(SHIP_ATTEMPTS):
+            try:
+                return deploy(port, arm_json=files.compact_json(arm), progress=say,
+                              connect_timeout=CONNECT_TIMEOUT_S)
+            except (DeployError, LinkError) as e:
+                # deploy leaves nothing half-installed and says "run deploy again": once more
+                # (a loaded host can miss its raw-REPL prompt); a refusal refuses again
+                if attempt + 1 == SHIP_ATTEMPTS:
+                    raise ApplyError(str(e)) from None
+                warn("the deploy failed (%s): once more" % e)
     finally:
         client.open()
-    return res

@@ -282,6 +282,8 @@ class FastWorld(World):
             plant.advance(advance_ms)
         if self.feeder is not None:
             self.feeder.step(plant.now_ms)
+        if self.tray_chute is not None:
+            self.tray_chute.step(plant.now_ms)
         if state is not None and state != self._noted:
             self.note_state(state)
         reset = None

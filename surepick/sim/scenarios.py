@@ -299,7 +299,14 @@ def _tray(s, values, rng):
     s["part_pose"] = parts[0]
     s["others"] = [(TRAY_PART, p) for p in parts[1:]]
     s["tray_empty"] = empty
+    # the chute under the bin (sim/chute.py) sets each part at rest there on a shelf out of reach
+    s["tray_chute"] = {"shelf_xy_mm": [(TRAY_SHELF_MM[0] - i * FEEDER_STASH_PITCH_MM, TRAY_SHELF_MM[1])
+                                       for i in range(len(parts))]}
     s["pick_mm"] = (TRAY_ORIGIN_MM[0], TRAY_ORIGIN_MM[1], TRAY_PICK_Z_MM, -90.0)   # one cycle: slot 0
+
+
+# tray: where the chute sets the parts taken from the bin, out of the arm's reach (behind its base)
+TRAY_SHELF_MM = (-300.0, -200.0)
 
 
 # feeder: where the stash of parts waits, out of the arm's reach (behind its base), one every

@@ -3,6 +3,7 @@
 # board runs `surepick job run --count N` with a part-ready check at the pad. The judge is the
 # plant: every part the feeder handed out, where it ended (ground truth the board never reads).
 import json
+import os
 import subprocess
 import time
 
@@ -16,8 +17,14 @@ from tests.support.vboard import deploy_firmware
 RUN_AT_MS = 4000     # the RUN is read at this virtual time (the plant holds there for it)
 
 
+# The CLI opens the board's port itself (no link hub): the plant holds for exactly the lines
+# `job run` sends (a hub sends requests of its own)
+DIRECT = dict(os.environ, SUREPICK_HUB="off")
+
+
 def sp(*args, timeout=1800):
-    return subprocess.run([SUREPICK_BIN, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([SUREPICK_BIN, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=DIRECT)
 
 
 def night(tmp_path, seed, count, away_after=None):
@@ -45,10 +52,10 @@ def night(tmp_path, seed, count, away_after=None):
         assert held_at(ps, RUN_AT_MS), "virtual time never reached the run's hold"
         cmd = [SUREPICK_BIN, "job", "run", "--count", str(count), "--job", str(jf), "--wait", "--port", port]
         if away_after is None:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=DIRECT)
             out, code = r.stdout + r.stderr, r.returncode
         else:
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=DIRECT)
             out = ""
             for line in p.stdout:
                 out += line

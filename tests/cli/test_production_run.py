@@ -65,6 +65,8 @@ def test_faults_in_a_row_stop_the_run(board, tmp_path):
     assert "run stopped: in_row after 2 cycles, 0 placed, fault GRASP_FAILED" in r.stdout, r.stdout
     rep = sp("job", "report", "--port", board).stdout
     assert "faults: GRASP_FAILED 2" in rep and "stopped: in_row" in rep, rep
+    st = sp("job", "status", "--port", board).stdout
+    assert "stopped: run_stop_in_row faulted cycles in a row" in st and "run_stopped:" in st and "job report" in st, st
 
 
 @pytest.mark.parametrize("board", ["part_missing"], indirect=True)
@@ -126,6 +128,8 @@ def test_a_failure_rate_over_the_window_stops_the_run(board, tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "run stopped: rate after 4 cycles, 0 placed, fault GRASP_FAILED" in r.stdout, r.stdout
     assert "slots skipped: 0, 0, 0, 0" in r.stdout, r.stdout
+    st = sp("job", "status", "--port", board).stdout
+    assert "stopped: more than run_rate_pct" in st and "run_stopped:" in st and "job report" in st, st
 
 
 @pytest.mark.parametrize("board", ["brownout_mid_lift"], indirect=True)

@@ -166,8 +166,11 @@ class Run:
         self.since = now          # the wait before the next pick began
         self.ready_since = now    # READY_CHECK: the part has been awaited since
         self.job_t = now
+        self.start_seq = 0        # the RUN_START record's event number
+        self.logged = 0           # ... it is on flash
 
     def begin(self, app):
+        self.start_seq = app.m.events.next_seq
         app.m.events.put_data(app.m, K_RUN, R_RUN_START, self.count, self.picks, self.places, self.ready)
 
     def status(self):
@@ -191,6 +194,14 @@ class Run:
             return
         if app.busy() or app.cycle_open or not app.settled():
             return                # the last cycle's rest pose, marker and log go to flash first
+        if not self.logged:
+            # The RUN_START record on flash before anything moves (a tick without other flash
+            # work, once the record is in the log): a reset mid-run then leaves the run in the
+            # log, and `job report` says the board restarted mid-run.
+            if app.ev_sent >= self.start_seq and not app.flash_tick:
+                app._flash_commit()
+                self.logged = 1
+            return
         if self.ready != READY_NONE and ticks_diff(now, self.since) < self.ready_ms:
             return
         self._start_cycle(app, now)

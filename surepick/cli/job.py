@@ -252,6 +252,8 @@ def _refused(c, r, port):
     from surepick.host.link.errors import LinkError
     from surepick.shared_fsm import codes, link
     base = refusal(r.code, r.payload, port)
+    if r.code == link.E_BUSY and tuple(r.payload[:1]) == ("run",):
+        return base                  # a production run: the refusal names it and `job stop`
     try:
         view = board_state.read(c)
     except LinkError:

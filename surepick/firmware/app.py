@@ -28,7 +28,7 @@ import gc
 from array import array
 
 from ..shared_fsm import link
-from ..shared_fsm.compat import const, micropython
+from ..shared_fsm.compat import micropython
 from ..shared_fsm.codes import K_TRANSITION, K_FAULT, R_PLACED, F_ESTOP
 from ..shared_fsm.machine import (Job, OK as M_OK, E_BUSY as M_BUSY, E_FAULTED as M_FAULTED,
                                   E_ESTOP_ACTIVE as M_ESTOP, E_HOLDING as M_HOLDING,
@@ -54,7 +54,6 @@ _HIL_LINES = 4                     # HIL: lines handled per tick at most
 _APPROACH = "approach_height_um"   # the setting a JOB may carry (docs/protocol.md)
 _US_MASK = 0x3FFFFFFF
 GC_REST_MS = 5000        # at rest, collect garbage at least this often (and before every job)
-_RUN_ENDED = const(2)    # production.ENDED (the module loads with the first RUN)
 
 # Boot record (flashlog R_BOOT): the 12 ints.
 _BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "pot_counts",
@@ -240,7 +239,7 @@ class App(Controller):
         if not busy:
             self._at_rest(now)
         run = self.production
-        if run is not None and run.phase != _RUN_ENDED:
+        if run is not None and run.on:
             run.step(self, now)
         self._led(now, busy)
 
@@ -513,7 +512,7 @@ class App(Controller):
         return c
 
     def running(self):
-        return self.production is not None and self.production.phase != _RUN_ENDED
+        return self.production is not None and self.production.on
 
     def _job(self, rid, a):
         if self.running():
@@ -533,7 +532,7 @@ class App(Controller):
                 return
             self.apply_settings()
         if not r:
-            r = self.begin_job(job)
+            r = self._start_job(job)
         if self.cfg.approach_height_um != was:
             if r == M_OK:
                 if self.persist:         # (a HIL job's height stays in RAM, as a calibration)
@@ -542,14 +541,6 @@ class App(Controller):
                 self.settings.set(_APPROACH, was)
                 self.apply_settings()
         self._start_reply(rid, r)
-
-    def begin_job(self, job):
-        # -> the controller's start_job answer. A JOB request and each cycle of a run start here.
-        r = self._start_job(job)
-        if r == M_OK:
-            self.cycle_open = 1
-            self.marker_counted = 1
-        return r
 
     def _start_reply(self, rid, r):
         # JOB's and RUN's answer from the controller's start_job (docs/protocol.md)
@@ -571,6 +562,8 @@ class App(Controller):
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
 
     def _start_job(self, job):
+        # -> the controller's start_job answer. A JOB request and each cycle of a production
+        # run (production.py) start here.
         if not self.busy():
             # At rest, before anything moves: every move of every attempt is planned ahead
             # (motion.py: a straight move is four or more loop periods of IK on an RP2040; a
@@ -582,7 +575,11 @@ class App(Controller):
             self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
                                 self._planned_one)
             self._collect()
-        return self.start_job(job)
+        r = self.start_job(job)
+        if r == M_OK:
+            self.cycle_open = 1
+            self.marker_counted = 1
+        return r
 
     def _teleop_request(self, ftype, rid, args):
         # TELEOP and SETPOINT: teleop_mode.py loads with the first one (heap on the chip); a

@@ -1,5 +1,5 @@
 # A production run: the board runs cycle after cycle by itself over the job machinery (the App's
-# begin_job, the machine's cycle, the marker and the flash log as for one JOB), walking a pick
+# _start_job, the machine's cycle, the marker and the flash log as for one JOB), walking a pick
 # pattern and a place pattern, waiting for the part to be ready, counting faults by the
 # machine's own reasons and stopping on the fault policy (config run_*; docs/production-run.md).
 #
@@ -151,6 +151,7 @@ class Run:
         self.wrap = a[_WRAP]      # the place slots are drop spots used in turn (a bin)
         self.slots = bytearray(self.picks)
         self.phase = WAIT
+        self.on = 1               # until it ends (App.running: no constant of this module at boot)
         self.cycles = 0
         self.placed = 0
         self.faulted = 0
@@ -212,7 +213,7 @@ class Run:
         pick = slot_pose(self.pick, g[0], g[1], g[2], i)
         q = self.qgrid
         place = slot_pose(self.place, q[0], q[1], q[2], self.place_slot)
-        r = app.begin_job(Job(pick, place, self.width, self.tries))
+        r = app._start_job(Job(pick, place, self.width, self.tries))
         if r != M_OK:
             self._stop(app, STOP_REFUSED, r)
             return
@@ -290,6 +291,7 @@ class Run:
         self.loud = 1 if why >= STOP_FAULT else 0
         self.fault = fault
         self.phase = ENDED
+        self.on = 0
         m.events.put_data(m, K_RUN, R_RUN_STOP, self.cycles, self.placed, why, fault)
 
 

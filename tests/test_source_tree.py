@@ -1,14 +1,14 @@
-# One module knows where surepick's files are (surepick/source_tree.py); no other module in the
+# One module knows where surepick's files are (host/source_tree.py); no other module in the
 # package, the tools or the CPython benches works a path out from its own location.
 import re
 
-from surepick import source_tree
+from surepick.host import source_tree
 from tests.conftest import REPO
 
 # A path computed from a module's own place: Path(__file__), os.path.dirname(__file__), walking up.
 OWN_PLACE = re.compile(r"Path\(__file__\)|dirname\((os\.path\.abspath\()?__file__|\.parents\[|\.parent\.parent")
 # Scripts the unix `micropython` runs: they find the package from their own place before they
-# can import anything of it (bench/fw_loop.py, bench/cmdfuzz_timing.py: `__file__.rsplit`).
+# can import anything of it (tools/bench/fw_loop.py, tools/bench/cmdfuzz_timing.py: `__file__.rsplit`).
 
 
 def test_only_source_tree_computes_paths_from_its_own_place():

@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from surepick.source_tree import PACKAGE
+from surepick.host.source_tree import PACKAGE
 
 LAYERS = ("shared_fsm", "firmware", "sim", "arms", "vboard", "host", "engines", "teleop", "records", "cli")
 

@@ -5,10 +5,10 @@
 # servo figures (MG996R about 2.5 A, SG90 about 650 mA at stall at 5 V).
 import pytest
 
-from surepick.engines import hardware_doc as hd
+from surepick.host.engines import hardware_doc as hd
 from surepick.firmware import settings
 
-REGEN = "run `python -m surepick.engines.hardware_doc` and commit docs/hardware.md"
+REGEN = "run `python -m surepick.host.engines.hardware_doc` and commit docs/hardware.md"
 
 
 def test_the_wiring_and_boards_blocks_are_what_the_pin_map_makes():

@@ -9,7 +9,7 @@
 # bad line gets exactly the error REPLY the document prescribes (or silence), nothing starts, no
 # handler fails, each line costs exactly the ticks its bytes need at 32 bytes a tick, and
 # the loop keeps ticking and talking (telemetry on time, a STATUS at the end answered). How long
-# a tick that takes a line lasts is a speed figure: bench/cmdfuzz_timing.py measures it.
+# a tick that takes a line lasts is a speed figure: tools/bench/cmdfuzz_timing.py measures it.
 import math
 import random
 import subprocess

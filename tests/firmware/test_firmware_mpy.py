@@ -99,7 +99,7 @@ def test_bench_loop_allocates_nothing_in_plain_ticks():
 
 def test_one_heavy_piece_of_link_work_per_tick(tmp_path):
     # On the RP2040 an event's log record, EVENT frame, FAULT frame and a TELEMETRY part cost
-    # 0.3-0.8 ms each; a transition's own tick is already the longest (bench/chip_tick.py).
+    # 0.3-0.8 ms each; a transition's own tick is already the longest (tools/bench/chip_tick.py).
     res, text = run("fw_event_pieces.py", tmp_path)
     assert res["fails"] == 0, text
     assert res["events"] >= 10 and res["faults_sent"] == 1     # three attempts, then the fault

@@ -4,8 +4,8 @@
 # must report PLACED and the plant's ground truth must show the part resting in the bin.
 import time
 
-from surepick import vboard
-from surepick.engines.plant_service import PlantService
+from surepick.host import vboard
+from surepick.host.engines.plant_service import PlantService
 from surepick.shared_fsm import codes, link, states
 
 from tests.support.vboard import Console, deploy_firmware

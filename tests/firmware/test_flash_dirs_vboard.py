@@ -5,10 +5,10 @@
 # lockstep. Whatever the directory held is moved aside (<name>.dir), never deleted.
 import pytest
 
-from surepick.engines.plant_service import PlantService
-from surepick.engines.vboard import BoardConsole
+from surepick.host.engines.plant_service import PlantService
+from surepick.host.engines.vboard import BoardConsole
 from surepick.shared_fsm import codes, link
-from surepick.vboard import VirtualBoard
+from surepick.host.vboard import VirtualBoard
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.vboard import deploy_firmware
 

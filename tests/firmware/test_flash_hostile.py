@@ -14,12 +14,12 @@ import time
 
 import pytest
 
-from surepick.engines.plant_service import PlantService, KEEP, EXCHANGE_FIELDS
-from surepick.engines.vboard import BoardConsole
+from surepick.host.engines.plant_service import PlantService, KEEP, EXCHANGE_FIELDS
+from surepick.host.engines.vboard import BoardConsole
 from tests.support.vboard import deploy_firmware
 from surepick.shared_fsm import link
 from surepick.shared_fsm.codes import F_INTERRUPTED
-from surepick.vboard import VirtualBoard
+from surepick.host.vboard import VirtualBoard
 from tests.support.needs import NEEDS_MICROPYTHON
 
 pytestmark = NEEDS_MICROPYTHON

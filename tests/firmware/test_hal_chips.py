@@ -1,6 +1,6 @@
 # Chip identification and each chip's registers and pins, against sources independent of
 # surepick: the numbers below are typed from the pico-sdk's headers and MicroPython's sources
-# (cited per value), never read from surepick/firmware/hal/rp2_chips.py.
+# (cited per value), never read from firmware/hal/rp2_chips.py.
 #
 #   raspberrypi/pico-sdk 1f1c341a9af261d361aafa72f8ee00badf85b137
 #     src/rp2040/hardware_regs/include/hardware/regs/addressmap.h  WATCHDOG_BASE 0x40058000

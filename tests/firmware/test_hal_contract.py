@@ -1,4 +1,4 @@
-# Every HAL implementation against the one contract (surepick/firmware/hal/contract.py), checked by
+# Every HAL implementation against the one contract (firmware/hal/contract.py), checked by
 # tests/mpy/hal_check.py on the interpreters it runs on: under the real `micropython` binary (the
 # RP2040 HAL with a stand-in `machine` module put first on its path) and under CPython. The
 # implementations come from one table; a deliberately broken HAL proves the checker can fail,
@@ -25,7 +25,7 @@ IMPLEMENTATIONS = (
     ("rp2040", "BOARD", (MPY,),
      "from surepick.firmware.hal import rp2040 as impl"),
     ("virtual", "BOARD", (MPY,),
-     "import sys\nsys.path.append('surepick/vboard')   # its vboard_io, as the virtual board has it\n"
+     "import sys\nsys.path.append('host/vboard')   # its vboard_io, as the virtual board has it\n"
      "from surepick.firmware.hal import virtual as impl"),
     ("scripted", "BOARD", (MPY, CPY),
      "from surepick.firmware.hal.scripted import StandInHal\n"

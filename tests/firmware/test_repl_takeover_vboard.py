@@ -10,8 +10,8 @@ import threading
 import time
 from pathlib import Path
 
-from surepick import vboard
-from surepick.engines.plant_service import EXCHANGE_FIELDS, PlantService
+from surepick.host import vboard
+from surepick.host.engines.plant_service import EXCHANGE_FIELDS, PlantService
 from surepick.shared_fsm import link, states
 
 from tests.support.needs import NEEDS_MICROPYTHON

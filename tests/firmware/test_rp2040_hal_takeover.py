@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from surepick.engines.rp2040 import Chip
+from surepick.host.engines.rp2040 import Chip
 
 from tests.support.rp2040 import chip_image
 

@@ -6,7 +6,7 @@
 import copy
 import json
 
-from surepick.arms import files
+from surepick.host.arms import files
 from surepick.shared_fsm import arm as arm_mod
 from surepick.shared_fsm import link
 from surepick.shared_fsm.arm_reference import DESCRIPTION

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from surepick import vboard
-from surepick.engines.plant_service import PlantService
+from surepick.host import vboard
+from surepick.host.engines.plant_service import PlantService
 from surepick.firmware.boot_recovery import ACT_FAULT, ACT_NORMAL
 from surepick.shared_fsm import codes, link, states
 

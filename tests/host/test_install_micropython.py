@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from surepick.engines.rp2040 import FirmwareMissing, find_uf2
+from surepick.host.engines.rp2040 import FirmwareMissing, find_uf2
 from surepick.host import bootsel
 
 from tests.support.cli import surepick

@@ -6,11 +6,11 @@ import io
 import json
 import time
 
-from surepick.engines.plant_service import PlantService
+from surepick.host.engines.plant_service import PlantService
 from surepick.host import rejects
 from tests.support.vboard import deploy_firmware
 from surepick.host.monitor.plain import PlainPrinter
-from surepick.vboard import VirtualBoard
+from surepick.host.vboard import VirtualBoard
 from tests.support.cli import surepick
 from tests.support.monitor import Monitor, wait_until
 from tests.support.needs import NEEDS_MICROPYTHON

@@ -8,12 +8,12 @@ import socket
 import threading
 import time
 
-from surepick.engines.plant_service import EXCHANGE_FIELDS, PlantService
+from surepick.host.engines.plant_service import EXCHANGE_FIELDS, PlantService
 from surepick.host.link import busy
 from surepick.host.link.client import LinkClient
 from surepick.host.link.frames import FrameParser
 from surepick.shared_fsm import codes, link, states
-from surepick.vboard import VirtualBoard
+from surepick.host.vboard import VirtualBoard
 
 from tests.support.cli import surepick
 from tests.support.needs import NEEDS_MICROPYTHON

@@ -1,4 +1,4 @@
-# Checks one HAL implementation against surepick/firmware/hal/contract.py, on either interpreter:
+# Checks one HAL implementation against firmware/hal/contract.py, on either interpreter:
 # every function of its level is there, callable, and takes exactly the contract's number of
 # positional arguments; every constant of its level is there with the contract's value.
 #   micropython tests/mpy/hal_check.py LEVEL SETUP

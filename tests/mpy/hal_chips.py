@@ -1,4 +1,4 @@
-# The Pico HAL (surepick/firmware/hal/rp2040.py) under the real micropython binary, on a board that
+# The Pico HAL (firmware/hal/rp2040.py) under the real micropython binary, on a board that
 # reports the machine string given on the command line: a stand-in `machine` (below, first on the
 # path) records what the HAL touches, and `sys` answers with that machine string. Prints one JSON
 # line: the addresses written through mem32 at setup() and at wdt_stop(), the pin ids the LED and

@@ -5,7 +5,7 @@
 # pulses are taken from the world's exchange, not from the controller's variables.
 import pytest
 
-from surepick.engines.inproc import CycleRun
+from surepick.host.engines.inproc import CycleRun
 from surepick.shared_fsm import servo_cal
 from tests.support.period import PERIOD_MS, PERIOD_US
 

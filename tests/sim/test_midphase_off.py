@@ -5,7 +5,7 @@
 import mujoco
 import pytest
 
-from surepick.engines import acceptance, inproc
+from surepick.host.engines import acceptance, inproc
 from surepick.sim import plant as plant_mod
 from surepick.sim import scenarios
 

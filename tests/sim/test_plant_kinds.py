@@ -8,7 +8,7 @@ import pytest
 
 from surepick.shared_fsm import servo_cal
 from surepick.sim.plant import Plant
-from tests.arms.test_kinematics import ARMS
+from tests.host.arms.test_kinematics import ARMS
 
 KINDS = ["mearm", "eezybot_mk2", "al5d_nowrist"]
 SETTLE_MS = 1500

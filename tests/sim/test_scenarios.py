@@ -24,14 +24,14 @@ def test_the_press_time_comes_from_the_seed_and_stays_inside_the_state():
     assert idle[3] == 2                                           # IDLE after the cycle, not before the job
 
 # That each press lands in its state (the machine's own ESTOP event says so), and a pot break in
-# GRASP or LIFT is a SENSOR_FAULT, is gated by the acceptance (tests/engines/test_sim_acceptance.py,
+# GRASP or LIFT is a SENSOR_FAULT, is gated by the acceptance (tests/host/engines/test_sim_acceptance.py,
 # two seeds of each in the quick tier, 50 in the slow one).
 
 
 def _state_times(name, seed):
     # (entered ms of each visit per state, when the jaw began to open in PLACE), from a simulated
     # cycle of the reference arm (what another arm's windows are measured with, too)
-    from surepick.engines.acceptance import state_visits
+    from surepick.host.engines.acceptance import state_visits
     return state_visits(name, seed)
 
 
@@ -58,7 +58,7 @@ def test_each_states_window_ends_before_the_state_does():
 def test_stall_on_fixture_presses_once_the_gripper_is_at_stall():
     # The window's earliest press finds the gripper squeezing the fixture at stall: the e-stop
     # holds it there and the stall watch latches STALL (the judge sees the servo at stall).
-    from surepick.engines.inproc import CycleRun
+    from surepick.host.engines.inproc import CycleRun
     run = CycleRun("stall_on_fixture", None, 1007, 0)
     run.world._pending = [(("state", "GRASP", scenarios.STALL_PRESS_WINDOW_MS[0]), "estop", {"on": True})]
     rec = run.run(record_trajectory=False)

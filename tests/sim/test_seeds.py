@@ -1,4 +1,4 @@
-# One derivation of every random stream's seed (surepick/sim/seeds.py). The expected values are
+# One derivation of every random stream's seed (sim/seeds.py). The expected values are
 # worked out by hand from the formulas the streams used before the module existed, so seeded
 # results (scenario draws, sensor noise, fit's stand-in) stay what they were.
 import re
@@ -41,7 +41,7 @@ def test_no_other_module_seeds_a_generator_of_its_own():
     for path in sorted((REPO / "surepick").rglob("*.py")):
         rel = path.relative_to(REPO).as_posix()
         for n, line in enumerate(path.read_text().splitlines(), 1):
-            if made.search(line) and rel not in ("surepick/sim/seeds.py", "surepick/sim/sensor_models.py"):
+            if made.search(line) and rel not in ("sim/seeds.py", "sim/sensor_models.py"):
                 if "seeds.derive(" not in line:
                     found.append("%s:%d: %s" % (rel, n, line.strip()))
     assert not found, "\n".join(found)

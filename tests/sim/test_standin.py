@@ -17,7 +17,7 @@ ARM = kinematics.REFERENCE
 
 
 def _mearm():
-    from surepick.cli.arm import load_arm
+    from surepick.host.cli.arm import load_arm
     return load_arm("mearm")[0]
 
 
@@ -84,7 +84,7 @@ def test_a_standin_board_with_arm_drives_that_arm_miscalibrated(tmp_path):
     # pose's pulses, worked out from the description's own pulse range), and the plant turns
     # those pulses by the hidden calibration --print-truth gives: each joint is where that
     # truth, read back from the pulse, puts it (within a sag of the arm's weight), not at rest.
-    from surepick.vboard.control import find_board, request
+    from surepick.host.vboard.control import find_board, request
     from tests.support.board_cli import running_board
     seed = 3
     r = surepick("board", "--standin", seed, "--arm", "mearm", "--print-truth")

@@ -119,7 +119,7 @@ class PlantBench:
     private runtime directory. `with PlantBench(tmp_path, "estop", 1) as b: b.run("job", ...)`."""
 
     def __init__(self, tmp_path, scenario="nominal", seed=2, realtime=False):
-        from surepick.engines.vboard_plant import plant_board
+        from surepick.host.engines.vboard_plant import plant_board
         self.tmp = tmp_path
         self.env = bench_env(tmp_path)
         flash = tmp_path / "flash"

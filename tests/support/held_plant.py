@@ -6,7 +6,7 @@
 # machine has left IDLE (the world has noted that state); let_go() lets the job run on by itself.
 import threading
 
-from surepick.engines.plant_service import NO_STATE, PlantService
+from surepick.host.engines.plant_service import NO_STATE, PlantService
 from surepick.shared_fsm import states
 
 

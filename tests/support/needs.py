@@ -1,7 +1,7 @@
 # Marks for tests that need a tool scripts/setup.sh installs: one definition for every test file.
 import pytest
 
-from surepick.vboard.interp import find_micropython
+from surepick.host.vboard.interp import find_micropython
 
 
 def _have_micropython():

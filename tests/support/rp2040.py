@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from surepick.engines.rp2040 import EngineError, find_uf2
-from surepick.engines.rp2040.chip import check_node_modules, find_node
+from surepick.host.engines.rp2040 import EngineError, find_uf2
+from surepick.host.engines.rp2040.chip import check_node_modules, find_node
 
 
 def chip_image():

@@ -1,10 +1,10 @@
-# Virtual-board helpers shared by the firmware, engine, CLI tests and bench/hil_bench.py: the
+# Virtual-board helpers shared by the firmware, engine, CLI tests and tools/bench/hil_bench.py: the
 # firmware installed into a flash directory as deploy installs it, the console client, and one deterministic
 # scripted run of a scenario on the virtual board (what the fw-vs-sim and determinism tests share).
 import time
 
-from surepick.engines.vboard import BoardConsole as Console  # noqa: F401  (the tests' console client)
-from surepick.engines.vboard import install_firmware
+from surepick.host.engines.vboard import BoardConsole as Console  # noqa: F401  (the tests' console client)
+from surepick.host.engines.vboard import install_firmware
 from surepick.shared_fsm import codes, link, states
 from surepick.sim.world import JUDGE_TAIL_MS
 
@@ -37,7 +37,7 @@ def run_scenario(flash, scenario, seed, tail_ms=JUDGE_TAIL_MS, timeout=90, **pla
     are read while virtual time holds, so the run is deterministic. Returns (EVENT fields list,
     the PlantService, all frames, wall seconds, boots)."""
     from surepick.sim.world import CAL_AT_MS
-    from surepick.engines.vboard_plant import plant_board
+    from surepick.host.engines.vboard_plant import plant_board
     deploy_firmware(flash)
     board = plant_board(flash, scenario, seed, **plant_kw)
     ps = board.plant_service

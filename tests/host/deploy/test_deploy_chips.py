@@ -1,6 +1,6 @@
 # `surepick deploy` to a board that reports each Pico's chip: the virtual board started as a model
 # reports that board's machine string and native-code architecture and has the chip's registers
-# behind machine.mem32 (surepick/vboard/vboard_model.py). A watchdog left running (as a crashed
+# behind machine.mem32 (host/vboard/vboard_model.py). A watchdog left running (as a crashed
 # firmware, or an older firmware that stopped it at another chip's address, leaves it) is stopped
 # by the deploy at THIS chip's address, nothing lands in the RP2350's USB PLL, and every .mpy
 # carries native code for the chip. Expected numbers: pico-sdk addressmap.h / watchdog.h and
@@ -8,7 +8,7 @@
 import pytest
 
 from surepick.host import deploy as dp
-from surepick.vboard import VirtualBoard
+from surepick.host.vboard import VirtualBoard
 
 from tests.firmware.test_hal_chips import CLR, ENABLE, RP2350_PLL_USB, SET
 from tests.support.needs import NEEDS_MICROPYTHON

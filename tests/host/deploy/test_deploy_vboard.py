@@ -15,7 +15,7 @@ import pytest
 
 from surepick.host import deploy as dp
 from surepick.host.deploy import install
-from surepick.vboard import VirtualBoard
+from surepick.host.vboard import VirtualBoard
 
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.cli import SUREPICK_BIN as SUREPICK
@@ -309,7 +309,7 @@ def test_deploy_waits_for_the_firmware_hello(flash):
 def test_deploy_ships_the_arm_description_and_keeps_it(board, flash):
     # --arm ships the checked description as compact JSON; a later deploy without it leaves the
     # board's /arm.json alone; the firmware validates it (the shared validator, under micropython).
-    from surepick.arms import files
+    from surepick.host.arms import files
     from surepick.shared_fsm import arm as arm_mod
     arm, _ = files.load("al5d_mg996r")
     res = dp.deploy(board.address, wait_hello=False, arm_json=files.compact_json(arm))
@@ -335,7 +335,7 @@ def test_deploy_settles_an_old_boards_servo_settings(board, flash):
     # of a description that contradicts them is refused before anything is written, naming the
     # key; one that agrees takes them out of /config.json (its other settings kept);
     # --replace-servo-settings takes out contradicting ones too, and says which.
-    from surepick.arms import files
+    from surepick.host.arms import files
     arm, _ = files.load("reference")
     old = {"version": 1, "board": {"pin_servo0": 7, "servo1_trim_us": 0, "telemetry_hz": 5},
            "machine": {"grasp_dwell_ms": 400}}

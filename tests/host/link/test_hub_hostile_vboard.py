@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from surepick.engines.vboard_plant import plant_board
+from surepick.host.engines.vboard_plant import plant_board
 from surepick.host.link import hub_client, hubwire, rundir
 from surepick.host.link.client import LinkClient
 from surepick.shared_fsm import link

@@ -15,7 +15,7 @@ import pytest
 
 from surepick.firmware.flashlog import FlashLog
 from surepick.host import deploy as dp
-from surepick.cli.board import READY_PREFIX
+from surepick.host.cli.board import READY_PREFIX
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states
@@ -96,7 +96,7 @@ def stored(db):
 
 
 def job_args():
-    from surepick.engines.plant_service import PlantService
+    from surepick.host.engines.plant_service import PlantService
     pick, place, width = PlantService("nominal", SEED).job_um()
     return tuple(pick) + tuple(place) + (width,)
 
@@ -180,7 +180,7 @@ def test_monitor_backfills_every_committed_record_across_a_board_kill(tmp_path):
         link_stats = mon.loop.link_stats()
         assert link_stats["reconnects"] >= 1
         # the recording as a run record (kind board-recording, no ticks)
-        from surepick.records import runrecord
+        from surepick.host.records import runrecord
         run = tmp_path / "run"
         r = subprocess.run([SUREPICK, "log", "export", "--db", db, "--run", str(run)],
                            capture_output=True, text=True, timeout=60)
@@ -226,7 +226,7 @@ def test_live_view_shows_a_running_job_on_the_real_firmware(tmp_path):
     import re
 
     from surepick.host.link.client import LinkClient
-    from surepick.engines.vboard_plant import plant_board
+    from surepick.host.engines.vboard_plant import plant_board
 
     flash = tmp_path / "flash"
     flash.mkdir()

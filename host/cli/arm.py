@@ -1,0 +1,89 @@
+# `surepick arm`: the arm descriptions (docs/arm-description.md).
+#   list               the presets
+#   show NAME|FILE     print a description as TOML (start your own from a preset)
+#   check NAME|FILE    validate it (exit 2 naming the field), print the bench poses' reach and
+#                      draw the reach map PNG
+#   model NAME|FILE    write the generated MuJoCo model (MJCF) for MuJoCo's viewer
+import os
+import sys
+
+from surepick.host.cli import exitcodes
+from surepick.host.cli.errors import CommandError
+
+
+def add_arguments(p):
+    p.description = ("Arm descriptions: one file says your arm's geometry, joint limits, servos, gripper, "
+                     "sensors and bench; the firmware's kinematics, the simulator and the planner read it. "
+                     "Start from a preset: `surepick arm show mearm > my_arm.toml`, edit, then "
+                     "`surepick arm check my_arm.toml`.")
+    sub = p.add_subparsers(dest="arm_verb", metavar="VERB")
+    sub.add_parser("list", help="the preset arms")
+    s = sub.add_parser("show", help="print a preset's (or a file's) description as TOML")
+    s.add_argument("arm", metavar="NAME|FILE")
+    c = sub.add_parser("check", help="check a description: exit 0 valid, 2 invalid (the field named); "
+                                     "prints the reach of the bench poses and draws a reach map")
+    c.add_argument("arm", metavar="NAME|FILE")
+    c.add_argument("--map", metavar="PNG", help="reach map file (default: reach_map.png beside FILE, "
+                                                "or ./<name>_reach.png for a preset)")
+    c.add_argument("--no-map", action="store_true", help="skip the reach map")
+    m = sub.add_parser("model", help="write the generated MuJoCo model (MJCF) of the arm on its bench")
+    m.add_argument("arm", metavar="NAME|FILE")
+    m.add_argument("--out", metavar="MODEL.xml", required=True)
+
+
+def load_arm(name_or_path):
+    """-> (Arm, description dict) or CommandError (exit 2) naming the file and field. What every
+    verb's --arm goes through."""
+    from surepick.host.arms import files
+    try:
+        return files.load(name_or_path)
+    except files.DescriptionError as e:
+        raise CommandError(str(e)) from None
+
+
+def run(args):
+    verb = getattr(args, "arm_verb", None)
+    if verb is None:
+        raise CommandError("say what to do: list, show, check or model (see surepick arm --help)")
+    if verb == "list":
+        from surepick.host.arms import presets
+        from surepick.shared_fsm import arm as arm_mod
+        for name in presets.names():
+            a = arm_mod.validate(presets.get(name))
+            print("%-14s %-15s %s" % (name, a.kind, a.notes))
+        return exitcodes.OK
+    arm, d = load_arm(args.arm)
+    if verb == "show":
+        from surepick.host.arms import files
+        sys.stdout.write(files.to_toml(d))
+        return exitcodes.OK
+    if verb == "check":
+        return _check(args, arm)
+    return _model(args, arm)
+
+
+def _check(args, arm):
+    from surepick.host.arms import checks
+    problems, lines = checks.reach_report(arm)
+    for line in problems:
+        print("surepick arm check: %s: %s" % (args.arm, line), file=sys.stderr)
+    print("%s: a valid %s arm description" % (args.arm, arm.kind))
+    for line in lines:
+        print("  " + line)
+    print("  farthest reach at the bench pitch (%g deg): %.0f mm" % (arm.bench["pitch_deg"], checks.max_reach_mm(arm)))
+    if not args.no_map:
+        path = args.map or (os.path.join(os.path.dirname(os.path.abspath(args.arm)), "reach_map.png")
+                            if os.path.exists(args.arm) else "%s_reach.png" % arm.name)
+        checks.reach_map(arm, path)
+        print("  reach map: %s" % path)
+    return exitcodes.USAGE if problems else exitcodes.OK
+
+
+def _model(args, arm):
+    from surepick.sim import plant
+    xml = plant.build_xml(part="cube25", arm=arm)
+    with open(args.out, "w") as f:
+        f.write(xml)
+    print("wrote %s (the %s arm on its bench with a 25 mm cube; open it in MuJoCo's viewer: "
+          "python -m mujoco.viewer --mjcf %s)" % (args.out, arm.name, args.out))
+    return exitcodes.OK

@@ -1,0 +1,193 @@
+# `surepick bringup --port PORT [--arm FILE] [--operator console|sim] [--out DIR]`: a guided,
+# resumable bring-up of a freshly wired arm (docs/bringup.md). The steps are in
+# host/bringup/steps.py; this module parses, opens the link, and ships what was found.
+import os
+
+from surepick.host.cli import exitcodes
+from surepick.host.cli.errors import CommandError
+from surepick.host.cli.options import add_port_argument, board_port
+
+HELP = """\
+Walks a person through the inputs (the e-stop, the finger switch, the beam; the pot, the current
+zero and the rail read plausibly, the rail against a multimeter) and each servo alone (its
+direction, its zero on the rest-pose mark, its pulse range from two marks), saving each step as
+soon as it is confirmed in DIR/bringup-state.json: Ctrl-C loses nothing, and running it again
+resumes at the first step not confirmed (--redo STEP does one again, --skip STEP leaves one
+out). Nothing moves while the board reads the e-stop open or the rail low. At the end DIR/arm.toml is the description
+with the servo entries found, DIR/found.json what was found; with --apply the board gets them
+(as its /arm.json, as deploy --arm ships it: the board restarts, the arm goes limp while it does).
+
+--operator sim (a virtual board only, e.g. `surepick board --standin SEED`) answers every question
+as a person at that bench would, from where the simulated arm physically is.
+
+Exit status: 0 every step confirmed, 1 stopped (the reason and the way on printed; rerun to
+resume), 2 bad usage."""
+
+
+def add_arguments(parser):
+    import argparse
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = HELP
+    add_port_argument(parser)
+    parser.add_argument("--arm", metavar="NAME|FILE", default="reference",
+                        help="the arm description the board runs now (default: reference); its servo "
+                             "entries are what bring-up corrects")
+    parser.add_argument("--operator", choices=("console", "sim"), default="console",
+                        help="who answers: a person at this terminal (default), or the stand-in person "
+                             "of a virtual board's bench")
+    parser.add_argument("--out", metavar="DIR", default="bringup",
+                        help="where the state, arm.toml and found.json go (default ./bringup)")
+    parser.add_argument("--redo", metavar="STEP", action="append", default=[],
+                        help="do this confirmed step again (repeatable); `all` starts over")
+    parser.add_argument("--skip", metavar="STEP", action="append", default=[],
+                        help="leave this step out (saved as skipped; steps that need it stop)")
+    parser.add_argument("--apply", action="store_true",
+                        help="after the last step, give the board what was found (DIR/arm.toml as its "
+                             "/arm.json, as deploy --arm ships it; it restarts)")
+    parser.add_argument("--list", action="store_true", help="print the steps and which are confirmed, and exit")
+
+
+def run(args):
+    from surepick.host.cli.arm import load_arm
+    from surepick.host.bringup import servos as servos_mod
+    from surepick.host.bringup import steps
+    from surepick.host.bringup.state import State, StateError
+
+    arm, description = load_arm(args.arm)
+    servos = servos_mod.servos_of(arm)
+    names = steps.step_names(servos)
+    for n in args.redo + args.skip:
+        if n not in names and n != "all":
+            raise CommandError("no step %r; the steps: %s" % (n, ", ".join(names)))
+    try:
+        state = State(os.path.join(args.out, "bringup-state.json"), args.arm)
+    except StateError as e:
+        raise CommandError(str(e)) from None
+    if "all" in args.redo:
+        args.redo = list(names)
+    for n in args.redo:
+        state.forget(n)
+    if args.list:
+        for n in names:
+            r = state.get(n)
+            print("%-26s %s" % (n, "-" if r is None else ("skipped" if r.get("skipped") else "confirmed")))
+        return exitcodes.OK
+    port = board_port(args)
+    if all(state.done(n) for n in names):
+        print("every step is confirmed (%s); --redo STEP to do one again" % state.path)
+        return _apply(args, port, os.path.join(args.out, "arm.toml")) if args.apply else exitcodes.OK
+    operator = _operator(args, port)
+    _session(args, port, arm, description, servos, names, state, operator)
+    print("bring-up done: %s and %s" % (os.path.join(args.out, "arm.toml"), os.path.join(args.out, "found.json")))
+    if args.apply:
+        return _apply(args, port, os.path.join(args.out, "arm.toml"))
+    print("give them to the board: surepick bringup --port %s --out %s --apply" % (port, args.out))
+    return exitcodes.OK
+
+
+def _operator(args, port):
+    from surepick.host.bringup.operators import ConsoleOperator, SimOperator
+    if args.operator == "console":
+        return ConsoleOperator()
+    from surepick.host.vboard.control import ControlError, find_board
+    try:
+        entry = find_board(port)
+    except ControlError as e:
+        raise CommandError("--operator sim needs a virtual board with a bench: %s" % e) from None
+    if not entry.get("control"):
+        raise CommandError("--operator sim needs a virtual board (`surepick board --standin SEED`); %s is an %s"
+                           % (port, entry.get("kind") or "other board"))
+    return SimOperator(entry["control"])
+
+
+def _session(args, port, arm, description, servos, names, state, operator):
+    from surepick.host.arms import files
+    from surepick.host.cli.options import board_link
+    from surepick.host.bringup import apply as apply_mod
+    from surepick.host.bringup import jog as jog_mod
+    from surepick.host.bringup import steps
+    from surepick.host.link.errors import LinkError
+
+    def writer(found):
+        d, notes = steps.write_outputs(args.out, description, found, servos, files)
+        for n in notes:
+            print(n)
+        return {"servos": sorted(found)}
+
+    try:
+        with board_link(args, "bringup") as c:
+            directions, shipped = state.board()
+            board_map = jog_mod.BoardMap(apply_mod.with_directions(arm, directions))
+            if not shipped:
+                # killed while the board was being given it: it may be in the deploy's raw REPL,
+                # its firmware stopped; deploy it again before asking the firmware anything
+                print("the board was being given a mirrored servo when bring-up stopped: giving it again")
+                _end_teleop(c)
+                apply_mod.ship(c, port, board_map.arm)
+                state.set_board(directions, True)
+            jog = jog_mod.Jog(c, jog_mod.config_get(c, "rail_low_mv"))
+            if not shipped:
+                _cleared(jog)
+
+            def ship(new_arm):
+                # The board gets new_arm as its /arm.json (a servo mirrored): saved as under way
+                # first, so a session killed meanwhile ships it again before anything moves.
+                want = {n: e["direction"] for n, e in new_arm.to_dict()["servos"].items() if n != "gripper"}
+                jog.leave()
+                state.set_board(want, False)
+                apply_mod.ship(c, port, new_arm)
+                state.set_board(want, True)
+                board_map.arm = new_arm
+                _cleared(jog)
+            session = steps.Session(state, servos, jog, board_map, operator, port=port, ship=ship)
+            try:
+                session.run(names, skip=set(args.skip), writer=writer)
+            finally:
+                jog.leave()
+    except apply_mod.ApplyError as e:
+        raise CommandError("bring-up stopped: the board did not take its description (%s); what was "
+                           "confirmed is saved in %s" % (e, state.path), exitcodes.FAILED) from None
+    except jog_mod.BringupStop as e:
+        raise CommandError("bring-up stopped: %s (what was confirmed is saved in %s)" % (e, state.path),
+                           exitcodes.FAILED) from None
+    except files.DescriptionError as e:
+        raise CommandError("bring-up stopped: %s" % e, exitcodes.FAILED) from None
+    except LinkError as e:
+        raise CommandError("bring-up stopped: the link failed (%s); what was confirmed is saved in %s"
+                           % (e, state.path), exitcodes.FAILED) from None
+
+
+def _end_teleop(c):
+    # A session killed mid-move leaves the board in teleop (holding, by its deadman): deploy
+    # refuses a board in teleop, so it is ended first (the arm holds where it is).
+    from surepick.host.link.errors import LinkError
+    from surepick.shared_fsm import link
+    try:
+        c.request(link.T_TELEOP, (0,), 3.0)
+    except LinkError:
+        pass                     # no firmware answering: nothing in teleop
+
+
+def _cleared(jog):
+    if jog.clear_restart_fault():
+        print("the board latched RAIL_LOW as its servos came back on after the restart; the rail "
+              "reads above rail_low_mv again: cleared")
+
+
+def _apply(args, port, path):
+    # The found description as the board's /arm.json, as `deploy --arm` ships it (its code: the
+    # old servo settings settled first); the board restarts.
+    from surepick.host.cli.arm import load_arm
+    from surepick.host.cli.options import board_link
+    from surepick.host.bringup import apply as apply_mod
+    from surepick.host.link.errors import LinkError
+    if not os.path.exists(path):
+        raise CommandError("%s does not exist yet: finish the bring-up first" % path)
+    arm, _ = load_arm(path)
+    try:
+        with board_link(args, "bringup --apply") as c:
+            res = apply_mod.ship(c, port, arm, say=print)
+    except (LinkError, apply_mod.ApplyError) as e:
+        raise CommandError("%s was not given to the board: %s" % (path, e), exitcodes.FAILED) from None
+    print("applied: %s shipped as /arm.json (%d files copied); the board restarted" % (path, len(res.copied)))
+    return exitcodes.OK

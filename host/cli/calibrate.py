@@ -1,0 +1,40 @@
+# `surepick calibrate pot|current`: run one of the firmware's calibration routines over the
+# link (CALIBRATE, docs/protocol.md) and print the value it measured and saved.
+#   pot      close the empty jaw and record the pot reading: pot_closed_counts
+#   current  hold the gripper still and record the current-sense zero: current_offset_counts
+from surepick.host.cli import exitcodes
+from surepick.host.cli.errors import CommandError
+from surepick.host.cli.options import add_force_arguments, add_port_argument, board_link
+
+
+def add_arguments(parser):
+    parser.add_argument("target", choices=("pot", "current"),
+                        help="pot: jaw closed on nothing (the jaw must be empty); "
+                             "current: current-sense zero (the gripper must be still)")
+    add_port_argument(parser)
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                        help="seconds to wait for the result (default 10; the routine takes a few)")
+    # A calibration moves the jaw: a busy arm is refused, its state named. --force aborts the job
+    # first; the ABORTED fault it latches then blocks the calibration until `surepick job clear`
+    # (a human checks the jaw is empty first).
+    add_force_arguments(parser, "calibrating")
+
+
+def run(args):
+    from surepick.shared_fsm import link
+    from surepick.host.link import busy
+
+    target = link.CAL_POT if args.target == "pot" else link.CAL_CURRENT
+    with board_link(args, "calibrate " + args.target) as c:
+        if busy.check_idle(c, args.force, args.rest_timeout, print) is None:
+            raise CommandError("no firmware answers on %s (is it running? a board sitting in the "
+                               "REPL does not answer)" % c.port, exitcodes.FAILED)
+        r = c.request(link.T_CALIBRATE, (target,), args.timeout)
+    if not r.ok:
+        from surepick.host.link.answers import refusal
+        raise CommandError("%s: %s" % (args.target, refusal(r.code, r.payload, args.port)), exitcodes.FAILED)
+    if len(r.payload) >= 2:
+        print("%s = %s (saved on the board)" % (r.payload[0], r.payload[1]))
+    else:
+        print("calibrated (the board sent no value)")
+    return exitcodes.OK

@@ -7,9 +7,9 @@
 
 PACKAGE_DIR = "/lib/surepick"
 
-# Modules, as paths under the surepick package without ".py".
+# Modules, as paths under the surepick package without ".py". /lib/surepick itself has no
+# __init__: MicroPython imports a folder without one as a package, as CPython does a namespace.
 MODULES = (
-    "__init__",
     "shared_fsm/__init__",
     "shared_fsm/arm",
     "shared_fsm/arm_check",

@@ -1,7 +1,7 @@
 # The wheel carries everything: built from a copy of the source (`pip wheel --no-deps`, the
 # pinned setuptools backend in an isolated build), installed (not editable) into a clean venv
 # with its dependencies pinned by requirements.lock, then used from a directory where the repo's
-# surepick/ cannot be imported: a simulated cycle (the MJCF), a virtual board (its boot shim,
+# firmware/, host/, ... cannot be imported: a simulated cycle (the MJCF), a virtual board (its boot shim,
 # vboard_ctl, the unix micropython) and a deploy to it that ends with the firmware's HELLO
 # (main.py, the HAL package, everything the manifest ships).
 import os
@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import REPO
 
 from surepick.host.cli.board import READY_PREFIX
+from surepick.host.source_tree import CODE_FOLDERS
 
 pytestmark = pytest.mark.slow
 
@@ -27,10 +28,20 @@ def _run(cmd, cwd, env, timeout):
 
 
 def _tracked_package_files():
-    # What git tracks under surepick/ (not caches, not anything generated in place).
-    out = subprocess.run(["git", "ls-files", "-z", "surepick"], cwd=str(REPO), capture_output=True,
+    # What git tracks in the code folders (not caches, not anything generated in place).
+    out = subprocess.run(["git", "ls-files", "-z", *CODE_FOLDERS], cwd=str(REPO), capture_output=True,
                          check=True).stdout.decode()
     return {p for p in out.split("\0") if p}
+
+
+def test_pyproject_lists_every_package_folder():
+    # pyproject.toml names each package (the surepick namespace maps onto the top-level folders):
+    # a folder with an __init__.py missing there would be left out of the wheel.
+    import tomllib
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"surepick." + p[:-len("/__init__.py")].replace("/", ".")
+             for p in _tracked_package_files() if p.endswith("/__init__.py")}
+    assert listed == found, sorted(listed ^ found)
 
 
 def test_wheel_installs_and_runs_sim_board_and_deploy(tmp_path):
@@ -47,7 +58,7 @@ def test_wheel_installs_and_runs_sim_board_and_deploy(tmp_path):
     wheels = tmp_path / "wheels"
     _run([sys.executable, "-m", "pip", "wheel", src, "--no-deps", "-w", wheels], tmp_path, env, 600)
     (wheel,) = wheels.glob("surepick-*.whl")
-    inside = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("surepick/")}
+    inside = {n[len("surepick/"):] for n in zipfile.ZipFile(wheel).namelist() if n.startswith("surepick/")}
     assert inside == tracked, sorted(inside ^ tracked)
 
     venv = tmp_path / "venv"
@@ -58,7 +69,7 @@ def test_wheel_installs_and_runs_sim_board_and_deploy(tmp_path):
 
     work = tmp_path / "elsewhere"
     work.mkdir()
-    where = _run([bin_ / "python", "-c", "import surepick; print(surepick.__file__)"], work, env, 60).stdout
+    where = _run([bin_ / "python", "-c", "import surepick.host; print(surepick.host.__file__)"], work, env, 60).stdout
     assert where.strip().startswith(str(venv)), where      # the installed copy, not the repo's
 
     # a simulated cycle: exit 0 only when verified placed; the report written

@@ -1,12 +1,14 @@
-"""Print the imports that cross folders of the surepick package, and fail on one pointing up.
+"""Print the imports that cross folders of surepick's code, and fail on one pointing up.
 
-The folders are layers (README.md, layout and the layer rule): shared core <- firmware <- sim <- arms <- vboard <- host <-
-engines <- teleop <- records <- cli. A module may import its own folder and the folders to its left;
-an import from a folder to its right is an upward arrow and exits 1.
+The folders are layers (README.md, layout and the layer rule): shared_fsm <- firmware <- sim <- host,
+and inside host/: source_tree (where the files are), json_file and worker_limits (bounds on a
+user's input) <- arms <- vboard <- host's own (link, deploy, monitor, ...) <- engines <- teleop <-
+records <- cli. A module may import its own folder and the folders to its left; an import from a
+folder to its right is an upward arrow and exits 1.
 
     python tools/import_graph.py            the cross-folder edges, with counts
     python tools/import_graph.py --modules  every module-to-module edge that crosses folders
-    python tools/import_graph.py --root DIR another copy of the package (default: surepick's own)
+    python tools/import_graph.py --root DIR another copy of the code folders (default: this checkout)
 """
 import argparse
 import ast
@@ -14,13 +16,16 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from surepick.host.source_tree import PACKAGE
+from surepick.host.source_tree import CODE_FOLDERS, PACKAGE
 
-LAYERS = ("shared_fsm", "firmware", "sim", "arms", "vboard", "host", "engines", "teleop", "records", "cli")
+HOST_LAYERS = ("source_tree", "json_file", "worker_limits", "arms", "vboard", "engines", "teleop", "records", "cli")
+LAYERS = ("shared_fsm", "firmware", "sim", "host.source_tree", "host.json_file", "host.worker_limits", "host.arms", "host.vboard", "host", "host.engines", "host.teleop",
+          "host.records", "host.cli")
 
 
 def module_of(path, root=PACKAGE):
-    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    # firmware/app.py under root -> surepick.firmware.app (pyproject.toml's package-dir)
+    parts = ["surepick"] + list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -42,13 +47,22 @@ def imports_of(path, root=PACKAGE):
             else:
                 target = node.module or ""
             if target.startswith("surepick"):
-                out.append((target, node.lineno))
+                # `from surepick.host import worker_limits` imports the module, not the package
+                subs = [target + "." + a.name for a in node.names if _is_module(target + "." + a.name, root)]
+                out += [(t, node.lineno) for t in subs or [target]]
     return out
+
+
+def _is_module(dotted, root):
+    rel = Path(*dotted.split(".")[1:])
+    return (root / rel).with_suffix(".py").is_file() or (root / rel / "__init__.py").is_file()
 
 
 def layer(dotted):
     parts = dotted.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
+    if len(parts) > 2 and parts[1] == "host" and parts[2] in HOST_LAYERS:
+        return "host." + parts[2]
+    return parts[1] if len(parts) > 1 and parts[1] in CODE_FOLDERS else None
 
 
 def main(argv=None):
@@ -59,7 +73,9 @@ def main(argv=None):
     root = args.root.resolve()
     edges = Counter()
     upward = []
-    for path in sorted(root.rglob("*.py")):
+    paths = sorted(p for f in CODE_FOLDERS if (root / f).is_dir() for p in (root / f).rglob("*.py")
+                   if "node_modules" not in p.parts)
+    for path in paths:
         src = module_of(path, root)
         a = layer(src)
         if a is None:
@@ -71,7 +87,7 @@ def main(argv=None):
             edges[(a, b) if not args.modules else (src, target)] += 1
             if LAYERS.index(b) > LAYERS.index(a):
                 upward.append("%s:%d imports %s (%s -> %s points up)" % (
-                    path.relative_to(root.parent), line, target, a, b))
+                    path.relative_to(root), line, target, a, b))
     for (a, b), n in sorted(edges.items()):
         print("%-40s -> %-40s %3d" % (a, b, n))
     if upward:

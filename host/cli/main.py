@@ -59,7 +59,7 @@ def build_parser(verb=None):
 
 
 def _module(modname):
-    return importlib.import_module("surepick." + modname)
+    return importlib.import_module("surepick.host." + modname)
 
 
 def _name_errors_after(parser):

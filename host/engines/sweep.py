@@ -515,17 +515,18 @@ def code_identity():
     global _CODE
     if _CODE is None:
         from surepick.host.engines.summary import versions
-        from surepick.host.source_tree import PACKAGE
+        from surepick.host.source_tree import CODE_FOLDERS, PACKAGE
         root = str(PACKAGE)
         h = hashlib.sha256()
-        for d, dirs, files in sorted(os.walk(root)):
-            dirs[:] = sorted(x for x in dirs if x not in ("__pycache__", "node", "rp2040"))
-            for f in sorted(files):
-                if f.endswith((".py", ".xml", ".json")):
-                    path = os.path.join(d, f)
-                    h.update(os.path.relpath(path, root).encode() + b"\0")
-                    with open(path, "rb") as fh:
-                        h.update(fh.read())
+        paths = []
+        for folder in CODE_FOLDERS:
+            for d, dirs, files in os.walk(os.path.join(root, folder)):
+                dirs[:] = [x for x in dirs if x not in ("__pycache__", "node", "rp2040")]   # pruned as walked
+                paths += [os.path.join(d, f) for f in files if f.endswith((".py", ".xml", ".json"))]
+        for path in sorted(paths):
+            h.update(os.path.relpath(path, root).encode() + b"\0")
+            with open(path, "rb") as fh:
+                h.update(fh.read())
         v = versions()
         _CODE = {"surepick": v["surepick"], "mujoco": v["mujoco"], "numpy": v["numpy"],
                  "python": ".".join(v["python"].split(".")[:2]), "source_sha256": h.hexdigest()[:16]}

@@ -20,7 +20,7 @@ from surepick.host.vboard.session import Session
 from surepick.host.vboard.stream import FRIENDLY, ReplModeTracker
 
 # (real clock, an empty gripper) without one, so deployed firmware boots either way.
-BOOT_SHIM = package_file("vboard", "boot_shim.py")
+BOOT_SHIM = package_file("host", "vboard", "boot_shim.py")
 
 # machine.reset_cause() values of the rp2 port (ports/rp2/modmachine.c).
 PWRON_RESET = 1

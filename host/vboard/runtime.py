@@ -15,7 +15,7 @@ from pathlib import Path
 
 from surepick.host.source_tree import package_file
 
-_HERE = package_file("vboard")           # the board modules' sources
+_HERE = package_file("host", "vboard")           # the board modules' sources
 SETTINGS_MODULE = "vboard_settings.py"
 # source file in this folder -> its name in the runtime directory (= its module name on the board)
 BOARD_MODULES = (("vboard_ctl.py", "vboard_ctl.py"), ("vboard_io.py", "vboard_io.py"),

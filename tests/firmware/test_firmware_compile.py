@@ -12,13 +12,13 @@ FILES = [src for src, _, _ in deploy.shipped()]
 
 
 def test_there_are_firmware_files():
-    names = {str(p.relative_to(REPO / "surepick")) for p in FILES}
+    names = {str(p.relative_to(REPO)) for p in FILES}
     assert {"firmware/app.py", "firmware/hal/rp2040.py", "firmware/hal/virtual.py", "firmware/main.py",
             "firmware/servo.py", "firmware/sensors.py", "firmware/settings.py",
             "firmware/boot_recovery.py", "firmware/telemetry.py", "shared_fsm/machine.py"} <= names
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(REPO / "surepick")))
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(REPO)))
 def test_compiles_for_armv6m(path, mpy_cross_bin, tmp_path):
     out = tmp_path / (path.stem + ".mpy")
     r = subprocess.run([mpy_cross_bin, "-march=armv6m", "-o", str(out), str(path)],

@@ -86,7 +86,7 @@ def test_watchdog_setting_start_and_feeding(tmp_path):
 
 
 def test_bench_loop_allocates_nothing_in_plain_ticks():
-    proc = host_helpers.run("../../bench/fw_loop.py", "--json", timeout=120)
+    proc = host_helpers.run("../../tools/bench/fw_loop.py", "--json", timeout=120)
     import json
     text = proc.stdout.decode()
     assert proc.returncode == 0, text + proc.stderr.decode()

@@ -133,7 +133,7 @@ def test_the_contract_is_what_the_firmware_calls():
     # Read from the firmware's source, not from any HAL: every name it takes from its hal is in
     # the contract, the contract names nothing the firmware never uses, and the drivers that HIL
     # and the simulator hand PINS-level objects to use nothing beyond PINS.
-    fw = REPO / "surepick" / "firmware"
+    fw = REPO / "firmware"
     files = sorted(p for p in fw.rglob("*.py") if "hal" not in p.relative_to(fw).parts)
     used = set()
     for p in files:

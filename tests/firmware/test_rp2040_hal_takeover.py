@@ -22,9 +22,9 @@ from tests.support.rp2040 import chip_image
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
-PKG = REPO / "surepick"
+PKG = REPO
 # The modules hal/rp2040.py needs, as source.
-FILES = ("__init__.py", "shared_fsm/__init__.py", "shared_fsm/compat.py", "shared_fsm/ticks.py",
+FILES = ("shared_fsm/__init__.py", "shared_fsm/compat.py", "shared_fsm/ticks.py",
          "firmware/__init__.py", "firmware/hal/__init__.py", "firmware/hal/contract.py",
          "firmware/hal/rp2040.py", "firmware/hal/rp2_chips.py")
 

@@ -58,7 +58,7 @@ def test_heap_lock_really_catches_allocation(micropython_bin, tmp_path):
 
 
 def test_every_shared_file_compiles_for_rp2040(mpy_cross_bin, tmp_path):
-    files = sorted((REPO / "surepick" / "shared_fsm").glob("*.py"))
+    files = sorted((REPO / "shared_fsm").glob("*.py"))
     assert len(files) >= 8
     for f in files:
         out = tmp_path / (f.stem + ".mpy")

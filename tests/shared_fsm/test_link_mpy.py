@@ -40,6 +40,6 @@ MODULES = ["shared_fsm/link.py", "firmware/flashlog.py", "firmware/cmdparse.py"]
 def test_mpy_cross_compiles_for_the_rp2040(module, tmp_path):
     out = tmp_path / (Path(module).stem + ".mpy")
     proc = subprocess.run([host_helpers.mpy_cross(), "-march=armv6m", "-o", str(out),
-                           str(host_helpers.ROOT / "surepick" / module)], capture_output=True)
+                           str(host_helpers.ROOT / module)], capture_output=True)
     assert proc.returncode == 0, proc.stderr.decode()
     assert out.stat().st_size > 200

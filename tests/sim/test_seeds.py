@@ -38,7 +38,8 @@ def test_no_other_module_seeds_a_generator_of_its_own():
     # spawned from its sensor-noise seed (sim/sensor_models.py).
     made = re.compile(r"random\.Random\(|default_rng\(|SeedSequence\(|random\.seed\(")
     found = []
-    for path in sorted((REPO / "surepick").rglob("*.py")):
+    from surepick.host.source_tree import CODE_FOLDERS
+    for path in sorted(p for f in CODE_FOLDERS for p in (REPO / f).rglob("*.py") if "node_modules" not in p.parts):
         rel = path.relative_to(REPO).as_posix()
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if made.search(line) and rel not in ("sim/seeds.py", "sim/sensor_models.py"):

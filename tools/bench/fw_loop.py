@@ -1,5 +1,5 @@
 # Firmware main-loop benchmark under the unix `micropython`:
-#   micropython tools/bench/fw_loop.py [SCENARIO] [--json] [--tiny]
+#   python tools/mpy_sources.py tools/bench/fw_loop.py [SCENARIO] [--json] [--tiny]
 # (--tiny: 100 ticks at rest and the first 400 of the job, for the tests; the figures are then
 # from those ticks and the outcome is "unfinished")
 # Runs firmware/app.py's tick (all drivers, the shared machine, the motion planner, the link)
@@ -16,8 +16,6 @@ import gc
 import sys
 import time
 
-_here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
-sys.path.insert(0, _here + "/..")    # the repo root: `surepick` as on the board
 from surepick.shared_fsm import link, fake_scenarios  # noqa: E402
 from surepick.shared_fsm.config import Config  # noqa: E402
 from surepick.firmware.hal.scripted import StandInHal  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 from surepick.host import worker_limits
 from surepick.host.source_tree import CHECKOUT, main_checkout, package_file
 
-NODE_DIR = package_file("engines", "rp2040", "node")
+NODE_DIR = package_file("host", "engines", "rp2040", "node")
 ENGINE = NODE_DIR / "engine.mjs"
 UF2_ENV = "SUREPICK_RP2040_UF2"
 BOOTROM_ENV = "SUREPICK_RP2040_BOOTROM"

@@ -126,8 +126,7 @@ def module_deps():
     from the sources (an import inside a function is lazy and not counted)."""
     from surepick.firmware import manifest
     from surepick.host.source_tree import PACKAGE as root
-    names = ["surepick" if m == "__init__" else "surepick." + m.replace("/", ".").replace(".__init__", "")
-             for m in manifest.MODULES]
+    names = ["surepick." + m.replace("/", ".").replace(".__init__", "") for m in manifest.MODULES]
     deps = {}
     for m, name in zip(manifest.MODULES, names):
         path = root / (m + ".py")

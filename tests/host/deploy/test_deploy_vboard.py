@@ -42,10 +42,10 @@ def board(flash):
 
 @pytest.fixture
 def sources(tmp_path):
-    # A private copy of the surepick package, so a test can change one file.
-    # A private copy of the surepick package, so a test can change one file.
+    # A private copy of the board code (the folders deploy builds from), so a test can change one file.
     dst = tmp_path / "src" / "surepick"
-    shutil.copytree(dp.source_root(), dst, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("firmware", "shared_fsm"):
+        shutil.copytree(dp.source_root() / folder, dst / folder, ignore=shutil.ignore_patterns("__pycache__"))
     return dst
 
 

@@ -19,7 +19,7 @@ from surepick.host.engines.rp2040.chip import ENGINE, NODE_DIR, find_bootrom, fi
 
 from tests.support.rp2040 import chip_image
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
 BIN = Path(sys.executable).parent
 MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
 
@@ -201,7 +201,7 @@ def test_watchdog_resets_the_chip_and_hangs_up(chip):
 @pytest.mark.slow
 def test_bench_tiny(uf2, tmp_path):
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "rp2040_emu.py"), "--tiny",
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "bench" / "rp2040_emu.py"), "--tiny",
                            "--json", str(out)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = json.loads(out.read_text())

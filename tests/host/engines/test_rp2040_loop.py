@@ -15,7 +15,7 @@ from surepick.shared_fsm import codes
 
 from tests.support.rp2040 import chip_image
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
 BIN = Path(sys.executable).parent
 SURE = str(BIN / "surepick")
 MPREMOTE = str(BIN / "mpremote")
@@ -178,7 +178,7 @@ def test_preload_loads_each_step_after_what_it_imports():
     import ast
     from surepick.host.engines.rp2040 import heap
     deps = heap.module_deps()
-    src = (REPO / "surepick" / "firmware" / "preload.py").read_text()
+    src = (REPO / "firmware" / "preload.py").read_text()
     fn = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name == "load")
     loaded = {"surepick", "surepick.shared_fsm", "surepick.firmware", "surepick.shared_fsm.compat"}
     steps = 0

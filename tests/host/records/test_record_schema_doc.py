@@ -2,12 +2,12 @@
 # is what every verb checks. They must say the same: the required fields of run.json and
 # cycles.jsonl, and the range of every ticks.csv column, are read from the page and compared.
 import re
-from pathlib import Path
 
 from surepick.host.records import record_schema as schema
+from tests.conftest import REPO
 from surepick.host.records.runrecord import TICK_COLUMNS
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "run-record.md"
+DOC = REPO / "docs" / "run-record.md"
 
 
 def _section(title):

@@ -7,7 +7,6 @@ import os
 import pty
 import subprocess
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -21,7 +20,7 @@ from surepick.host.teleop.teach import Teacher
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.host.teleop.streams import teach_stream
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
 SUREPICK = [sys.executable, "-m", "surepick.host.cli.main"]
 
 

@@ -9,7 +9,6 @@ import select
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -17,7 +16,7 @@ from surepick.host.teleop.session_log import COLUMNS
 from surepick.host.teleop.sources.stream_file import write_jsonl
 from tests.host.teleop.streams import FOLLOWED_MM_S, move_then_circle, path_stream
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
 SUREPICK = [sys.executable, "-m", "surepick.host.cli.main"]
 
 

@@ -207,6 +207,7 @@ class CycleRun:
         self.lives = 1
         self.ticks = []          # run-record rows (records/runrecord.py TICK_COLUMNS minus cycle)
         self._record_ticks = True
+        self._record_rows = False  # trajectory rows (the whole truth) are kept from run() on, if asked
         self.board = (SimulatedBoard if reference else FastBoard)(self.world, self.settings)
         self.board.on_boot = self._watch_steps
         self._watch_steps(self.board.ctl)   # from the first step: the calibration's idle steps count too
@@ -235,6 +236,7 @@ class CycleRun:
         self.job = {"pick_um": list(job.pick), "place_um": list(job.place), "t_ms": board.now,
                     "part_width_um": job.part_width_um, "max_attempts": job.max_attempts}
         self._record_ticks = record_trajectory
+        self._record_rows = record_trajectory
         if record_trajectory and isinstance(world, FastWorld):
             world.judge_only = False         # the trajectory's rows show the whole truth
         if not record_trajectory:
@@ -299,7 +301,7 @@ class CycleRun:
         # flash like a board (marker found: INTERRUPTED latched, servos started at the stored rest
         # pose). Nothing here reads the plant's truth.
         old = self.board.ctl
-        if self._record_ticks:
+        if self._record_rows:
             # The trajectory goes on through the restart, showing the last controller that ran.
             self.world.on_sample = lambda t, truth: self.trajectory.append(self._row(t, truth, old))
         self.world.limp(reset.down_ms, self.cfg.loop_period_ms)

@@ -44,7 +44,8 @@ from . import settings as settings_mod
 from . import telemetry
 from .controller import Controller, E_ARM_INVALID
 from .framewriter import FrameWriter
-from .status_led import StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP
+from .status_led import (StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP,
+                         STOPPED as LED_STOPPED)
 
 FW_VERSION = "0.1.0"
 LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again for more
@@ -73,9 +74,12 @@ class _ConsoleIn:
 
 
 class App(Controller):
-    # teleop_mode.py once the first TELEOP request loaded it (Controller.load_teleop): a class
-    # default, set on the instance then; one more attribute at boot grows the App's attribute
-    # table (docs/rp2040.md, the heap on the chip).
+    # production.py's Run: the running production run, or the last one since boot. A class
+    # default, set on the instance by the first RUN: one more attribute at boot grew the App's
+    # attribute table past the chip's largest free block (docs/production-run.md, "Heap").
+    production = None
+    # teleop_mode.py once the first TELEOP request loaded it (Controller.load_teleop); a class
+    # default for the same reason.
     _teleop = None
 
     def __init__(self, hal, root=""):
@@ -234,6 +238,9 @@ class App(Controller):
         busy = self.busy()
         if not busy:
             self._at_rest(now)
+        run = self.production
+        if run is not None and run.on:
+            run.step(self, now)
         self._led(now, busy)
 
     def feed_watchdog(self):
@@ -257,6 +264,8 @@ class App(Controller):
             mode = LED_ESTOP
         elif m.fault:
             mode = LED_FAULT
+        elif self.production is not None and self.production.loud:
+            mode = LED_STOPPED       # a run stopped on its own: loud until the next job or run
         elif busy:
             mode = LED_BUSY
         else:
@@ -440,6 +449,8 @@ class App(Controller):
             self._reply(rid, link.OK, (rj.count, len(rj.items)) + item)
         elif ftype == link.T_RESCUE:
             self._rescue(rid, args)
+        elif ftype == link.T_RUN or ftype == link.T_RUN_STOP or ftype == link.T_RUN_STATUS:
+            self._run_frame(ftype, rid, args)
         else:
             self._reply(rid, link.E_UNSUPPORTED)
 
@@ -452,7 +463,7 @@ class App(Controller):
     def activity(self):
         # What keeps the arm busy (link.BUSY_*), so a host taking the board over can say what it
         # would interrupt. At rest (BUSY_NONE) means nothing runs and no servo is moving.
-        if self.m.busy() or self.job_waiting is not None:
+        if self.m.busy() or self.job_waiting is not None or self.running():
             return link.BUSY_JOB
         if self.rescue_op is not None:
             return link.BUSY_RESCUE
@@ -500,7 +511,13 @@ class App(Controller):
             c |= link.COND_HIL
         return c
 
+    def running(self):
+        return self.production is not None and self.production.on
+
     def _job(self, rid, a):
+        if self.running():
+            self._reply(rid, link.E_BUSY, ("run",))     # the run picks its own parts
+            return
         job = Job(a[0:4], a[4:8], a[8], a[9] if len(a) > 9 else 0)
         # A refused job changes nothing: what refuses any job is asked before anything is set
         # up; the job's approach height (JOB's last field; 0: the board's own) is set in RAM,
@@ -523,9 +540,11 @@ class App(Controller):
             else:
                 self.settings.set(_APPROACH, was)
                 self.apply_settings()
+        self._start_reply(rid, r)
+
+    def _start_reply(self, rid, r):
+        # JOB's and RUN's answer from the controller's start_job (docs/protocol.md)
         if r == M_OK:
-            self.cycle_open = 1
-            self.marker_counted = 1
             self._reply(rid, link.OK)
         elif r == M_BUSY:
             self._reply(rid, link.E_BUSY)
@@ -543,6 +562,8 @@ class App(Controller):
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
 
     def _start_job(self, job):
+        # -> the controller's start_job answer. A JOB request and each cycle of a production
+        # run (production.py) start here.
         if not self.busy():
             # At rest, before anything moves: every move of every attempt is planned ahead
             # (motion.py: a straight move is four or more loop periods of IK on an RP2040; a
@@ -554,7 +575,11 @@ class App(Controller):
             self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
                                 self._planned_one)
             self._collect()
-        return self.start_job(job)
+        r = self.start_job(job)
+        if r == M_OK:
+            self.cycle_open = 1
+            self.marker_counted = 1
+        return r
 
     def _teleop_request(self, ftype, rid, args):
         # TELEOP and SETPOINT: teleop_mode.py loads with the first one (heap on the chip); a
@@ -575,6 +600,21 @@ class App(Controller):
             self._teleop.handle_setpoint(self, rid, args)
         else:
             self._teleop.handle_mode(self, rid, args[0])
+
+    def _run_frame(self, ftype, rid, args):
+        # RUN, RUN_STOP, RUN_STATUS (production.py, loaded by the first RUN: heap on the chip)
+        if self.production is None and ftype != link.T_RUN:
+            if ftype == link.T_RUN_STATUS:
+                self._reply(rid, link.OK, (0,))      # no run since boot
+            else:
+                self._reply(rid, link.E_STATE, ("no_run",))
+            return
+        try:
+            from . import production
+        except MemoryError:
+            self._reply(rid, link.E_BUSY, ("heap",))
+            return
+        production.request(self, ftype, rid, args)
 
     def _fault_payload(self):
         # E_FAULTED: the latched fault, the state it latched in, the attempt (docs/protocol.md)

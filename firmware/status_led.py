@@ -1,5 +1,6 @@
 # Status LED (GP25): what the arm is doing, readable from across the bench.
 #   idle: 1 s heartbeat blip   busy (cycle or recovery): on   fault: 4 Hz blink   e-stop: 10 Hz
+#   a production run stopped on its own (a fault policy, a part never ready): two blips a second
 
 from ..shared_fsm.compat import const, micropython
 
@@ -7,6 +8,7 @@ IDLE = const(0)
 BUSY = const(1)
 FAULT = const(2)
 ESTOP = const(3)
+STOPPED = const(4)
 
 
 class StatusLed:
@@ -22,6 +24,8 @@ class StatusLed:
             on = 1 if (now_ms % 250) < 125 else 0
         elif mode == ESTOP:
             on = 1 if (now_ms % 100) < 50 else 0
+        elif mode == STOPPED:
+            on = 1 if (now_ms % 500) < 60 else 0
         else:
             on = 1 if (now_ms % 1000) < 50 else 0
         if on != self.on:

@@ -10,7 +10,7 @@
 # one Entry here with its test, and a row in docs/bench-states.md.
 import collections
 
-from surepick.shared_fsm import codes, link, states
+from surepick.shared_fsm import codes, link, run_codes, states
 
 # One state: `key` (stable, used in tests and docs), `shows` (the words every tool prints),
 # `way_out` (what to do, with the command; "{port}" becomes " --port P" when a port was given),
@@ -28,6 +28,10 @@ TABLE = (
           True, False, "WARN"),
     Entry("job", "a job is running",
           "wait for it to end (`surepick job status{port}`), or stop it with " + _ABORT,
+          True, True, "OK"),
+    Entry("run", "a production run is going on: the board runs cycle after cycle by itself",
+          "follow it with `surepick job status{port}`; `surepick job stop{port}` ends it after the current cycle, "
+          + _ABORT + " at once (the arm holds where it is)",
           True, True, "OK"),
     Entry("rescue", "an operator's rescue is moving the arm (`surepick job rescue`)",
           "wait for it to end, or stop it with " + _ABORT + " (the arm holds where it is)",
@@ -75,6 +79,11 @@ TABLE = (
           "move it there",
           "wait for it to settle, or `surepick job rescue --rest{port}` brings it to rest",
           False, True, "OK"),
+    Entry("run_stopped", "the last production run stopped on its own (a fault, its fault policy, a part "
+          "never ready)",
+          "`surepick job report{port}` says why and counts its cycles; deal with what it names, then start "
+          "a new run",
+          False, False, "WARN"),
     # Found by the host, not reported by the board:
     Entry("repl", "the firmware is stopped at the REPL (it does not answer on the link)",
           "press Ctrl-D in `surepick link mpremote{port} repl`, or run `surepick deploy{port}`",
@@ -103,6 +112,8 @@ class View:
         self.estop = t.get("estop", 0)
         # None: a firmware that does not report its conditions
         self.conditions = t.get("conditions")
+        # (RUN_STATUS payload, its line) when a production run ran since boot (cli/job_run.py)
+        self.run = None
 
     @classmethod
     def from_telemetry(cls, t):
@@ -132,6 +143,11 @@ def active(view):
         keys.add("hil")
     if view.busy in _BUSY_KEY:
         keys.add(_BUSY_KEY[view.busy])
+    if view.run is not None and view.run[0][0] == 1:
+        keys.discard("job")
+        keys.add("run")
+    elif view.run is not None and view.run[0][6] >= run_codes.STOP_FAULT:
+        keys.add("run_stopped")
     if view.busy == link.BUSY_TELEOP or has(link.COND_TELEOP):
         keys.add("teleop")
     if has(link.COND_TELEOP_HELD):
@@ -175,6 +191,8 @@ def shows(entry, view):
         return "%s is latched: %s" % (codes.name(view.fault), FAULT_MEANING.get(view.fault, "a fault"))
     if entry.key == "job":
         return "a job is running (%s)" % view.where()
+    if entry.key in ("run", "run_stopped") and view.run is not None:
+        return "%s (%s)" % (entry.shows, view.run[1])
     return entry.shows
 
 

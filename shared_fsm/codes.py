@@ -7,7 +7,8 @@ K_TRANSITION = const(0)
 K_FAULT = const(1)
 K_NOTE = const(2)
 K_SEARCH = const(3)   # a step of a part search: its last five ints are SEARCH_FIELDS, not readings
-KIND_NAMES = ("transition", "fault", "note", "search")
+K_RUN = const(4)      # a production run's record: its reasons and fields in run_codes.py (loaded with a run)
+KIND_NAMES = ("transition", "fault", "note", "search", "run")
 
 # Reasons (why a transition or note happened).
 R_NONE = const(0)
@@ -85,6 +86,7 @@ CHECK_NAMES = ("jaw", "switch", "current", "beam")
 
 # The last five ints of a K_SEARCH record (the other kinds carry readings there: events.py).
 SEARCH_FIELDS = ("x_um", "y_um", "z_um", "beam_broken", "value")
+
 
 
 def is_fault(code):

@@ -67,10 +67,19 @@ FIELDS = (
     ("search_range_um", 30000, 5000, 60000, 0),    # how far from the taught pose it looks, each axis
     # the servo rail this far below its level before a probe: a finger came down on something
     ("search_touch_mv", 200, 20, 3000, 0),
+    # a production run (firmware/production.py, docs/production-run.md): a part that fails its
+    # attempts is skipped (0) or stops the run (1); the run stops after run_stop_in_row faulted
+    # cycles in a row, or when more than run_rate_pct of the last run_rate_window cycles faulted;
+    # a part not ready within run_ready_timeout_ms ends it
+    ("run_on_fail", 0, 0, 1, 0),
+    ("run_stop_in_row", 3, 1, 1000, 0),
+    ("run_rate_window", 20, 1, 30, 0),
+    ("run_rate_pct", 50, 1, 100, 0),
+    ("run_ready_timeout_ms", 60000, 100, 3600000, 0),
 )
 
 # Fields whose values have names (the board keeps the number; the host takes either).
-NAMED = {"resense": ("none", "on_retry", "always")}
+NAMED = {"resense": ("none", "on_retry", "always"), "run_on_fail": ("skip", "stop")}
 RESENSE_NONE = const(0)
 RESENSE_ON_RETRY = const(1)
 RESENSE_ALWAYS = const(2)

@@ -50,21 +50,26 @@ class EventRing:
         self.next_seq += 1
 
     def put_search(self, m, reason, x_um, y_um, z_um, value):
-        # A part search's step (codes.K_SEARCH): the machine's state both ways, then where
-        # (x, y, z um), the beam as read now and a value whose meaning the reason gives
-        # (codes.R_SEARCH ...). The same 12 ints, so the link and the flash log carry it as is.
+        # A part search's step (codes.K_SEARCH): where (x, y, z um) and a value whose meaning
+        # the reason gives (codes.R_SEARCH ...).
+        self.put_data(m, K_SEARCH, reason, x_um, y_um, z_um, value)
+
+    def put_data(self, m, kind, reason, x, y, z, value):
+        # A record that carries three numbers and a value instead of readings (K_SEARCH, K_RUN):
+        # the machine's state both ways, then x, y, z, the beam as read now and the value. The
+        # same 12 ints, so the link and the flash log carry it as is.
         base = (self.next_seq % self.capacity) * N_FIELDS
         b = self.buf
         b[base] = self.next_seq
         b[base + 1] = m.now
-        b[base + 2] = K_SEARCH
+        b[base + 2] = kind
         b[base + 3] = m.state
         b[base + 4] = m.state
         b[base + 5] = reason
         b[base + 6] = m.attempt
-        b[base + 7] = x_um
-        b[base + 8] = y_um
-        b[base + 9] = z_um
+        b[base + 7] = x
+        b[base + 8] = y
+        b[base + 9] = z
         b[base + 10] = m.inp.beam_broken
         b[base + 11] = value
         self.next_seq += 1

@@ -385,7 +385,7 @@ def _sensor(spec, name, stype, otype, obj):
 
 # ---- scenario objects ------------------------------------------------------------------------
 
-def _quat_yaw(yaw_deg):
+def quat_yaw(yaw_deg):
     h = math.radians(yaw_deg) / 2.0
     return [float("%.6g" % math.cos(h)), 0.0, 0.0, float("%.6g" % math.sin(h))]
 
@@ -407,7 +407,7 @@ def add_part(spec, part, pose, params, support_top_mm, height_mm, name="part"):
     body.name = name
     z = (support_top_mm + height_mm / 2.0) / 1000.0
     body.pos = [_r6(x_mm / 1000.0), _r6(y_mm / 1000.0), _r6(z)]
-    body.quat = _quat_yaw(yaw_deg)
+    body.quat = quat_yaw(yaw_deg)
     body.add_freejoint().name = name + "_free"
     shape = part["shape"]
     g = body.add_geom()
@@ -447,7 +447,7 @@ def add_obstacle(spec, x_mm, y_mm, yaw_deg, size_mm):
     body = spec.worldbody.add_body()
     body.name = "obstacle"
     body.pos = [_r6(x_mm / 1000.0), _r6(y_mm / 1000.0), 0.0]
-    body.quat = _quat_yaw(yaw_deg)
+    body.quat = quat_yaw(yaw_deg)
     _geom(body, "obstacle", mujoco.mjtGeom.mjGEOM_BOX, [_r6(dpt / 2), _r6(w / 2), _r6(h / 2)],
           pos=[0, 0, _r6(h / 2)], friction=_FIXTURE["friction"], rgba=[0.5, 0.5, 0.5, 1.0])
 

@@ -280,6 +280,10 @@ class FastWorld(World):
                 self._watch_estop(pulses)
         if advance_ms:
             plant.advance(advance_ms)
+        if self.feeder is not None:
+            self.feeder.step(plant.now_ms)
+        if self.tray_chute is not None:
+            self.tray_chute.step(plant.now_ms)
         if state is not None and state != self._noted:
             self.note_state(state)
         reset = None

@@ -37,6 +37,7 @@ PARTS = {
     "cylinder": dict(shape="cylinder", size_mm=(24.0, 30.0), mass_g=30.0, friction=0.7),
     "sphere": dict(shape="sphere", size_mm=(25.0,), mass_g=15.0, friction=0.6),
     "block40": dict(shape="box", size_mm=(40.0, 25.0, 25.0), mass_g=60.0, friction=0.8),
+    "block15": dict(shape="box", size_mm=(15.0, 15.0, 25.0), mass_g=12.0, friction=0.8),
 }
 
 # Pins and ADC channels (docs/conventions.md).

@@ -172,6 +172,10 @@ def _customise(name, s, values, rng, pad, arm=None):
         s["part_pose"] = (x + jx * 0.2, y + jy * 0.2, math.degrees(math.atan2(y, x)))
         fx, fy = _on_pad(pad, 14.0 + 12.5 + 3.0 + 0.2, 4.0)
         s["obstacle"] = {"x_mm": fx, "y_mm": fy, "size_mm": FENCE_SIZE_MM}
+    elif name == "tray":
+        _tray(s, values, rng)
+    elif name == "feeder":
+        _feeder(s, values, rng, pad)
     elif name == "part_missing":
         s["part"] = None
     elif name == "part_late":
@@ -231,6 +235,101 @@ def _window(values):
     if values["window_to_ms"] >= 0:
         return values["window_from_ms"], values["window_to_ms"]
     return None
+
+
+# tray: 15 by 15 by 25 mm blocks (the beam, 15 mm above the finger tips, needs the height) in a grid of slots on the table, slot i at origin + (i % nx, i // nx) * pitch,
+# the order a production run walks them (docs/production-run.md). Two rows of six straddle y = 0
+# between the pad and the bin, where x is the arm's radial direction: the open fingers (45 mm
+# less the margin, pads 6 mm thick) reach across y, 10 mm either way along x, so the rows along x
+# sit closer than the columns across. The row nearer the bin comes first: a part carried to the
+# bin from the far row would pass low over the near row's parts.
+TRAY_ORIGIN_MM = (170.0, 17.0)
+TRAY_PITCH_MM = (-22.0, -34.0)
+TRAY_GRID = (6, 2)
+TRAY_PART = "block15"
+# where the run lets each part go: over the bin, the part's bottom 26.5 mm up (the parts
+# already in it stay clear), with a 45 mm approach (60 mm above that is out of reach); the jaw
+# centre grips a part 13.5 mm up (the finger tips 10 mm below it clear the pad's 3 mm top where a
+# finger reaches over it)
+TRAY_PLACE_MM = (126.0, 58.0, 40.0, -90.0)
+# ... the first of 2 by 3 drop spots 18 mm apart in the bin (as many as the arm reaches there),
+# used in turn: ten parts dropped at one spot pile up into the fingers (RELEASE_FAILED)
+TRAY_DROP_PITCH_MM = 18.0
+TRAY_DROPS = (2, 3)
+TRAY_PICK_Z_MM = 13.5
+# the board's open_margin_um for a tray run: the jaw opens 6 mm wider than the part (21 mm, the
+# fingers 16.5 mm either side), clear of the neighbouring slots 34 mm away
+TRAY_OPEN_MARGIN_UM = 6000
+TRAY_APPROACH_MM = 45.0
+
+
+def tray_slots_mm(arm=None):
+    # The tray's slot centres (x, y) in the order a run walks them.
+    nx, ny = TRAY_GRID
+    return [(TRAY_ORIGIN_MM[0] + (i % nx) * TRAY_PITCH_MM[0], TRAY_ORIGIN_MM[1] + (i // nx) * TRAY_PITCH_MM[1])
+            for i in range(nx * ny)]
+
+
+def tray_job(arm=None):
+    # The job file (docs/job-file.md) that runs the tray into the bin: one attempt a slot.
+    x, y = TRAY_ORIGIN_MM
+    return {"format": "surepick-job", "version": 1,
+            "pick": {"x_mm": x, "y_mm": y, "z_mm": TRAY_PICK_Z_MM, "pitch_deg": -90.0},
+            "approach_height_mm": TRAY_APPROACH_MM,
+            "place": dict(zip(("x_mm", "y_mm", "z_mm", "pitch_deg"), TRAY_PLACE_MM)),
+            "part_width_mm": part_width_mm(TRAY_PART), "max_attempts": 1,
+            "pick_pattern": {"kind": "tray", "pitch_x_mm": TRAY_PITCH_MM[0], "pitch_y_mm": TRAY_PITCH_MM[1],
+                             "nx": TRAY_GRID[0], "ny": TRAY_GRID[1]},
+            "place_pattern": {"kind": "bin", "pitch_x_mm": TRAY_DROP_PITCH_MM, "pitch_y_mm": TRAY_DROP_PITCH_MM,
+                              "nx": TRAY_DROPS[0], "ny": TRAY_DROPS[1]}}
+
+
+def _tray(s, values, rng):
+    # Which slots are empty is drawn from the seed; the judge follows the first part, the world
+    # reports where every other one ends (others).
+    slots = tray_slots_mm()
+    empty = sorted(rng.sample(range(len(slots)), int(values["empty"])))
+    parts = []
+    for i, (x, y) in enumerate(slots):
+        if i not in empty:
+            parts.append((x + rng.uniform(-0.5, 0.5), y + rng.uniform(-0.5, 0.5),
+                          math.degrees(math.atan2(y, x)) + rng.uniform(-2.0, 2.0)))
+    s["part"] = TRAY_PART
+    s["part_width_mm"] = part_width_mm(TRAY_PART)
+    s["part_pose"] = parts[0]
+    s["others"] = [(TRAY_PART, p) for p in parts[1:]]
+    s["tray_empty"] = empty
+    # the chute under the bin (sim/chute.py) sets each part at rest there on a shelf out of reach
+    s["tray_chute"] = {"shelf_xy_mm": [(TRAY_SHELF_MM[0] - i * FEEDER_STASH_PITCH_MM, TRAY_SHELF_MM[1])
+                                       for i in range(len(parts))]}
+    s["pick_mm"] = (TRAY_ORIGIN_MM[0], TRAY_ORIGIN_MM[1], TRAY_PICK_Z_MM, -90.0)   # one cycle: slot 0
+
+
+# tray: where the chute sets the parts taken from the bin, out of the arm's reach (behind its base)
+TRAY_SHELF_MM = (-300.0, -200.0)
+
+
+# feeder: where the stash of parts waits, out of the arm's reach (behind its base), one every
+# FEEDER_STASH_PITCH_MM in rows of 10
+FEEDER_STASH_MM = (-300.0, 200.0)
+FEEDER_STASH_PITCH_MM = 40.0
+
+
+def _feeder(s, values, rng, pad):
+    # The part on the pad and a stash of the rest; each later arrival: its delay after the pad
+    # emptied, whether it comes, its offset from the pad centre and turn, drawn from the seed.
+    n = int(values["parts"])
+    off = values["arrival_offset_mm"]
+    lo, hi = values["delay_min_ms"], values["delay_max_ms"]
+    # stash spot 0 is the first part's, once it is back from the bin
+    stash = [(FEEDER_STASH_MM[0] - (i % 10) * FEEDER_STASH_PITCH_MM, FEEDER_STASH_MM[1] + (i // 10) * FEEDER_STASH_PITCH_MM)
+             for i in range(n)]
+    s["others"] = [(s["part"], (x, y, 0.0)) for x, y in stash[1:]]
+    draws = []
+    while len([d for d in draws if d[1]]) < values["arrivals"]:
+        draws.append((int(rng.uniform(lo, hi)) // 2 * 2, rng.random() >= values["missing"],
+                      rng.uniform(-off, off), rng.uniform(-off, off), rng.uniform(-2.0, 2.0)))
+    s["feeder"] = {"draws": draws, "pad_xy_mm": pad, "stash_xy_mm": stash}
 
 
 def _check_window(values):
@@ -301,6 +400,20 @@ _add(Scenario("brownout_mid_lift", "the servo rail sags and browns out during th
                "duration_ms": (300.0, 10.0, 3000.0, "how long the rail is down"),
                "sag_ms": (-1.0, -1.0, 500.0, "how long the rail takes to fall (ms); -1: 5..80 ms from the seed")},
               expect=("RAIL_LOW", "INTERRUPTED")))
+
+_add(Scenario("tray", "a tray of 12 slots of 15 mm blocks (25 mm tall) on the table (2 by 6), `empty` of them empty (which ones "
+              "from the seed); a production run with tray_job() walks them into the bin",
+              {"empty": (2.0, 0.0, 6.0, "empty slots")}, part=TRAY_PART, expect=("placed", "GRASP_FAILED")))
+
+_add(Scenario("feeder", "a feeder sets a 25 mm cube on the pad a while after each pick (delays from the seed), some "
+              "arrivals missing, each up to arrival_offset_mm off the pad's centre; a part at rest in the bin goes "
+              "back to the feeder (a chute); for a production run",
+              {"parts": (8.0, 2.0, 100.0, "parts in the feeder's loop (a part at rest in the bin goes back to it)"),
+               "arrivals": (2000.0, 1.0, 100000.0, "parts the feeder sets down on the pad, the first one not counted"),
+               "missing": (0.15, 0.0, 0.9, "share of arrivals that do not come"),
+               "arrival_offset_mm": (3.0, 0.0, 8.0, "largest offset of an arrival from the pad centre, each axis (mm)"),
+               "delay_min_ms": (300.0, 0.0, 60000.0, "shortest wait from the pad emptying to the next arrival"),
+               "delay_max_ms": (2500.0, 0.0, 60000.0, "longest wait")}))
 
 FAULT_SCENARIOS = ("part_missing", "switch_stuck_open", "switch_stuck_closed", "beam_debris",
                    "pot_wire_broken", "servo_stall", "stall_on_fixture", "estop", "brownout_mid_lift")

@@ -86,6 +86,25 @@ class World:
                                       part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"], arm=arm,
                                       others=s.get("others") or ())
         self._others_from = self.plant.others_pos_mm()  # where the other parts (two_parts) began
+        self.feeder = None                             # the feeder scenario's (sim/feeder.py)
+        if s.get("feeder"):
+            from surepick.sim.feeder import Feeder
+            from surepick.sim.plant import PART_HEIGHT_MM
+            from surepick.shared_fsm import kinematics
+            b = (arm or kinematics.REFERENCE).bench
+            self.feeder = Feeder(self.plant, ["part"] + ["part%d" % (i + 2) for i in range(len(s["others"]))],
+                                 s["feeder"]["stash_xy_mm"], s["feeder"]["draws"], s["feeder"]["pad_xy_mm"], b["pad_top_mm"],
+                                 PART_HEIGHT_MM[s["part"]], (b["bin_x_mm"], b["bin_y_mm"]),
+                                 b["bin_inner_half_mm"], b["bin_wall_top_mm"])
+        self.tray_chute = None                         # the tray scenario's (sim/chute.py)
+        if s.get("tray_chute"):
+            from surepick.sim.chute import TrayChute
+            from surepick.sim.plant import PART_HEIGHT_MM
+            from surepick.shared_fsm import kinematics
+            b = (arm or kinematics.REFERENCE).bench
+            self.tray_chute = TrayChute(self.plant, ["part"] + ["part%d" % (i + 2) for i in range(len(s["others"]))],
+                                        (b["bin_x_mm"], b["bin_y_mm"]), b["bin_inner_half_mm"], b["bin_wall_top_mm"],
+                                        s["tray_chute"]["shelf_xy_mm"], PART_HEIGHT_MM[s["part"]] / 2.0)
         self.cfg = cfg if cfg is not None else Config()
         self.judge = self.judge_class(self.cfg.approach_height_um / 1000.0)
         self.sample_ms = sample_ms
@@ -163,6 +182,10 @@ class World:
                 self._watch_estop(pulses)
         if advance_ms:
             plant.advance(advance_ms)
+        if self.feeder is not None:
+            self.feeder.step(plant.now_ms)
+        if self.tray_chute is not None:
+            self.tray_chute.step(plant.now_ms)
         if state is not None and state != self._noted:
             self.note_state(state)
         reset = (self._apply_injections() if self._pending or self._reset_due is not None

@@ -1,5 +1,6 @@
-# `surepick job start|abort|clear|rescue|status`: drive a board's pick-and-place from the host over
-# the link (JOB, ABORT, CLEAR_FAULT, RESCUE, STATUS in docs/protocol.md). `start --wait` follows
+# `surepick job start|abort|clear|rescue|status|run|stop|report`: drive a board's pick-and-place
+# from the host over the link (JOB, ABORT, CLEAR_FAULT, RESCUE, STATUS, RUN, RUN_STOP, RUN_STATUS
+# in docs/protocol.md; a production run: docs/production-run.md). `start --wait` follows
 # the board's EVENT frames until the cycle ends and exits 0 only when the machine reports PLACED;
 # `rescue --wait` until the rescue has placed the part, rested the arm or released the part.
 import sys
@@ -34,6 +35,7 @@ def add_arguments(p):
     s.add_argument("--abort-on-interrupt", action="store_true",
                    help="with --wait: Ctrl-C also aborts the job on the board (the arm holds where it is, "
                         "a held part stays held, ABORTED latches)")
+    _add_run(sub)
     for name, text in (("abort", "stop the running job: the arm holds where it is, a fault latches"),
                        ("clear", "clear a latched fault (refused while the e-stop is pressed)"),
                        ("status", "print the board's state and counters")):
@@ -62,6 +64,29 @@ def add_arguments(p):
         add_port_argument(sp)
 
 
+def _add_run(sub):
+    r = sub.add_parser("run", help="a production run: the board runs cycle after cycle by itself",
+                       description="Send a production run to the board: it runs cycle after cycle by itself "
+                       "(the host may disconnect), walking the job file's pick and place patterns, and stops "
+                       "on its fault policy (config run_*). docs/production-run.md")
+    n = r.add_mutually_exclusive_group(required=True)
+    n.add_argument("--count", type=int, metavar="N", help="run N cycles (fewer if a pattern runs out first)")
+    n.add_argument("--until-stopped", action="store_true",
+                   help="run until `surepick job stop`, a pattern runs out or the fault policy stops it")
+    r.add_argument("--job", metavar="JOB.json", help="a job file (docs/job-file.md): poses, width, attempts, "
+                   "pick_pattern, place_pattern, part_ready; without it the reference pad and bin")
+    r.add_argument("--wait", action="store_true", help="follow the run until it ends and print its report "
+                   "(Ctrl-C stops following, not the run)")
+    r.add_argument("--timeout", type=float, default=3600.0, metavar="S",
+                   help="with --wait: stop following after S seconds (default 3600); the run goes on")
+    sub.add_parser("stop", help="end the production run after the current cycle (the arm parks, nothing held "
+                   "is let go)", description="End the production run after the current cycle.")
+    sub.add_parser("report", help="the last production run's figures, from the board's log",
+                   description="The last production run's figures from the board's flash log: cycles, placed, "
+                   "faults by reason, cycle time, the longest run without a fault, slots skipped, why it "
+                   "stopped.")
+
+
 RESCUE_HELP = (
     "Take the arm back after a fault or an unexpected reset. After a reset mid-job the board "
     "leaves the arm servos unpowered (their gear trains hold the arm) and holds the gripper where "
@@ -77,13 +102,21 @@ def run(args):
     from surepick.shared_fsm import states
     verb = getattr(args, "job_verb", None)
     if verb is None:
-        raise CommandError("say what to do: start, abort, clear, rescue or status")
+        raise CommandError("say what to do: start, abort, clear, rescue, status, run, stop or report")
     if verb == "start":
         _job_args(args)                  # bad input is found before the port is opened
-    stay = verb in ("start", "rescue") and args.wait
+    if verb == "run":
+        from surepick.host.cli import job_run
+        run_fields = job_run.fields(args)    # the same: checked before the port is opened
+    stay = verb in ("start", "rescue", "run") and args.wait
     with board_link(args, "job " + verb, stay=stay) as c:
         if verb == "start":
             return _start(c, args, link, codes, states)
+        if verb in ("run", "stop", "report"):
+            from surepick.host.cli import job_run
+            if verb == "run":
+                return job_run.run(c, args, run_fields)
+            return job_run.stop(c, args) if verb == "stop" else job_run.report(c, args)
         if verb == "rescue":
             return _rescue(c, args, link, codes)
         if verb == "status":
@@ -98,7 +131,12 @@ def run(args):
                       t["cycles_ok"], t["cycles_failed"], t["faults_total"], t["loop_period_us"],
                       t["worst_step_us"], t["overruns"]))
             if r.ok:       # what keeps jobs refused, and the way out of each
-                for line in board_state.lines(board_state.View(r.payload, r.frames[-1].fields), args.port):
+                from surepick.host.cli import job_run
+                view = board_state.View(r.payload, r.frames[-1].fields)
+                view.run = job_run.status_line(c)
+                if view.run is not None:
+                    print(view.run[1])
+                for line in board_state.lines(view, args.port):
                     print(line)
             if r.ok and len(r.payload) > 7 and r.payload[7]:   # what the boot rejected from flash
                 from surepick.host import rejects
@@ -214,6 +252,8 @@ def _refused(c, r, port):
     from surepick.host.link.errors import LinkError
     from surepick.shared_fsm import codes, link
     base = refusal(r.code, r.payload, port)
+    if r.code == link.E_BUSY and tuple(r.payload[:1]) == ("run",):
+        return base                  # a production run: the refusal names it and `job stop`
     try:
         view = board_state.read(c)
     except LinkError:

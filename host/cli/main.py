@@ -23,7 +23,8 @@ COMMANDS = [
     ("fit", "cli.fit", "fit the MuJoCo plant's parameters to a run record's sensor traces; writes PLANT.json for `sim run --plant`"),
     ("hil", "cli.hil", "hardware in the loop: the board's firmware on the host's MuJoCo plant over the link (lockstep or real time), judged like sim runs"),
     ("install-micropython", "cli.install_micropython", "copy the pinned, checksummed MicroPython image for your Pico onto it while it is in BOOTSEL mode (its RPI-RP2 / RP2350 drive)"),
-    ("job", "cli.job", "start a pick-and-place job on a board over the link (and abort, clear, status)"),
+    ("job", "cli.job", "start a pick-and-place job on a board over the link (and abort, clear, status), or a "
+                       "production run of many (run, stop, report)"),
     ("link", "cli.link", "share one board between tools: the link hub that owns the port (serve, status, stop) and mpremote through it"),
     ("log", "cli.log", "export the monitor's SQLite record store as CSV/JSON or as a run record, or summarise faults and success rate"),
     ("monitor", "cli.monitor", "live view of a running board; stores every log record once in SQLite, back-fills after resets"),

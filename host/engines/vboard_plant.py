@@ -24,12 +24,13 @@ def random_cut_ms(seed):
 
 
 def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut_random=None, realtime=False,
-                       arm=None, plant_params=None):
+                       arm=None, plant_params=None, overrides=None):
     """-> a PlantService for `surepick board --scenario NAME --seed N`, or None (no scenario:
     a bare board, REPL only). Unknown scenario -> ValueError naming the valid ones. Power cuts
     are in plant (virtual) milliseconds. realtime: virtual time no faster than the wall clock.
     arm: the world's arm (an Arm; None the reference), the board's /arm.json (board_arm.py).
-    plant_params: the plant's own (hidden) parameters, e.g. the stand-in bench's (sim/standin.py)."""
+    plant_params: the plant's own (hidden) parameters, e.g. the stand-in bench's (sim/standin.py).
+    overrides: the scenario's parameters ({name: value}), as `--param` gives them."""
     if scenario is None:
         if power_cut_at_ms is not None or power_cut_random is not None:
             raise ValueError("power cuts need a plant: give --scenario too")
@@ -38,7 +39,8 @@ def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut
     if scenario not in scenarios.SCENARIOS:
         raise ValueError("unknown scenario '%s'; valid scenarios: %s" % (scenario, ", ".join(scenario_names())))
     from surepick.host.engines.plant_service import PlantService
-    service = PlantService(scenario, seed or 0, realtime=realtime, arm=arm, plant_params=plant_params)
+    service = PlantService(scenario, seed or 0, overrides=overrides, realtime=realtime, arm=arm,
+                           plant_params=plant_params)
     if power_cut_at_ms is not None:
         if power_cut_at_ms < 0:
             raise ValueError("--power-cut-at-ms must be >= 0")
@@ -64,10 +66,11 @@ def wire(board, service):
 
 
 def plant_board(flash_dir=None, scenario="nominal", seed=0, power_cut_at_ms=None,
-                power_cut_random=None, realtime=False, **board_kw):
+                power_cut_random=None, realtime=False, overrides=None, **board_kw):
     """A VirtualBoard (not started) with the scenario's plant attached and wired; the plant is
     board.plant_service. What `VirtualBoard(scenario=..., seed=...)` alone does not do.
     realtime: the plant no faster than the wall clock (a person, or a live stream, drives it)."""
-    service = make_plant_service(scenario, seed, power_cut_at_ms, power_cut_random, realtime=realtime)
+    service = make_plant_service(scenario, seed, power_cut_at_ms, power_cut_random, realtime=realtime,
+                                 overrides=overrides)
     board = VirtualBoard(flash_dir, plant_service=service, scenario=scenario, seed=seed, **board_kw)
     return wire(board, service)

@@ -2,7 +2,7 @@
 # the monitor). The codes and their names are defined once in shared_fsm: link.ERROR_NAMES for the
 # link's REPLY codes, codes.name() for the machine's faults, states.name() for states. This table
 # says what each means and what to do about it.
-from surepick.shared_fsm import codes
+from surepick.shared_fsm import codes, run_codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states
 
@@ -65,8 +65,29 @@ def event_text(e):
     if e[2] == codes.K_SEARCH:     # a part search's step: where, in mm (docs/find-the-part.md)
         return "t=%d search %s attempt %d at x=%.1f y=%.1f z=%.1f mm" % (
             e[1], codes.name(e[5]), e[6], e[7] / 1000.0, e[8] / 1000.0, e[9] / 1000.0)
+    if e[2] == codes.K_RUN:        # a production run's record (docs/production-run.md)
+        return "t=%d %s" % (e[1], run_text(e))
     return "t=%d %s %s>%s %s attempt %d" % (e[1], kind, states.name(e[3]), states.name(e[4]),
                                             codes.name(e[5]), e[6])
+
+
+def run_text(e):
+    # A K_RUN record in words: "run cycle 3 slot 2: placed in 9810 ms".
+    x, y, z, v = e[7], e[8], e[9], e[11]
+    r = e[5]
+    if r == run_codes.R_RUN_START:
+        return "run started: %s, %d pick slot(s), %d place slot(s)" % (
+            "until stopped" if x == 0 else "%d cycles" % x, y, z)
+    if r == run_codes.R_RUN_CYCLE:
+        return "run cycle %d slot %d: %s in %d ms" % (x, y, "placed" if v == codes.R_PLACED else codes.name(v), z)
+    if r == run_codes.R_RUN_SKIP:
+        return "run cycle %d: slot %d skipped (%s)" % (x, y, codes.name(v))
+    if r == run_codes.R_RUN_WAIT:
+        return "run cycle %d slot %d: no part yet (waited %d ms)" % (x, y, z)
+    if r == run_codes.R_RUN_STOP:
+        why = run_codes.STOP_NAMES[z] if 0 <= z < len(run_codes.STOP_NAMES) else str(z)
+        return "run stopped: %s after %d cycles, %d placed%s" % (why, x, y, ", fault %s" % codes.name(v) if v else "")
+    return "run %s %d %d %d %d" % (run_codes.name(r) or codes.name(r), x, y, z, v)
 
 
 def _ints(payload, n):
@@ -83,6 +104,9 @@ def refusal(code, payload=(), port="PORT"):
         what = fault_text(fault, state, attempt) if fault else "a fault"
         return ("the board has a latched fault: %s — clear it with `surepick job clear%s`"
                 % (what, port))
+    if code == link.E_BUSY and payload[:1] == ("run",):
+        return ("a production run is going on: it picks its own parts; `surepick job stop%s` ends it after "
+                "the current cycle" % port)
     if code == link.E_BUSY:
         return ("the arm is busy (a job, a calibration or a recovery is moving it): wait until it is at rest, "
                 "or stop it with `surepick job abort%s`" % port)

@@ -29,6 +29,9 @@ def event_text(ev):
         # a part search's step: where (um), the beam, and the value its reason gives
         return ("ev_seq=%d t_ms=%d search %s reason=%s attempt=%d x_um=%d y_um=%d z_um=%d beam=%d value=%d"
                 % (ev[0], ev[1], state_name(ev[3]), code_name(ev[5]), ev[6], ev[7], ev[8], ev[9], ev[10], ev[11]))
+    if ev[2] == codes.K_RUN:
+        from surepick.host.link.answers import run_text
+        return "ev_seq=%d t_ms=%d %s" % (ev[0], ev[1], run_text(ev))
     return ("ev_seq=%d t_ms=%d %s %s->%s reason=%s attempt=%d pot=%d switch=%d current_ma=%d "
             "beam=%d present=%s" % (ev[0], ev[1], kind, state_name(ev[3]), state_name(ev[4]),
                                     code_name(ev[5]), ev[6], ev[7], ev[8], ev[9], ev[10], present_text(ev[11])))

@@ -7,7 +7,9 @@
 #    "part_width_mm": 25.0,
 #    "approach_height_mm": 60.0,     optional: the machine's approach/lift height (board config)
 #    "max_attempts": 3,              optional: 1..9 (else the board's max_attempts)
-#    "taught": {...}}                optional: how it was taught (free form, never read back)
+#    "taught": {...},                optional: how it was taught (free form, never read back)
+#    "pick_pattern": {...}, "place_pattern": {...}, "part_ready": {...}}   optional: for a
+#                                    production run (`surepick job run`, docs/production-run.md)
 #
 # Checked as a whole before anything moves, every problem named by its pose and what is wrong:
 # reachability with the shared analytic kinematics (the board's own) at each pose and at the
@@ -27,7 +29,16 @@ VERSION = 1
 POSES = ("pick", "place")
 POSE_KEYS = ("x_mm", "y_mm", "z_mm", "pitch_deg")
 TOP_KEYS = ("format", "version", "pick", "place", "part_width_mm", "approach_height_mm", "max_attempts",
-            "taught")
+            "taught", "pick_pattern", "place_pattern", "part_ready")
+# A pattern walks slots from its pose (the job's pick or place, the first slot): "pose" is that
+# one pose every cycle (a feeder's pad), "tray" a grid of nx by ny slots, pitch_x_mm apart along
+# x and pitch_y_mm along y (row by row along x), each used once; "bin" the same, its grid (if
+# given) drop spots used in turn for ever (a bin never fills: the parts spread instead of piling).
+PATTERN_KINDS = ("pose", "bin", "tray")
+PATTERN_KEYS = ("kind", "pitch_x_mm", "pitch_y_mm", "nx", "ny")
+READY_MODES = ("none", "wait", "check")     # run_codes.READY_NONE, READY_WAIT, READY_CHECK
+READY_KEYS = ("mode", "wait_ms")
+MAX_SLOTS = 255                             # the board's bound (firmware/production.py)
 # The gripper's pads and finger plates reach FINGER_TIP_MM beyond the jaw centre along the tool
 # axis and FINGER_HALF_MM either side of it across (the reference arm's description: gripper
 # finger_tip_mm and half its finger_height_mm; tests/host/teleop check these against the model).
@@ -74,6 +85,18 @@ class Job:
     approach_height_mm: object = None        # float or None: the board's own setting
     max_attempts: object = None              # int or None: the board's own setting
     taught: dict = field(default_factory=dict)
+    pick_pattern: object = None              # Pattern or None: the one pose
+    place_pattern: object = None
+    ready: object = None                     # (mode index, wait ms) or None: pick at once
+
+    def slots(self, side):
+        # The poses a run visits on `side` ("pick" or "place"), in order.
+        pose = getattr(self, side)
+        pat = getattr(self, side + "_pattern")
+        if pat is None:
+            return [pose]
+        return [Pose(pose.x_mm + (i % pat.nx) * pat.pitch_x_mm, pose.y_mm + (i // pat.nx) * pat.pitch_y_mm,
+                     pose.z_mm, pose.pitch_deg) for i in range(pat.nx * pat.ny)]
 
     def to_dict(self):
         d = {"format": FORMAT, "version": VERSION, "pick": self.pick.to_dict(), "place": self.place.to_dict(),
@@ -84,6 +107,11 @@ class Job:
             d["max_attempts"] = int(self.max_attempts)
         if self.taught:
             d["taught"] = self.taught
+        for name in ("pick_pattern", "place_pattern"):
+            if getattr(self, name) is not None:
+                d[name] = getattr(self, name).to_dict()
+        if self.ready is not None:
+            d["part_ready"] = {"mode": READY_MODES[self.ready[0]], "wait_ms": self.ready[1]}
         return d
 
     def link_job(self):
@@ -99,6 +127,71 @@ class Job:
 
 MAX_FILE_BYTES = 64 * 1024     # a job file is a few hundred bytes
 MAX_MM = 1e6                   # no length or angle in a job comes near this
+
+
+@dataclass
+class Pattern:
+    kind: str
+    pitch_x_mm: float = 0.0
+    pitch_y_mm: float = 0.0
+    nx: int = 1
+    ny: int = 1
+
+    def to_dict(self):
+        return {"kind": self.kind, "pitch_x_mm": self.pitch_x_mm, "pitch_y_mm": self.pitch_y_mm,
+                "nx": self.nx, "ny": self.ny}
+
+    def grid_um(self):
+        # (dx_um, dy_um, nx, ny) as the RUN frame carries it
+        return (int(round(self.pitch_x_mm * 1000)), int(round(self.pitch_y_mm * 1000)), self.nx, self.ny)
+
+
+def _pattern(d, name, problems):
+    if not isinstance(d, dict):
+        problems.append("%s: must be an object with %s" % (name, ", ".join(PATTERN_KEYS)))
+        return None
+    unknown = sorted(set(d) - set(PATTERN_KEYS))
+    if unknown:
+        problems.append("%s: unknown key(s) %s (known: %s)" % (name, ", ".join(unknown), ", ".join(PATTERN_KEYS)))
+    kind = d.get("kind")
+    if kind not in PATTERN_KINDS:
+        problems.append("%s.kind: must be one of %s, got %r" % (name, ", ".join(PATTERN_KINDS), kind))
+        return None
+    if kind == "pose" or (kind == "bin" and not set(d) & set(PATTERN_KEYS[1:])):
+        extra = sorted(set(d) & set(PATTERN_KEYS[1:]))
+        if extra:
+            problems.append("%s: a pose has no %s (a tray or a bin has)" % (name, ", ".join(extra)))
+        return Pattern(kind)
+    vals = {}
+    for k in PATTERN_KEYS[1:]:
+        v = d.get(k)
+        if k in ("nx", "ny"):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                problems.append("%s.%s: must be a whole number 1 or more, got %r" % (name, k, v))
+                return None
+        elif not _number(v):
+            problems.append("%s.%s: must be a finite number, got %r" % (name, k, v))
+            return None
+        vals[k] = v
+    if vals["nx"] * vals["ny"] > MAX_SLOTS:
+        problems.append("%s: %d slots; a tray holds at most %d" % (name, vals["nx"] * vals["ny"], MAX_SLOTS))
+        return None
+    return Pattern(kind, float(vals["pitch_x_mm"]), float(vals["pitch_y_mm"]), vals["nx"], vals["ny"])
+
+
+def _ready(d, problems):
+    if not isinstance(d, dict) or sorted(set(d) - set(READY_KEYS)):
+        problems.append("part_ready: must be an object with mode (%s) and wait_ms" % "|".join(READY_MODES))
+        return None
+    mode = d.get("mode")
+    if mode not in READY_MODES:
+        problems.append("part_ready.mode: must be one of %s, got %r" % (", ".join(READY_MODES), mode))
+        return None
+    wait = d.get("wait_ms", 0)
+    if isinstance(wait, bool) or not isinstance(wait, int) or not 0 <= wait <= link.KIND_HI[link.K_U30]:
+        problems.append("part_ready.wait_ms: must be a whole number of ms 0..%d, got %r" % (link.KIND_HI[link.K_U30], wait))
+        return None
+    return (READY_MODES.index(mode), wait)
 
 
 def _number(v):
@@ -170,10 +263,16 @@ def from_dict(d, where="job file"):
     if not isinstance(taught, dict):
         problems.append("taught: must be an object")
         taught = {}
+    patterns = {name: _pattern(d[name], name, problems) if name in d else None
+                for name in ("pick_pattern", "place_pattern")}
+    ready = _ready(d["part_ready"], problems) if "part_ready" in d else None
+    if ready is not None and ready[0] == READY_MODES.index("check") and patterns["pick_pattern"] is not None \
+            and patterns["pick_pattern"].kind == "tray":
+        problems.append("part_ready: mode check tries again at one pick pose; a tray's empty slot is skipped instead")
     if problems or poses.get("pick") is None or poses.get("place") is None or width is None:
         raise JobFileError(where, problems or ["incomplete"])
     job = Job(poses["pick"], poses["place"], float(width), None if approach is None else float(approach),
-              attempts, taught)
+              attempts, taught, patterns["pick_pattern"], patterns["place_pattern"], ready)
     problems = check(job)
     if problems:
         raise JobFileError(where, problems)
@@ -199,23 +298,11 @@ def check(job, cfg=None):
             problems.append("approach_height_mm: %g is outside %g..%g (the board's approach_height_um bounds)"
                             % (job.approach_height_mm, lo / 1000.0, hi / 1000.0))
             approach_um = cfg.approach_height_um
-    for name in POSES:
-        pose = getattr(job, name)
-        try:
-            kin.inverse(*pose.as_tuple())
-        except kin.Unreachable as e:
-            problems.append("%s: %s" % (name, e))
-            continue
-        above = Pose(pose.x_mm, pose.y_mm, pose.z_mm + approach_um / 1000.0, pose.pitch_deg)
-        try:
-            kin.inverse(*above.as_tuple())
-        except kin.Unreachable as e:
-            problems.append("%s: the approach %.1f mm above it: %s" % (name, approach_um / 1000.0, e))
-        low = round(lowest_finger_z_mm(pose), 6)     # no float dust at the exact edge
-        if low < kin.MIN_Z_MM + TABLE_CLEARANCE_MM:
-            problems.append("%s: the fingers would reach %.1f mm above the table (at z %.1f mm, pitch %.0f deg); "
-                            "they must stay %.0f mm clear" % (name, low - kin.MIN_Z_MM, pose.z_mm, pose.pitch_deg,
-                                                              TABLE_CLEARANCE_MM))
+    for side in POSES:
+        slots = job.slots(side)
+        for i, pose in enumerate(slots):
+            name = side if len(slots) == 1 else "%s slot %d" % (side, i)
+            problems += _pose_problems(pose, name, approach_um)
     w_um = int(round(job.part_width_mm * 1000))
     if not 1 <= w_um <= cfg.jaw_max_um:
         problems.append("part_width_mm: %g is outside the jaw's range 0.001..%g mm"
@@ -229,6 +316,26 @@ def _shown(v):
     # a value as a problem quotes it: never thousands of digits
     t = repr(v)
     return t if len(t) <= 40 else t[:20] + "... (%d characters)" % len(t)
+
+
+def _pose_problems(pose, name, approach_um):
+    # Reachable, reachable approach_um above, the fingers clear of the table.
+    try:
+        kin.inverse(*pose.as_tuple())
+    except kin.Unreachable as e:
+        return ["%s: %s" % (name, e)]
+    problems = []
+    above = Pose(pose.x_mm, pose.y_mm, pose.z_mm + approach_um / 1000.0, pose.pitch_deg)
+    try:
+        kin.inverse(*above.as_tuple())
+    except kin.Unreachable as e:
+        problems.append("%s: the approach %.1f mm above it: %s" % (name, approach_um / 1000.0, e))
+    low = round(lowest_finger_z_mm(pose), 6)     # no float dust at the exact edge
+    if low < kin.MIN_Z_MM + TABLE_CLEARANCE_MM:
+        problems.append("%s: the fingers would reach %.1f mm above the table (at z %.1f mm, pitch %.0f deg); "
+                        "they must stay %.0f mm clear" % (name, low - kin.MIN_Z_MM, pose.z_mm, pose.pitch_deg,
+                                                          TABLE_CLEARANCE_MM))
+    return problems
 
 
 def load(path):

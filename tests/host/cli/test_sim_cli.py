@@ -120,14 +120,15 @@ def test_batch_writes_summary_with_confusion_matrix(tmp_path):
                 "fault_reasons"):
         assert key in s
     # one cycle of each scenario: 17 since the fail-safe merge added stall_on_fixture and estop, 20
-    # since find-the-part added part_shifted, two_parts and part_at_fence
-    assert set(s["per_scenario"]) == set(scenarios.SCENARIOS) and len(scenarios.SCENARIOS) == 20
-    assert s["count"] == 20 and s["false_success"] == 0
+    # since find-the-part added part_shifted, two_parts and part_at_fence, 22 since production runs
+    # added tray and feeder
+    assert set(s["per_scenario"]) == set(scenarios.SCENARIOS) and len(scenarios.SCENARIOS) == 22
+    assert s["count"] == 22 and s["false_success"] == 0
     m = s["per_scenario"]["nominal"]
     assert m["fsm_placed_judge_placed"] == 1
     assert s["per_scenario"]["part_missing"]["fsm_not_judge_not"] == 1
     lines = (out / "cycles.jsonl").read_text().splitlines()
-    assert len(lines) == 20
+    assert len(lines) == 22
 
 
 def test_batch_ctrl_c_stops_cleanly_and_keeps_finished_results(tmp_path):

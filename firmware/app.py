@@ -401,7 +401,16 @@ class App(Controller):
             self._send(cmdparse.error_reply(0, link.E_TOO_LONG))
             return
         self.rx_lines += 1
-        err, ftype, rid, args = cmdparse.parse_line(self.reader.line())
+        line = self.reader.line()
+        err, ftype, rid, args = cmdparse.parse_line(line)
+        if err == link.E_UNKNOWN_TYPE and ftype == link.T_RUN:
+            # RUN's schema loads with the first RUN (link.load_run_frame: heap on the chip)
+            try:
+                link.load_run_frame()
+            except MemoryError:
+                self._reply(link.request_id_of(line), link.E_BUSY, ("heap",))
+                return
+            err, ftype, rid, args = cmdparse.parse_line(line)
         if err != link.OK:
             if cmdparse.needs_reply(err):
                 self._send(cmdparse.error_reply(rid, err))

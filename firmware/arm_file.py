@@ -52,6 +52,7 @@ def _load_packed(path, rejected):
     # the holes their collection opens (repack.py). Measured on the emulated RP2040, this is what
     # keeps the largest free block after boot above 32 KB (docs/rp2040.md, heap on the chip).
     from . import repack          # boot only, dropped with the validator
+    gc.collect()
     try:
         arm, err = _load(path, rejected)
     finally:

@@ -24,6 +24,7 @@ MODULES = (
     "shared_fsm/machine",
     "shared_fsm/motion",
     "shared_fsm/run_codes",
+    "shared_fsm/run_frame",
     "shared_fsm/search",
     "shared_fsm/servo_cal",
     "shared_fsm/states",

@@ -15,6 +15,7 @@
 # Board -> host types are upper-case letters, host -> board types lower-case: a side that
 # receives its own kind of frame (an echo) can ignore it instead of answering it forever.
 import binascii
+import sys
 
 from .compat import const
 from .config import MAX_ATTEMPTS
@@ -52,7 +53,7 @@ T_REJECTS = const(0x72)     # r  what the board rejected from its flash at boot,
 T_RESCUE = const(0x76)      # v  the operator takes the arm back: carry a held part to the place pose, rest, release
 T_TELEOP = const(0x74)      # t  enter/leave teleop mode
 T_SETPOINT = const(0x71)    # q  one teleop setpoint: joints, jaw, sequence number
-T_RUN = const(0x75)         # u  a production run: cycle after cycle on the board (firmware/production.py)
+T_RUN = const(0x75)         # u  a production run: cycle after cycle on the board (its schema: run_frame.py)
 T_RUN_STOP = const(0x6E)    # n  end the run after the current cycle
 T_RUN_STATUS = const(0x6F)  # o  the run's counters (the running one, or the last one since boot)
 # Still reserved for hardware-in-the-loop: Y Z (board -> host), z (host -> board); they decode
@@ -227,21 +228,9 @@ SCHEMA = {
     T_SETPOINT: ("SETPOINT", 7,
                  (K_RID, K_U30, K_MDEG, K_MDEG, K_MDEG, K_MDEG, K_U30),
                  ("req_id", "seq", "q0_mdeg", "q1_mdeg", "q2_mdeg", "q3_mdeg", "jaw_um")),
-    # A production run (docs/production-run.md; its constants: run_codes.py): count (0: none), the job's
-    # poses, width and attempts (0: the board's max_attempts) with the pick and place poses the
-    # origins of their patterns (a grid of nx by ny slots, dx_um/dy_um apart along x and y; 1 by
-    # 1: the same pose every cycle, e.g. a feeder's pad or the bin), then the part-ready
-    # condition (READY_*) and its ms. REPLY: none; errors as JOB's. RUN_STATUS's REPLY: active
-    # (0 none since boot, 1 running, 2 ended), cycles, count, placed, faulted, skipped, why it
-    # ended (run_codes.STOP_*, -1 while running), the next pick slot, pick slots. place_wrap 1: the
-    # place slots are drop spots used in turn (a bin never fills); 0: each is filled once (a tray).
-    T_RUN: ("RUN", 23,
-            (K_RID, K_U30, K_POS, K_POS, K_POS, K_MDEG, K_POS, K_POS, K_POS, K_MDEG, K_WIDTH, K_U8,
-             K_POS, K_POS, K_U8, K_U8, K_POS, K_POS, K_U8, K_U8, K_U8, K_U30, K_BIT, K_U30),
-            ("req_id", "count", "pick_x_um", "pick_y_um", "pick_z_um", "pick_pitch_mdeg",
-             "place_x_um", "place_y_um", "place_z_um", "place_pitch_mdeg", "width_um", "max_attempts",
-             "pick_dx_um", "pick_dy_um", "pick_nx", "pick_ny", "place_dx_um", "place_dy_um",
-             "place_nx", "place_ny", "ready", "ready_ms", "place_wrap", "approach_height_um")),
+    # RUN's own entry is run_frame.py's, added by load_run_frame(). RUN_STATUS's REPLY: active (0 none
+    # since boot, 1 running, 2 ended), cycles, count, placed, faulted, skipped, why it ended
+    # (run_codes.STOP_*, -1 while running), the next pick slot, pick slots.
     T_RUN_STOP: ("RUN_STOP", 1, (K_RID,), ("req_id",)),
     T_RUN_STATUS: ("RUN_STATUS", 1, (K_RID,), ("req_id",)),
     T_TELEOP_STATE: ("TELEOP_STATE", 12,
@@ -259,6 +248,15 @@ ERROR_NAMES = {
     E_UNKNOWN_KEY: "UNKNOWN_KEY", E_BAD_VALUE: "BAD_VALUE", E_UNSUPPORTED: "UNSUPPORTED",
     E_INTERNAL: "INTERNAL",
 }
+
+
+def load_run_frame():
+    # RUN's entry (run_frame.py, 24 fields) into SCHEMA. The board adds it when the
+    # first RUN arrives (firmware/app.py), so a board that never runs a production run does not
+    # hold it in its heap (docs/production-run.md, heap); the host always has it (below).
+    if T_RUN not in SCHEMA:
+        from .run_frame import RUN_SCHEMA
+        SCHEMA[T_RUN] = RUN_SCHEMA
 
 
 def is_request(ftype):
@@ -490,3 +488,7 @@ def job(req_id, pick, place, width_um, max_attempts=None, approach_height_um=Non
     if len(pick) != 4 or len(place) != 4:
         return None
     return encode(T_JOB, f)
+
+
+if sys.implementation.name != "micropython":
+    load_run_frame()      # the host reads and writes every frame from the start

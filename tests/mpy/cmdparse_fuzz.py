@@ -10,6 +10,8 @@ from surepick.shared_fsm import link
 from surepick.firmware import cmdparse
 from checks import fail, finish, result, show_at_most
 
+link.load_run_frame()    # every frame, as a board has them once a RUN came (CPython: at import)
+
 REQUESTS = [t for t in sorted(link.SCHEMA.keys()) if link.is_request(t)]
 BOARD = [t for t in sorted(link.SCHEMA.keys()) if not link.is_request(t)]
 PRINTABLE = b" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_abcdefghijklmnopqrstuvwxyz{|}~"

@@ -79,6 +79,7 @@ def describe(link, ftype, fields):
 
 def main():
     from surepick.shared_fsm import link
+    link.load_run_frame()    # every frame, as a board has them once a RUN came (CPython: at import)
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 300
     for ftype, fields in vectors(link, seed, count):

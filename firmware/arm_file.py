@@ -52,6 +52,9 @@ def _load_packed(path, rejected):
     # the holes their collection opens (repack.py). Measured on the emulated RP2040, this is what
     # keeps the largest free block after boot above 32 KB (docs/rp2040.md, heap on the chip).
     from . import repack          # boot only, dropped with the validator
+    # The parse on a collected heap: its garbage (about 20 KB) fills the holes the settings' parse
+    # left instead of climbing to the heap's top, where a float of it kept by a stale word on the
+    # C stack split the largest free block after boot (docs/rp2040.md, heap on the chip).
     gc.collect()
     try:
         arm, err = _load(path, rejected)

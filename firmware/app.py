@@ -404,11 +404,8 @@ class App(Controller):
         line = self.reader.line()
         err, ftype, rid, args = cmdparse.parse_line(line)
         if err == link.E_UNKNOWN_TYPE and ftype == link.T_RUN:
-            # RUN's schema loads with the first RUN (link.load_run_frame: heap on the chip)
-            try:
-                link.load_run_frame()
-            except MemoryError:
-                self._reply(link.request_id_of(line), link.E_BUSY, ("heap",))
+            # RUN's schema loads with the first RUN (_load_run), then the line is read again
+            if self._load_run(link.request_id_of(line)) is None:
                 return
             err, ftype, rid, args = cmdparse.parse_line(line)
         if err != link.OK:
@@ -612,18 +609,35 @@ class App(Controller):
 
     def _run_frame(self, ftype, rid, args):
         # RUN, RUN_STOP, RUN_STATUS (production.py, loaded by the first RUN: heap on the chip)
-        if self.production is None and ftype != link.T_RUN:
+        if ftype == link.T_RUN:
+            production = self._load_run(rid)
+            if production is None:
+                return
+        elif self.production is None:
             if ftype == link.T_RUN_STATUS:
                 self._reply(rid, link.OK, (0,))      # no run since boot
             else:
                 self._reply(rid, link.E_STATE, ("no_run",))
             return
+        else:
+            from . import production
+        production.request(self, ftype, rid, args)
+
+    def _load_run(self, rid):
+        # -> production.py with RUN's schema (link.load_run_frame), loaded by the first RUN; or
+        # None, the RUN answered. Only at rest: anything running refuses a RUN before the load,
+        # which takes a tick longer than the period, counted as maintenance like a collection.
+        if self.running() or self.busy() or self.rescue_op is not None or self.cal is not None:
+            self._reply(rid, link.E_BUSY)
+            return None
         try:
+            link.load_run_frame()
             from . import production
         except MemoryError:
             self._reply(rid, link.E_BUSY, ("heap",))
-            return
-        production.request(self, ftype, rid, args)
+            return None
+        self.flash_tick = 1
+        return production
 
     def _fault_payload(self):
         # E_FAULTED: the latched fault, the state it latched in, the attempt (docs/protocol.md)

@@ -57,9 +57,8 @@ def request(app, ftype, rid, a):
         else:
             run.stop_asked = 1     # after the current cycle: nothing held is let go early
             app._reply(rid, link.OK)
-    elif app.running() or app.busy() or app.rescue_op is not None or app.cal is not None:
-        app._reply(rid, link.E_BUSY)
     else:
+        # (anything running refused the RUN before this module loaded: App._load_run)
         # checked whole, at rest, before anything moves; the first cycle starts from the loop
         # (Run.step) once the board is at rest and the part is ready
         r = _blocker(app)

@@ -81,10 +81,13 @@ def _add_run(sub):
                    help="with --wait: stop following after S seconds (default 3600); the run goes on")
     sub.add_parser("stop", help="end the production run after the current cycle (the arm parks, nothing held "
                    "is let go)", description="End the production run after the current cycle.")
-    sub.add_parser("report", help="the last production run's figures, from the board's log",
-                   description="The last production run's figures from the board's flash log: cycles, placed, "
-                   "faults by reason, cycle time, the longest run without a fault, slots skipped, why it "
-                   "stopped.")
+    rep = sub.add_parser("report", help="the last production run's figures, from the board's log or the "
+                         "monitor's database", description="The last production run's figures from the board's "
+                         "flash log (or, with --db, the records `surepick monitor` stored: the whole run even "
+                         "when the board's log rotated past its start): cycles, placed, faults by reason, cycle "
+                         "time, the longest run without a fault, slots skipped, why it stopped.")
+    rep.add_argument("--db", metavar="FILE", help="read the monitor's SQLite file instead of the board")
+    rep.add_argument("--board", metavar="ID", help="with --db: the board (when the file holds several)")
 
 
 RESCUE_HELP = (
@@ -108,6 +111,9 @@ def run(args):
     if verb == "run":
         from surepick.host.cli import job_run
         run_fields = job_run.fields(args)    # the same: checked before the port is opened
+    if verb == "report" and args.db:
+        from surepick.host.cli import job_run
+        return job_run.report_from_db(args)     # no port: the monitor's records
     stay = verb in ("start", "rescue", "run") and args.wait
     with board_link(args, "job " + verb, stay=stay) as c:
         if verb == "start":

@@ -118,6 +118,31 @@ def report(c, args):
     return exitcodes.OK
 
 
+def report_from_db(args):
+    """`job report --db FILE [--board ID]`: the last run in the records the monitor stored."""
+    import os
+
+    from surepick.host.monitor.store import RECORD_COLUMNS, Store
+    if not os.path.isfile(args.db):
+        raise CommandError("no database at %s (run `surepick monitor --db %s` first)" % (args.db, args.db))
+    store = Store(args.db, readonly=True)
+    try:
+        rows = store.records(args.board)
+    finally:
+        store.close()
+    boards = sorted({r["board_id"] for r in rows})
+    if not boards:
+        raise CommandError("%s holds no records%s" % (args.db, " of board %s" % args.board if args.board else ""),
+                           exitcodes.FAILED)
+    if len(boards) > 1:
+        raise CommandError("%s holds several boards (%s): say which with --board" % (args.db, ", ".join(boards)))
+    rep = production.report([(r["seq"], r["rtype"], [r[k] for k in RECORD_COLUMNS]) for r in rows])
+    print("board %s, from %s" % (boards[0], args.db))
+    for line in production.report_lines(rep):
+        print(line)
+    return exitcodes.OK
+
+
 def status_line(c):
     """RUN_STATUS -> (payload, the line `job status` prints), or None (no run since boot, or a
     firmware without runs)."""

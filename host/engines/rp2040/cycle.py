@@ -73,8 +73,11 @@ class ChipCycle:
     for the shadow), reads, requests, job, ended_at, wall_s, emulation (the engine's stats)."""
 
     def __init__(self, scenario, values, seed, cycle, plant_params=None, flash_image=None, uf2=None,
-                 log=None, cal_after_ms=None, stop_after_job_ms=None, settings=None, arm=None):
+                 log=None, cal_after_ms=None, stop_after_job_ms=None, settings=None, arm=None, request=None):
         self.scenario = scenario
+        # request(world) -> (the request line with req_id 2, predicate of the frame that ends it,
+        # its limit in emulated ms): sent instead of the scenario's JOB (a production run's RUN)
+        self.request = request
         self.arm = arm                # the chip's /arm.json (the flash image's) and the world's; None: reference
         self.values = values
         self.seed = int(seed)
@@ -148,18 +151,21 @@ class ChipCycle:
             r = self._until(_reply_to(1), 3000, "the reply to CALIBRATE current", serial=cal_line)
             if r.fields[1] != link.OK:
                 raise ChipRunError("CALIBRATE current was refused: %r" % (r.fields,))
-            # 3. The scenario's JOB.
+            # 3. The scenario's JOB (or the request given).
             pick, place, width = world.job_um()
             self.job = (pick, place, width)
-            r = self._until(_reply_to(2), 3000, "the reply to JOB", serial=link.job(2, pick, place, width))
+            line, ends, limit_ms = (link.job(2, pick, place, width), _cycle_end, CYCLE_LIMIT_MS)
+            if self.request is not None:
+                line, ends, limit_ms = self.request(world)
+            r = self._until(_reply_to(2), 3000, "the reply to %s" % link.SCHEMA[line[4]][0], serial=line)
             if r.fields[1] != link.OK:
-                raise ChipRunError("the scenario's JOB was refused: %r" % (r.fields,))
+                raise ChipRunError("the scenario's %s was refused: %r" % (link.SCHEMA[line[4]][0], r.fields))
             # 4. The cycle, then JUDGE_TAIL_MS of the world past its end.
             if self.stop_after_job_ms is not None:
                 cw.run_until(lambda: False, self.stop_after_job_ms)
                 self.emulation = chip.stats()
                 return self
-            end = self._until(_cycle_end, CYCLE_LIMIT_MS, "the end of the cycle")
+            end = self._until(ends, limit_ms, "the end of the cycle")
             self.ended_at = end.fields[1]
             tail_end = cw.t_us + (period + JUDGE_TAIL_MS) * 1000
             while cw.t_us < tail_end:

@@ -4,7 +4,7 @@
 # module costs to import. .mpy bytecode is loaded into the heap, so every module shipped and
 # imported at boot is heap a job can no longer use.
 #
-#   python -m surepick.host.engines.rp2040.heap [--imports] [--uf2 FILE] [--json FILE]
+#   python -m surepick.host.engines.rp2040.heap [--imports] [--run N] [--uf2 FILE] [--json FILE]
 #
 # The heap of the RPI_PICO build: the linker's __GcHeapStart .. __GcHeapEnd (0x200028d8 ..
 # 0x20040000 in ../shared/rp2040/firmware.elf: 251,688 bytes, of which the GC's block table takes
@@ -52,6 +52,49 @@ def job(self, rid, args):
     heap("job")
 app.App.boot = boot
 app.App._job = job
+app.main(hal)
+'''
+
+# main.py for a production run's figures: after boot, once the RUN is taken (production.py
+# loaded, the run begun), at each cycle's start (its moves planned, collected) and when the run
+# ends. The hooks' collections run at rest and are counted as maintenance ticks (flash_tick), as
+# the App's own collections at rest are, so the loop's overrun count is the firmware's.
+RUN_MAIN = _BOARD_HEAP_FN + r'''
+from surepick.firmware import preload
+preload.load()
+from surepick.firmware import app
+from surepick.firmware.hal import board
+hal = board()
+_n = [0]
+_boot = app.App.boot
+_start = app.App._start_job
+_frame = app.App._run_frame
+def boot(self):
+    _boot(self)
+    heap("boot")
+def start_job(self, job):
+    r = _start(self, job)
+    if self.running():
+        _n[0] += 1
+        heap("cycle%d" % _n[0])
+        self.flash_tick = 1
+    return r
+def run_frame(self, ftype, rid, args):
+    had = self.production
+    _frame(self, ftype, rid, args)
+    if had is None and self.production is not None:
+        heap("run")
+        self.flash_tick = 1
+        from surepick.firmware import production
+        _stop = production.Run._stop
+        def stop(run, a, why, fault):
+            _stop(run, a, why, fault)
+            heap("end")
+            a.flash_tick = 1
+        production.Run._stop = stop
+app.App.boot = boot
+app.App._start_job = start_job
+app.App._run_frame = run_frame
 app.main(hal)
 '''
 
@@ -117,6 +160,50 @@ def cycle_figures(uf2=None, scenario="nominal", after_job_ms=100, extra=None):
     if missing:
         raise RuntimeError("no heap figure for %s; console:\n%s" % (missing, text[-2000:]))
     return figs
+
+
+def run_figures(count=5, seed=1, uf2=None, ready_ms=500):
+    """A production run of `count` cycles on a fresh chip with the `feeder` scenario's world
+    (a part on the pad a seeded while after each pick): CALIBRATE, then a RUN of the scenario's
+    job with one attempt a part and part-ready `check` every ready_ms (as
+    tests/host/cli/test_production_feeder.py sends it), to the run's RUN_STOP record.
+    -> {"heap": {"boot"|"run"|"cycle1".."cycleN"|"end": {...}}, "telemetry": the last TELEMETRY's
+    fields by name, "stop": the RUN_STOP record's (cycles, placed, why, fault), "binned": parts
+    the world's feeder counted in the bin}. Raises RuntimeError when the run does not end."""
+    from surepick.host import production as host_run
+    from surepick.host.engines.rp2040 import flashimage
+    from surepick.host.engines.rp2040.cycle import ChipCycle
+    from surepick.sim import scenarios
+    from surepick.shared_fsm import codes, link, run_codes
+
+    def is_stop(f):
+        return (f.ftype == link.T_EVENT and f.fields[2] == codes.K_RUN
+                and f.fields[5] == run_codes.R_RUN_STOP)
+
+    def request(world):
+        pick, place, width = world.job_um()
+        a = host_run.run_args(count, (pick, place, width, 1), ready=(run_codes.READY_CHECK, ready_ms))
+        # a cycle is within CYCLE_LIMIT_MS; the feeder's waits between them are a few seconds
+        return link.request(link.T_RUN, 2, a), is_stop, count * 60000
+
+    files = flashimage.firmware_files(extra={"/main.py": RUN_MAIN.encode()})
+    with tempfile.TemporaryDirectory(prefix="surepick-heap-") as d:
+        img = Path(d) / "flash.bin"
+        img.write_bytes(flashimage.whole_flash(flashimage.build_fs(files)))
+        cc = ChipCycle("feeder", scenarios.get("feeder").resolve(None), seed, 0, flash_image=img, uf2=uf2,
+                       request=request)
+        try:
+            cc.run()
+        except Exception as e:
+            raise RuntimeError("run failed: %s\nconsole:\n%s"
+                               % (e, bytes(cc.console[-2000:]).decode("utf-8", "replace"))) from None
+    figs = parse(bytes(cc.console).decode("utf-8", "replace"))
+    tel = [f for f in cc.frames if f.ftype == link.T_TELEMETRY]
+    names = link.SCHEMA[link.T_TELEMETRY][3]
+    stop = next(f.fields for f in cc.frames if is_stop(f))
+    feeder = cc.ps.feeder
+    return {"heap": figs, "telemetry": dict(zip(names, tel[-1].fields)) if tel else {},
+            "stop": (stop[7], stop[8], stop[9], stop[11]), "binned": feeder.binned if feeder else None}
 
 
 # ---- per-module import cost ----
@@ -213,8 +300,21 @@ def main(argv=None):
     ap.add_argument("--uf2")
     ap.add_argument("--imports", action="store_true", help="also the import cost of each module")
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--run", type=int, metavar="N", help="also a production run of N cycles (the feeder "
+                    "scenario): the heap at its start and each cycle's, the loop's overruns")
     args = ap.parse_args(argv)
     res = {}
+    if args.run:
+        r = run_figures(args.run, uf2=args.uf2)
+        res["run"] = r
+        for k in ["boot", "run"] + ["cycle%d" % (i + 1) for i in range(args.run)] + ["end"]:
+            f = r["heap"].get(k)
+            if f is not None:
+                print("%-8s free %6d B, largest free block %s B" % (k, f["free"], f.get("max_free_block")))
+        t = r["telemetry"]
+        print("run: %d cycles, %d placed, stop %s; the world's bin counted %s; overruns since boot %s, "
+              "worst tick %s us" % (r["stop"][0], r["stop"][1], r["stop"][2], r["binned"], t.get("overruns"),
+                                    t.get("worst_step_us")))
     if args.imports:
         start, costs = import_costs(args.uf2)
         res["import_start"] = start

@@ -198,11 +198,17 @@ def run_figures(count=5, seed=1, uf2=None, ready_ms=500):
             raise RuntimeError("run failed: %s\nconsole:\n%s"
                                % (e, bytes(cc.console[-2000:]).decode("utf-8", "replace"))) from None
     figs = parse(bytes(cc.console).decode("utf-8", "replace"))
-    tel = [f for f in cc.frames if f.ftype == link.T_TELEMETRY]
     names = link.SCHEMA[link.T_TELEMETRY][3]
+    # TELEMETRY's overruns count since boot: the run's are the last frame's less the last one's
+    # before the RUN's reply (boot and the calibration are not the run's)
+    taken = next(i for i, f in enumerate(cc.frames) if f.ftype == link.T_REPLY and f.fields[0] == 2)
+    tel = [(i, dict(zip(names, f.fields))) for i, f in enumerate(cc.frames) if f.ftype == link.T_TELEMETRY]
+    before = [t for i, t in tel if i < taken]
+    last = tel[-1][1]
     stop = next(f.fields for f in cc.frames if is_stop(f))
     feeder = cc.ps.feeder
-    return {"heap": figs, "telemetry": dict(zip(names, tel[-1].fields)) if tel else {},
+    return {"heap": figs, "telemetry": last,
+            "run_overruns": last["overruns"] - (before[-1]["overruns"] if before else 0),
             "stop": (stop[7], stop[8], stop[9], stop[11]), "binned": feeder.binned if feeder else None}
 
 
@@ -312,9 +318,9 @@ def main(argv=None):
             if f is not None:
                 print("%-8s free %6d B, largest free block %s B" % (k, f["free"], f.get("max_free_block")))
         t = r["telemetry"]
-        print("run: %d cycles, %d placed, stop %s; the world's bin counted %s; overruns since boot %s, "
-              "worst tick %s us" % (r["stop"][0], r["stop"][1], r["stop"][2], r["binned"], t.get("overruns"),
-                                    t.get("worst_step_us")))
+        print("run: %d cycles, %d placed, stop %s; the world's bin counted %s; overruns during the run %d "
+              "(since boot %s), worst tick %s us" % (r["stop"][0], r["stop"][1], r["stop"][2], r["binned"],
+                                                     r["run_overruns"], t.get("overruns"), t.get("worst_step_us")))
     if args.imports:
         start, costs = import_costs(args.uf2)
         res["import_start"] = start

@@ -88,7 +88,6 @@ CHECK_NAMES = ("jaw", "switch", "current", "beam")
 SEARCH_FIELDS = ("x_um", "y_um", "z_um", "beam_broken", "value")
 
 
-
 def is_fault(code):
     return F_FIRST <= code <= F_LAST
 

@@ -162,7 +162,7 @@ def cycle_figures(uf2=None, scenario="nominal", after_job_ms=100, extra=None):
     return figs
 
 
-def run_figures(count=5, seed=1, uf2=None, ready_ms=500):
+def run_figures(count=5, seed=1, uf2=None, ready_ms=500, measure_heap=True):
     """A production run of `count` cycles on a fresh chip with the `feeder` scenario's world
     (a part on the pad a seeded while after each pick): CALIBRATE, then a RUN of the scenario's
     job with one attempt a part and part-ready `check` every ready_ms (as
@@ -174,7 +174,7 @@ def run_figures(count=5, seed=1, uf2=None, ready_ms=500):
     from surepick.host.engines.rp2040 import flashimage
     from surepick.host.engines.rp2040.cycle import ChipCycle
     from surepick.sim import scenarios
-    from surepick.shared_fsm import codes, link, run_codes
+    from surepick.shared_fsm import codes, link, run_codes, ticks
 
     def is_stop(f):
         return (f.ftype == link.T_EVENT and f.fields[2] == codes.K_RUN
@@ -186,7 +186,7 @@ def run_figures(count=5, seed=1, uf2=None, ready_ms=500):
         # a cycle is within CYCLE_LIMIT_MS; the feeder's waits between them are a few seconds
         return link.request(link.T_RUN, 2, a), is_stop, count * 60000
 
-    files = flashimage.firmware_files(extra={"/main.py": RUN_MAIN.encode()})
+    files = flashimage.firmware_files(extra={"/main.py": RUN_MAIN.encode()} if measure_heap else None)
     with tempfile.TemporaryDirectory(prefix="surepick-heap-") as d:
         img = Path(d) / "flash.bin"
         img.write_bytes(flashimage.whole_flash(flashimage.build_fs(files)))
@@ -199,16 +199,19 @@ def run_figures(count=5, seed=1, uf2=None, ready_ms=500):
                                % (e, bytes(cc.console[-2000:]).decode("utf-8", "replace"))) from None
     figs = parse(bytes(cc.console).decode("utf-8", "replace"))
     names = link.SCHEMA[link.T_TELEMETRY][3]
-    # TELEMETRY's overruns count since boot: the run's are the last frame's less the last one's
-    # before the RUN's reply (boot and the calibration are not the run's)
-    taken = next(i for i, f in enumerate(cc.frames) if f.ftype == link.T_REPLY and f.fields[0] == 2)
-    tel = [(i, dict(zip(names, f.fields))) for i, f in enumerate(cc.frames) if f.ftype == link.T_TELEMETRY]
-    before = [t for i, t in tel if i < taken]
-    last = tel[-1][1]
+    # TELEMETRY's overruns count since boot: the run's are the last frame's less the first one's
+    # begun after the RUN_START record. Before it: boot, the calibration, and reading the RUN line
+    # itself at rest (32 bytes a tick, link_rx_bytes: a tick that reads a full share of a long
+    # request line can take longer than the period, as before a JOB)
+    began = next(f.fields[1] for f in cc.frames if f.ftype == link.T_EVENT and f.fields[2] == codes.K_RUN
+                 and f.fields[5] == run_codes.R_RUN_START)
+    tel = [dict(zip(names, f.fields)) for f in cc.frames if f.ftype == link.T_TELEMETRY]
+    after = [t for t in tel if ticks.ticks_diff(t["t_ms"], began) > 0]
+    last = tel[-1]
     stop = next(f.fields for f in cc.frames if is_stop(f))
     feeder = cc.ps.feeder
     return {"heap": figs, "telemetry": last,
-            "run_overruns": last["overruns"] - (before[-1]["overruns"] if before else 0),
+            "overruns_before_run": after[0]["overruns"], "run_overruns": last["overruns"] - after[0]["overruns"],
             "stop": (stop[7], stop[8], stop[9], stop[11]), "binned": feeder.binned if feeder else None}
 
 
@@ -319,8 +322,8 @@ def main(argv=None):
                 print("%-8s free %6d B, largest free block %s B" % (k, f["free"], f.get("max_free_block")))
         t = r["telemetry"]
         print("run: %d cycles, %d placed, stop %s; the world's bin counted %s; overruns during the run %d "
-              "(since boot %s), worst tick %s us" % (r["stop"][0], r["stop"][1], r["stop"][2], r["binned"],
-                                                     r["run_overruns"], t.get("overruns"), t.get("worst_step_us")))
+              "(before it, boot and the requests read: %d)" % (r["stop"][0], r["stop"][1], r["stop"][2],
+                                                                r["binned"], r["run_overruns"], r["overruns_before_run"]))
     if args.imports:
         start, costs = import_costs(args.uf2)
         res["import_start"] = start

@@ -278,7 +278,8 @@ class VirtualBoard:
     # A hand on the bench: command -> (plant injection, its arguments), applied between two ticks.
     HANDS = {"estop-press": ("estop", {"on": True}), "estop-release": ("estop", {"on": False}),
              "switch-press": ("switch_stuck", {"level": 0}), "switch-release": ("switch_stuck", {"level": None}),
-             "beam-block": ("beam_blocked", {"on": True}), "beam-clear": ("beam_blocked", {"on": False})}
+             "beam-block": ("beam_blocked", {"on": True}), "beam-clear": ("beam_blocked", {"on": False}),
+             "part-remove": ("part_away", {})}
 
     def _hands(self):
         def hand(command):

@@ -234,3 +234,39 @@ def test_a_bringup_killed_while_the_board_takes_a_mirrored_servo_gives_it_again(
         _check_found(out, seed)
         assert _board_record(state)["shipped"] is True
         assert _board_arm(flash)["servos"]["base"]["direction"] == -1
+
+
+def _config(port, key):
+    r = surepick("config", "get", key, "--port", port)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_a_dry_cycle_that_does_not_end_empty_stops_with_its_fault_latched_then_resumes(tmp_path):
+    # A card left in the beam: the dry cycle's jaw closes on nothing but the beam says a part,
+    # so the machine cannot say "nothing held" (SENSOR_DISAGREE). Bring-up stops naming it, the
+    # fault stays latched (nothing cleared, nothing opened), the board's speeds are put back;
+    # the card taken away and the fault cleared by the person, bring-up resumes at the dry cycle.
+    seed = 1
+    with running_board(tmp_path / "flash", "nominal", 0, extra=("--standin", str(seed))) as port:
+        out = tmp_path / "out"
+        r = _bringup(port, out)
+        assert r.returncode == 0 and "--apply" in r.stdout, r.stdout + r.stderr
+        speed = _config(port, "arm_speed_mdeg_s")
+        _control(port, "beam-block")
+        r = _bringup(port, out, "--apply")
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "the dry cycle ended in SENSOR_DISAGREE" in r.stderr, r.stderr
+        assert "nothing opened, nothing cleared" in r.stderr and "job status" in r.stderr, r.stderr
+        status = surepick("job", "status", "--port", port).stdout
+        assert "fault SENSOR_DISAGREE" in status, status
+        state = json.loads((out / "bringup-state.json").read_text())
+        assert "apply" in state["steps"] and "cycle.dry" not in state["steps"], state["steps"]
+        assert "restore" not in state and _config(port, "arm_speed_mdeg_s") == speed
+        _control(port, "beam-clear")
+        assert surepick("job", "clear", "--port", port).returncode == 0
+        r = _bringup(port, out, "--apply")
+        assert r.returncode == 0, r.stdout + r.stderr
+        ran = [line[4:] for line in r.stdout.splitlines() if line.startswith("--- ")]
+        assert ran == ["cycle.dry", "cycle.first"], ran
+        _check_cycles(port, out, r.stdout)

@@ -107,12 +107,13 @@ class Finish:
             self._set(k, max(1000, int(v * cycles.DRY_SPEED_FRACTION)))
         self.say("the dry cycle: no part, the arm at %d%% speed, one attempt"
                  % int(100 * cycles.DRY_SPEED_FRACTION))
-        cyc = None
         try:
             cyc = cycles.run_job(self.c, job_args(arm, attempts=1), port=self.port)
         finally:
-            if cyc is not None:          # a cycle still running keeps them until the next session
+            try:
                 self._put_back()
+            except BringupStop:          # a cycle still running: the board takes no setting
+                self.say("the board's speeds stay slowed while its job runs: the next bringup puts them back")
         e = cycles.check_dry(cyc, self.port)
         r = self.c.request(link.T_CLEAR_FAULT, (), 5.0)
         if not r.ok:

@@ -25,8 +25,22 @@ def job_args(arm, attempts=None):
     return JobSpec(poses["pick"], poses["place"], arm.bench["part_mm"], attempts).link_args()
 
 
+def note_found(path, key, values):
+    """found.json (written by the write step) with `key` set to `values`: what the cycles measured."""
+    import json
+    import os
+    with open(path) as f:
+        d = json.load(f)
+    d.setdefault("gripper", {})[key] = values
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(d, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
 class Finish:
-    def __init__(self, state, client, jog, operator, port, ship, say=print):
+    def __init__(self, state, client, jog, operator, port, ship, say=print, found_path=None):
+        # found_path: DIR/found.json, where the cycles' measurements are added
         # ship(path): the board gets DIR/arm.toml and restarts (cli/bringup.py, apply.py)
         self.state = state
         self.c = client
@@ -35,6 +49,7 @@ class Finish:
         self.port = port
         self.ship = ship
         self.say = say
+        self.found_path = found_path
 
     def run(self, arm_path, load_arm, skip=()):
         self._put_back()
@@ -55,6 +70,9 @@ class Finish:
                                       "`surepick bringup --redo apply --apply`")
                 arm = load_arm(arm_path)
                 result = self.dry(arm) if name == cycles.DRY else self.first(arm)
+                if self.found_path:
+                    key, value = next(iter(sorted(result.items())))
+                    note_found(self.found_path, key, value)
             self.state.confirm(name, result)
             self.say("%s: confirmed" % name)
 
@@ -139,4 +157,4 @@ class Finish:
             self.say("the squeeze current is below current_grip_min_ma: the current check does not count a "
                      "held part on this gripper; `surepick config set current_grip_min_ma N` with N between "
                      "the closed-on-nothing and the squeeze current (docs/bringup.md)")
-        return {"squeeze_current_ma": seen["current_ma"], "verified": seen}
+        return {"squeezing": seen}

@@ -190,7 +190,8 @@ def _finish(args, port, state, operator, arm_path):
             print("applied: %s shipped as /arm.json (%d files copied); the board restarted" % (path, len(res.copied)))
             _cleared(jog)
         try:
-            finish.Finish(state, c, jog, operator, port, ship).run(
+            finish.Finish(state, c, jog, operator, port, ship,
+                          found_path=os.path.join(args.out, "found.json")).run(
                 arm_path, lambda p: load_arm(p)[0], skip=set(args.skip))
         finally:
             jog.leave()

@@ -60,8 +60,12 @@ def _check_cycles(port, out, stdout):
     steps = json.loads((out / "bringup-state.json").read_text())["steps"]
     dry = steps["cycle.dry"]["closed_on_nothing"]
     assert dry["checks"] == [] and not dry["switch"] and not dry["beam"], dry
-    first = steps["cycle.first"]["verified"]
+    first = steps["cycle.first"]["squeezing"]
     assert {"jaw", "switch"} <= set(first["checks"]), first
+    # found.json gets what the cycles measured: closed on nothing, and squeezing the part
+    gripper = json.loads((out / "found.json").read_text())["gripper"]
+    assert gripper == {"closed_on_nothing": dry, "squeezing": first}, gripper
+    assert first["current_ma"] > dry["current_ma"] and first["jaw_mm"] > dry["jaw_mm"]
     assert "bring-up done" in stdout, stdout
     verdict = _control(port, "status")["verdict"]
     assert verdict[0] == "placed", verdict

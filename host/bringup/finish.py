@@ -70,7 +70,7 @@ class Finish:
                                       "`surepick bringup --redo apply --apply`")
                 arm = load_arm(arm_path)
                 result = self.dry(arm) if name == cycles.DRY else self.first(arm)
-                if self.found_path:
+                if self.found_path:     # a cycle's result is one set of readings: {what: readings}
                     key, value = next(iter(sorted(result.items())))
                     note_found(self.found_path, key, value)
             self.state.confirm(name, result)

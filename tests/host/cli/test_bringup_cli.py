@@ -303,3 +303,48 @@ def test_an_estop_in_the_first_cycle_stops_bringup_with_the_part_still_held(tmp_
         assert later["jaw_mm"] > closed_on_nothing + present_mm, (later, closed_on_nothing)
         verdict = _control(port, "status")["verdict"]
         assert verdict[0] != "dropped", verdict
+
+
+def test_a_bringup_killed_in_its_dry_cycle_puts_the_speeds_back_and_does_it_again(tmp_path):
+    # Killed while the board runs the dry cycle (its speeds slowed, saved in the state first):
+    # the board's job goes on to its end. Run again, bring-up stops, saying the arm is busy (the
+    # job still runs: the board takes no setting) or naming the fault the job latched (it ended).
+    # Once the job has ended and its fault is cleared, bring-up puts the speeds back and does the
+    # dry cycle again.
+    seed = 1
+    with running_board(tmp_path / "flash", "nominal", 0, extra=("--standin", str(seed))) as port:
+        out = tmp_path / "out"
+        assert _bringup(port, out).returncode == 0
+        speed = _config(port, "arm_speed_mdeg_s")
+        state = out / "bringup-state.json"
+        p = subprocess.Popen([SUREPICK_BIN, "bringup", "--port", port, "--operator", "sim", "--out", str(out),
+                              "--apply"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = ""
+        while "the dry cycle: no part" not in seen:     # its speeds slowed, its job about to be sent
+            line = p.stdout.readline()
+            assert line, seen
+            seen += line
+        before = _control(port, "look")["joints_deg"]
+        deadline = time.time() + 120
+        while time.time() < deadline:                    # the arm moves: the board runs the job
+            if max(abs(a - b) for a, b in zip(_control(port, "look")["joints_deg"], before)) > 1.0:
+                break
+            time.sleep(0.05)
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        assert "restore" in json.loads(state.read_text())
+        assert "cycle.dry" not in _confirmed(state)
+        r = _bringup(port, out, "--apply")
+        print("rerun after the kill: exit %d %s" % (r.returncode, r.stderr.strip()[:160]))
+        if r.returncode != 0:               # the job still ran, or it ended and latched its fault
+            assert "the arm is busy" in r.stderr or "latched fault" in r.stderr, r.stderr
+            deadline = time.time() + 300
+            while "state IDLE" not in surepick("job", "status", "--port", port).stdout and time.time() < deadline:
+                time.sleep(0.5)
+            surepick("job", "clear", "--port", port)
+            r = _bringup(port, out, "--apply")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "restore" not in json.loads(state.read_text()) and _config(port, "arm_speed_mdeg_s") == speed
+        ran = [line[4:] for line in r.stdout.splitlines() if line.startswith("--- ")]
+        assert ran == ["cycle.dry", "cycle.first"], ran
+        _check_cycles(port, out, r.stdout)

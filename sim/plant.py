@@ -50,7 +50,10 @@ ADC_RAIL = 2
 
 _CHUNK_MS = 2  # the switch is sampled at least this often while physics runs
 _FAULTS = ("switch_stuck", "beam_blocked", "pot_broken", "current_offset", "brownout", "estop",
-           "push_part", "clear")
+           "push_part", "part_away", "clear")
+# Where a hand puts the part it takes off the bench (part_away): beside the arm's base, out of
+# its work (m, in the base's frame; on the floor plane).
+PART_AWAY_M = (-0.30, -0.30)
 
 
 def part_spec(part):
@@ -363,6 +366,8 @@ class Plant:
             self.d.xfrc_applied[self._part_body, :3] = (fx, fy, fz)
             self._push_until_ms = self.now_ms + int(kw.get("duration_ms", 50))
             self._event()
+        elif name == "part_away":
+            self._part_away()
         elif name == "clear":
             self.switch.stuck_level = None
             self.beam.blocked = False
@@ -371,6 +376,18 @@ class Plant:
             self.estop = 0
         else:
             raise ValueError("unknown fault %r (known: %s)" % (name, ", ".join(_FAULTS)))
+
+    def _part_away(self):
+        # A person lifts the part off the pad and sets it down out of the arm's way (bring-up's
+        # dry cycle runs without it); reset-world puts it back.
+        if self._part_body < 0:
+            raise ValueError("part_away needs a part")
+        m, d = self.m, self.d
+        j = m.body_jntadr[self._part_body]
+        q, v = m.jnt_qposadr[j], m.jnt_dofadr[j]
+        d.qpos[q:q + 2] = PART_AWAY_M
+        d.qvel[v:v + 6] = 0.0
+        mujoco.mj_forward(m, d)
 
     # ---- ground truth -------------------------------------------------------------------
     def others_pos_mm(self):

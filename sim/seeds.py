@@ -15,6 +15,8 @@ result (scenario set-ups, sensor noise, fit's stand-in) is the same as before:
     stand_in      fit's hidden stand-in plant, from `surepick fit --stand-in SEED`
     power_cut     `surepick board --power-cut-random SEED`: when the cut comes
     bench_standin `surepick board --standin SEED`: the hidden servo calibration of an uncalibrated kit
+    bench_standin_pot  ... and its gripper pot's hidden offset and gain (a stream of its own: the
+                  servos' draws stay what they were)
 
 The sensor-noise key repeats after 1000 cycles of one seed (seed S cycle 1000 is seed S+1 cycle
 0); a run of more cycles shares noise between those pairs (its scenario draws still differ).
@@ -29,6 +31,7 @@ STREAMS = {
     "stand_in": (1, 0, 0x5EED, None),
     "power_cut": (1, 0, 0, None),
     "bench_standin": (1, 0, 0xB1D6, None),
+    "bench_standin_pot": (1, 0, 0xB1D7, None),
 }
 
 

@@ -12,8 +12,15 @@ The truth is said in the description's own terms, so that what a bring-up writes
 with it field by field: a description entry with direction D, zero_deg Z and the pulse range
 centred on 1500 us spanning 2000 * 180 / R us (trim 0) drives this servo exactly right.
 
-    truth(seed, arm) -> {"servos": {name: {"zero_deg", "direction", "range_deg"}}}
-    plant_params(seed, arm) -> PlantParams with those servos
+The gripper's pot is not the firmware's default either: its reading at jaw 0 mm is off by up
+to +-POT_OFFSET_MAX_COUNTS and its counts per mm by up to +-POT_GAIN_MAX_FRACTION (the plant's
+PotParams offset_counts and counts_per_mm), drawn from SEED on a stream of their own, so the
+servos' draws are the same as without it. The truth says it in the board settings' terms
+(pot_closed_counts, pot_counts_per_mm: jaw um = (counts - closed) * 1000 / per_mm).
+
+    truth(seed, arm) -> {"servos": {name: {"zero_deg", "direction", "range_deg"}},
+                         "pot": {"closed_counts", "counts_per_mm"}}
+    plant_params(seed, arm) -> PlantParams with those servos and that pot
 """
 import math
 
@@ -27,6 +34,8 @@ RANGE_MAX_FRACTION = 0.10    # hidden pulse range, each side of the nominal
 NOMINAL_SPAN_US = 2000       # 500..2500 us: the description's default pulse range
 CENTRE_US = 1500
 SERVO_DEG = 180.0            # the firmware's servo angle over min_us..max_us (servo_cal)
+POT_OFFSET_MAX_COUNTS = 1500     # the pot's reading at jaw 0 mm, each side (1.4 mm at 1067 counts/mm)
+POT_GAIN_MAX_FRACTION = 0.08     # its counts per mm, each side
 
 
 def _draws(seed, n):
@@ -64,14 +73,27 @@ def hidden_cals(seed, arm):
     return out
 
 
+def hidden_pot(seed, arm):
+    """-> (offset_counts, counts_per_mm) of the plant's pot: the arm's own model, off by a draw."""
+    rng = seeds.rng("bench_standin_pot", seed)
+    offset = round(rng.uniform(-POT_OFFSET_MAX_COUNTS, POT_OFFSET_MAX_COUNTS), 1)
+    gain = 1.0 + rng.uniform(-POT_GAIN_MAX_FRACTION, POT_GAIN_MAX_FRACTION)
+    pot = arm.sensors["pot"]
+    return pot["offset_counts"] + offset, round(pot["counts_per_mm"] * gain, 2)
+
+
 def truth(seed, arm):
-    return {"servos": {name: entry for name, _slot, _cal, entry in hidden_cals(seed, arm)}}
+    offset, per_mm = hidden_pot(seed, arm)
+    return {"servos": {name: entry for name, _slot, _cal, entry in hidden_cals(seed, arm)},
+            "pot": {"closed_counts": round(arm.sensors["pot"]["closed_counts"] + offset, 2),
+                    "counts_per_mm": per_mm}}
 
 
 def plant_params(seed, arm):
-    """The plant of the arm with the stand-in's hidden servo calibrations."""
+    """The plant of the arm with the stand-in's hidden servo calibrations and pot."""
     p = PlantParams.for_arm(arm)
     for _name, slot, cal, _entry in hidden_cals(seed, arm):
         s = p.servos[slot]
         s.min_us, s.max_us, s.trim_us, s.inverted = cal
+    p.pot.offset_counts, p.pot.counts_per_mm = hidden_pot(seed, arm)
     return p

@@ -19,6 +19,7 @@ SETTLE_TIMEOUT_S = 30.0   # the servo drivers reach a setpoint within this long 
 HELD = 2                  # TELEOP_STATE mode: held by the deadman (firmware/teleop_mode.py)
 HELD_TOLERANCE = 20       # mdeg (um): the drivers' joint readback rounds through servo mdeg
 ECHO_S = 1.0              # a setpoint is answered within this long, or the next one goes anyway
+POT_LISTEN_S = 1.0        # the pot read as the mean of this long's telemetry
 
 
 class BringupStop(Exception):
@@ -90,6 +91,16 @@ class Jog:
             raise BringupStop("the board does not answer STATUS: is the firmware running? (surepick doctor)")
         v = st.view
         return bool(v.estop) or v.has(link.COND_ESTOP_OPEN), v.telemetry.get("rail_mv"), v
+
+    def pot_counts(self, seconds=POT_LISTEN_S):
+        """The gripper pot as the board reads it (TELEMETRY pot_counts, the mean of a short
+        listen: the firmware's filtered reading still carries the ADC's noise)."""
+        from surepick.host import wiring_checks
+        frames = wiring_checks.readings(self.c, seconds).frames
+        if not frames:
+            raise BringupStop("the board sent no telemetry: `surepick config set telemetry_hz 10`, then "
+                              "run bringup again")
+        return sum(f["pot_counts"] for f in frames) / float(len(frames))
 
     def contact_open(self):
         # The e-stop contact as the board reads it now (not its latch), or None: no such report.

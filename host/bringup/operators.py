@@ -63,7 +63,11 @@ class ConsoleOperator:
         self._ask({"switch-press": "Press the finger switch (push the pad in) and hold it; press Enter. ",
                    "switch-release": "Let the finger switch go; press Enter. ",
                    "beam-block": "Block the beam between the jaws (a card) and hold it; press Enter. ",
-                   "beam-clear": "Take the card away; press Enter. "}[what])
+                   "beam-clear": "Take the card away; press Enter. ",
+                   "part-remove": "Take the part off its pad (the dry cycle runs without it) and keep your "
+                                  "hands out of the arm's way; press Enter. ",
+                   "part-back": "Put the part back on its pad, in the middle, and keep your hands out of the "
+                                "arm's way; press Enter. "}[what])
 
     def multimeter_rail_v(self):
         while True:
@@ -134,7 +138,8 @@ class SimOperator:
         self._request("estop-release")
 
     def hand(self, what):
-        self._request(what)
+        # putting the part back on its pad is the bench's reset-world (the arm stays where it is)
+        self._request("reset-world" if what == "part-back" else what)
 
     def multimeter_rail_v(self):
         return round(self.look()["rail_v"], 2)

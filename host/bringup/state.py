@@ -3,11 +3,13 @@ after every confirmed step, so Ctrl-C or a kill loses at most the step under way
 resumes at the first step not confirmed.
 
     {"format": 1, "arm": "<the description it started from>", "steps": {"servo.base.zero": {...}},
-     "board": {"directions": {"base": -1, ...}, "shipped": true}}
+     "board": {"directions": {"base": -1, ...}, "shipped": true},
+     "restore": {"arm_speed_mdeg_s": 90000, ...}}
 
 "board" is the description the board was given mid-session (the --arm one with those servo
 directions): written before the board gets it (shipped false) and again once it has it, so a
-session killed in between ships it again before anything moves.
+session killed in between ships it again before anything moves. "restore" holds the board
+settings the dry cycle slowed, saved before they change, dropped once they are put back.
 """
 import json
 import os
@@ -58,6 +60,17 @@ class State:
 
     def set_board(self, directions, shipped):
         self.data["board"] = {"directions": dict(directions), "shipped": bool(shipped)}
+        self._save()
+
+    def restore(self):
+        """{board setting: value} to put back (a dry cycle slowed them), or None."""
+        return self.data.get("restore")
+
+    def set_restore(self, values):
+        if values:
+            self.data["restore"] = dict(values)
+        else:
+            self.data.pop("restore", None)
         self._save()
 
     def forget(self, name):

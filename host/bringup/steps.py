@@ -8,7 +8,12 @@
     servo.NAME.direction       a small move its + way: which way did it turn?
     servo.NAME.zero            jog to the rest-pose mark (its zero follows)
     servo.NAME.range           jog to the mark each side of it (its pulse range follows)
+    gripper.pot                the jaw on its two caliper marks again, the board's pot read at
+                               each: the pot's closed-on-nothing reading (at 0 mm) and counts per
+                               mm (gripper.py)
     write                      the description with the servo entries found, and found.json
+
+Then, with --apply (cycles.py): apply (the board gets them), cycle.dry, cycle.first.
 
 Each servo moves alone, in a window of pulse widths around where it started that begins
 WINDOW0_DEG wide each side and widens by WINDOW_STEP_DEG only when the person says there is room.
@@ -19,6 +24,7 @@ import os
 import time
 
 from surepick.host.bringup import apply as apply_mod
+from surepick.host.bringup import gripper as gripper_mod
 from surepick.host.bringup import servo_fit
 from surepick.host.bringup.jog import BoardMap, BringupStop
 from surepick.host.bringup.operators import AT, PAST, SHORT, STILL, WITH
@@ -38,7 +44,7 @@ def step_names(servos):
     names = ["estop", "switch", "beam", "sensors", "rail"]
     for s in servos:
         names += ["servo.%s.direction" % s.name, "servo.%s.zero" % s.name, "servo.%s.range" % s.name]
-    return names + ["write"]
+    return names + [gripper_mod.STEP, "write"]
 
 
 class Session:
@@ -82,7 +88,9 @@ class Session:
         if name == "sensors":
             return self.sensors()
         if name == "write":
-            return writer(self.found())
+            return writer(self.found(), self.pot_found())
+        if name == gripper_mod.STEP:
+            return self.pot(next(s for s in self.servos if s.is_gripper))
         _, servo_name, what = name.split(".")
         servo = next(s for s in self.servos if s.name == servo_name)
         return getattr(self, what)(servo)
@@ -319,6 +327,36 @@ class Session:
                 step = int(round(SEARCH_STEP_DEG * per))
                 cmd += sign * step if a == SHORT else -sign * step
 
+    # ---- the gripper's pot ----
+
+    def pot(self, servo):
+        """The jaw on its two caliper marks (as for its range, from where its calibration found
+        puts them), the board's pot read at each: -> the two points and the line through them."""
+        start, sign = self._setup(servo)
+        r = self.state.get("servo.%s.range" % servo.name)
+        if not r or r.get("skipped"):
+            raise BringupStop("servo.%s.range is not confirmed: redo it first" % servo.name)
+        window = [r["window_deg"]]
+        points = []
+        for key in ("low", "high"):
+            mark = servo.marks[key]
+            self._reach(servo, mark, start, sign, window)
+            points.append([self.jog.pot_counts(), mark.deg / servo.deg_per_mm])
+        self._go(servo, start, start, window, sign, approach=False)
+        out = gripper_mod.pot_line(points)
+        bad = gripper_mod.pot_problem(out)
+        if bad:
+            raise BringupStop(bad)
+        out["points"] = points
+        return out
+
+    def pot_found(self):
+        """{"closed_counts", "counts_per_mm"} once gripper.pot is confirmed, else None."""
+        r = self.state.get(gripper_mod.STEP)
+        if not r or r.get("skipped"):
+            return None
+        return {"closed_counts": r["closed_counts"], "counts_per_mm": r["counts_per_mm"]}
+
     # ---- what was found ----
 
     def found(self):
@@ -334,9 +372,10 @@ class Session:
         return out
 
 
-def write_outputs(out_dir, description, found, servos, files_mod):
+def write_outputs(out_dir, description, found, servos, files_mod, pot=None):
     """The description with the found servo entries (and joint limits narrowed to what the servo
-    can reach) -> DIR/arm.toml; found.json in the stand-in's shape. -> the new description dict."""
+    can reach) and the pot found (sensors.pot: the simulator then models this arm's pot) ->
+    DIR/arm.toml; found.json in the stand-in's shape. -> the new description dict."""
     import copy
     d = copy.deepcopy(description)
     notes = []
@@ -352,12 +391,17 @@ def write_outputs(out_dir, description, found, servos, files_mod):
                 notes.append("%s: joint limits %g..%g narrowed to %g..%g (what the servo reaches)"
                              % (s.name, j["min_deg"], j["max_deg"], lo, hi))
                 j["min_deg"], j["max_deg"] = lo, hi
+    if pot is not None:
+        d.setdefault("sensors", {}).setdefault("pot", {}).update(closed_counts=float(pot["closed_counts"]),
+                                   counts_per_mm=float(pot["counts_per_mm"]), offset_counts=0.0)
     files_mod.validate(d, "the description bring-up wrote")
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "arm.toml"), "w") as fh:
         fh.write(files_mod.to_toml(d))
     shape = {"servos": {n: {"direction": f["direction"], "zero_deg": round(f["zero_deg"], 3),
                             "range_deg": round(f["range_deg"], 3)} for n, f in found.items()}}
+    if pot is not None:
+        shape["pot"] = dict(pot)
     with open(os.path.join(out_dir, "found.json"), "w") as fh:
         json.dump(shape, fh, indent=1, sort_keys=True)
     return d, notes

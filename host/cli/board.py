@@ -88,13 +88,17 @@ def _models():
     return rp2_chips.MODELS
 
 
-def _list(address, kind, flash, plant_service, scenario=None, seed=None):
-    # In the per-user board registry while it serves: a verb without --port (auto) finds it.
+def _list(address, kind, flash, plant_service, scenario=None, seed=None, control=None):
+    # In the per-user board registry while it serves: a verb without --port (auto) finds it, and
+    # a tool given its port finds its control channel (bring-up's stand-in person), if it has one.
     from surepick.host.vboard.registry import Registration
     if plant_service is not None:
         scenario, seed = plant_service.scenario_name, plant_service.seed
-    return Registration({"console": [address], "kind": kind, "flash": str(flash) if flash else None,
-                         "scenario": scenario, "seed": seed})
+    entry = {"console": [address], "kind": kind, "flash": str(flash) if flash else None,
+             "scenario": scenario, "seed": seed}
+    if control is not None:
+        entry["control"] = control
+    return Registration(entry)
 
 
 def _note(msg):
@@ -243,7 +247,8 @@ def _run_rp2040(args):
                 note("the firmware did not speak within 180 s: serving the chip anyway (`surepick doctor` "
                      "says what runs on it)")
         print(READY_PREFIX + board.address, flush=True)
-        listed = _list(board.address, "emulated RP2040", args.flash, None, args.scenario, args.seed)
+        listed = _list(board.address, "emulated RP2040", args.flash, None, args.scenario, args.seed,
+                       board.control.address if board.control is not None else None)
         try:
             while not stop.wait(0.5):
                 if not board.running:

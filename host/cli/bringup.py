@@ -1,6 +1,6 @@
 # `surepick bringup --port PORT [--arm FILE] [--operator console|sim] [--out DIR]`: a guided,
 # resumable bring-up of a freshly wired arm (docs/bringup.md). The steps are in
-# host/bringup/steps.py; this module parses, opens the link, and ships what was found.
+# host/bringup/steps.py and finish.py; this module parses, opens the link, and ships what was found.
 import os
 
 from surepick.host.cli import exitcodes
@@ -20,7 +20,7 @@ with the servo entries found, DIR/found.json what was found; with --apply the bo
 --operator sim (a virtual board only, e.g. `surepick board --standin SEED`) answers every question
 as a person at that bench would, from where the simulated arm physically is.
 
-Exit status: 0 every step confirmed, 1 stopped (the reason and the way on printed; rerun to
+Exit status: 0 every step asked for confirmed, 1 stopped (the reason and the way on printed; rerun to
 resume), 2 bad usage."""
 
 
@@ -43,12 +43,14 @@ def add_arguments(parser):
                         help="leave this step out (saved as skipped; steps that need it stop)")
     parser.add_argument("--apply", action="store_true",
                         help="after the last step, give the board what was found (DIR/arm.toml as its "
-                             "/arm.json, as deploy --arm ships it; it restarts)")
+                             "/arm.json, as deploy --arm ships it, it restarts; the pot as its settings), "
+                             "then run the dry cycle and the first real cycle")
     parser.add_argument("--list", action="store_true", help="print the steps and which are confirmed, and exit")
 
 
 def run(args):
     from surepick.host.cli.arm import load_arm
+    from surepick.host.bringup import finish
     from surepick.host.bringup import servos as servos_mod
     from surepick.host.bringup import steps
     from surepick.host.bringup.state import State, StateError
@@ -56,32 +58,42 @@ def run(args):
     arm, description = load_arm(args.arm)
     servos = servos_mod.servos_of(arm)
     names = steps.step_names(servos)
+    every = names + list(finish.STEPS)
     for n in args.redo + args.skip:
-        if n not in names and n != "all":
-            raise CommandError("no step %r; the steps: %s" % (n, ", ".join(names)))
+        if n not in every and n != "all":
+            raise CommandError("no step %r; the steps: %s" % (n, ", ".join(every)))
     try:
         state = State(os.path.join(args.out, "bringup-state.json"), args.arm)
     except StateError as e:
         raise CommandError(str(e)) from None
     if "all" in args.redo:
-        args.redo = list(names)
+        args.redo = list(every)
+    if set(args.redo) & set(names):
+        args.redo += list(finish.STEPS)     # what the board got and the cycles follow what is found
     for n in args.redo:
         state.forget(n)
     if args.list:
-        for n in names:
+        for n in every:
             r = state.get(n)
             print("%-26s %s" % (n, "-" if r is None else ("skipped" if r.get("skipped") else "confirmed")))
         return exitcodes.OK
     port = board_port(args)
-    if all(state.done(n) for n in names):
-        print("every step is confirmed (%s); --redo STEP to do one again" % state.path)
-        return _apply(args, port, os.path.join(args.out, "arm.toml")) if args.apply else exitcodes.OK
+    arm_path = os.path.join(args.out, "arm.toml")
+    if all(state.done(n) for n in every) or (all(state.done(n) for n in names) and not args.apply):
+        print("every step is confirmed (%s); --redo STEP to do one again%s"
+              % (state.path, "" if args.apply else "; --apply gives the board what was found and runs the dry "
+                 "and first cycles"))
+        return exitcodes.OK
     operator = _operator(args, port)
-    _session(args, port, arm, description, servos, names, state, operator)
-    print("bring-up done: %s and %s" % (os.path.join(args.out, "arm.toml"), os.path.join(args.out, "found.json")))
-    if args.apply:
-        return _apply(args, port, os.path.join(args.out, "arm.toml"))
-    print("give them to the board: surepick bringup --port %s --out %s --apply" % (port, args.out))
+    if not all(state.done(n) for n in names):
+        _session(args, port, arm, description, servos, names, state, operator)
+        print("bring-up found: %s and %s" % (arm_path, os.path.join(args.out, "found.json")))
+    if not args.apply:
+        print("give them to the board and run the dry and first cycles: surepick bringup --port %s --out %s "
+              "--apply" % (port, args.out))
+        return exitcodes.OK
+    _finish(args, port, state, operator, arm_path)
+    print("bring-up done: the board runs %s and placed its first part" % arm_path)
     return exitcodes.OK
 
 
@@ -106,55 +118,42 @@ def _session(args, port, arm, description, servos, names, state, operator):
     from surepick.host.bringup import apply as apply_mod
     from surepick.host.bringup import jog as jog_mod
     from surepick.host.bringup import steps
-    from surepick.host.link.errors import LinkError
 
-    def writer(found):
-        d, notes = steps.write_outputs(args.out, description, found, servos, files)
+    def writer(found, pot):
+        d, notes = steps.write_outputs(args.out, description, found, servos, files, pot)
         for n in notes:
             print(n)
         return {"servos": sorted(found)}
 
-    try:
-        with board_link(args, "bringup") as c:
-            directions, shipped = state.board()
-            board_map = jog_mod.BoardMap(apply_mod.with_directions(arm, directions))
-            if not shipped:
-                # killed while the board was being given it: it may be in the deploy's raw REPL,
-                # its firmware stopped; deploy it again before asking the firmware anything
-                print("the board was being given a mirrored servo when bring-up stopped: giving it again")
-                _end_teleop(c)
-                apply_mod.ship(c, port, board_map.arm)
-                state.set_board(directions, True)
-            jog = jog_mod.Jog(c, jog_mod.config_get(c, "rail_low_mv"))
-            if not shipped:
-                _cleared(jog)
+    with _stops(state), board_link(args, "bringup") as c:
+        directions, shipped = state.board()
+        board_map = jog_mod.BoardMap(apply_mod.with_directions(arm, directions))
+        if not shipped:
+            # killed while the board was being given it: it may be in the deploy's raw REPL,
+            # its firmware stopped; deploy it again before asking the firmware anything
+            print("the board was being given a mirrored servo when bring-up stopped: giving it again")
+            _end_teleop(c)
+            apply_mod.ship(c, port, board_map.arm)
+            state.set_board(directions, True)
+        jog = jog_mod.Jog(c, jog_mod.config_get(c, "rail_low_mv"))
+        if not shipped:
+            _cleared(jog)
 
-            def ship(new_arm):
-                # The board gets new_arm as its /arm.json (a servo mirrored): saved as under way
-                # first, so a session killed meanwhile ships it again before anything moves.
-                want = {n: e["direction"] for n, e in new_arm.to_dict()["servos"].items() if n != "gripper"}
-                jog.leave()
-                state.set_board(want, False)
-                apply_mod.ship(c, port, new_arm)
-                state.set_board(want, True)
-                board_map.arm = new_arm
-                _cleared(jog)
-            session = steps.Session(state, servos, jog, board_map, operator, port=port, ship=ship)
-            try:
-                session.run(names, skip=set(args.skip), writer=writer)
-            finally:
-                jog.leave()
-    except apply_mod.ApplyError as e:
-        raise CommandError("bring-up stopped: the board did not take its description (%s); what was "
-                           "confirmed is saved in %s" % (e, state.path), exitcodes.FAILED) from None
-    except jog_mod.BringupStop as e:
-        raise CommandError("bring-up stopped: %s (what was confirmed is saved in %s)" % (e, state.path),
-                           exitcodes.FAILED) from None
-    except files.DescriptionError as e:
-        raise CommandError("bring-up stopped: %s" % e, exitcodes.FAILED) from None
-    except LinkError as e:
-        raise CommandError("bring-up stopped: the link failed (%s); what was confirmed is saved in %s"
-                           % (e, state.path), exitcodes.FAILED) from None
+        def ship(new_arm):
+            # The board gets new_arm as its /arm.json (a servo mirrored): saved as under way
+            # first, so a session killed meanwhile ships it again before anything moves.
+            want = {n: e["direction"] for n, e in new_arm.to_dict()["servos"].items() if n != "gripper"}
+            jog.leave()
+            state.set_board(want, False)
+            apply_mod.ship(c, port, new_arm)
+            state.set_board(want, True)
+            board_map.arm = new_arm
+            _cleared(jog)
+        session = steps.Session(state, servos, jog, board_map, operator, port=port, ship=ship)
+        try:
+            session.run(names, skip=set(args.skip), writer=writer)
+        finally:
+            jog.leave()
 
 
 def _end_teleop(c):
@@ -174,20 +173,55 @@ def _cleared(jog):
               "reads above rail_low_mv again: cleared")
 
 
-def _apply(args, port, path):
-    # The found description as the board's /arm.json, as `deploy --arm` ships it (its code: the
-    # old servo settings settled first); the board restarts.
+def _finish(args, port, state, operator, arm_path):
+    # The board gets what was found, then the dry and first cycles (host/bringup/finish.py).
     from surepick.host.cli.arm import load_arm
     from surepick.host.cli.options import board_link
     from surepick.host.bringup import apply as apply_mod
-    from surepick.host.link.errors import LinkError
-    if not os.path.exists(path):
-        raise CommandError("%s does not exist yet: finish the bring-up first" % path)
-    arm, _ = load_arm(path)
-    try:
-        with board_link(args, "bringup --apply") as c:
-            res = apply_mod.ship(c, port, arm, say=print)
-    except (LinkError, apply_mod.ApplyError) as e:
-        raise CommandError("%s was not given to the board: %s" % (path, e), exitcodes.FAILED) from None
-    print("applied: %s shipped as /arm.json (%d files copied); the board restarted" % (path, len(res.copied)))
-    return exitcodes.OK
+    from surepick.host.bringup import finish
+    from surepick.host.bringup import jog as jog_mod
+    if not os.path.exists(arm_path):
+        raise CommandError("%s does not exist yet: finish the bring-up first (--redo write)" % arm_path)
+    with _stops(state), board_link(args, "bringup --apply") as c:
+        jog = jog_mod.Jog(c, jog_mod.config_get(c, "rail_low_mv"))
+
+        def ship(path):
+            res = apply_mod.ship(c, port, load_arm(path)[0], say=print)
+            print("applied: %s shipped as /arm.json (%d files copied); the board restarted" % (path, len(res.copied)))
+            _cleared(jog)
+        try:
+            finish.Finish(state, c, jog, operator, port, ship,
+                          found_path=os.path.join(args.out, "found.json")).run(
+                arm_path, lambda p: load_arm(p)[0], skip=set(args.skip))
+        finally:
+            jog.leave()
+
+
+class _stops:
+    # Every way a session stops: one line with the reason, and where what was confirmed is.
+    def __init__(self, state):
+        self.state = state
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        from surepick.host.arms import files
+        from surepick.host.bringup import apply as apply_mod
+        from surepick.host.bringup import jog as jog_mod
+        from surepick.host.link.errors import LinkError
+        path = self.state.path
+        if kind is None:
+            return False
+        if issubclass(kind, apply_mod.ApplyError):
+            raise CommandError("bring-up stopped: the board did not take its description (%s); what was "
+                               "confirmed is saved in %s" % (e, path), exitcodes.FAILED) from None
+        if issubclass(kind, jog_mod.BringupStop):
+            raise CommandError("bring-up stopped: %s (what was confirmed is saved in %s)" % (e, path),
+                               exitcodes.FAILED) from None
+        if issubclass(kind, files.DescriptionError):
+            raise CommandError("bring-up stopped: %s" % e, exitcodes.FAILED) from None
+        if issubclass(kind, LinkError):
+            raise CommandError("bring-up stopped: the link failed (%s); what was confirmed is saved in %s"
+                               % (e, path), exitcodes.FAILED) from None
+        return False

@@ -13,7 +13,7 @@ from surepick.host.cli.errors import CommandError, as_command_error
 COMMANDS = [
     ("arm", "cli.arm", "arm descriptions: list the presets, show one as TOML, check a file (reach map), write its MuJoCo model"),
     ("board", "cli.board", "run the firmware on a virtual Pico served on a pty or loopback TCP (for mpremote)"),
-    ("bringup", "cli.bringup", "guided, resumable bring-up of a freshly wired arm: e-stop and rail checks, each servo's direction, zero and pulse range into the arm description"),
+    ("bringup", "cli.bringup", "guided, resumable bring-up of a freshly wired arm: the input checks, each servo's direction, zero and pulse range and the jaw pot into the arm description, then a dry cycle and the first real cycle"),
     ("calibrate", "cli.calibrate", "calibrate the jaw pot (closed on nothing) or the current-sense zero on the running firmware"),
     ("compare", "cli.compare", "compare two run records phase by phase (outcomes, states, dwell, retries, VERIFY readings, holding current, loop timing); exit 1 beyond tolerances"),
     ("config", "cli.config", "read or change one board setting over the link (persisted on the board)"),

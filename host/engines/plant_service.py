@@ -226,12 +226,10 @@ class PlantService:
             return self.world.plant.truth()
 
     def look(self):
-        # The bench as a person there sees it: joint angles (deg), jaw opening (mm) off the marks and a
-        # caliper, the rail on a multimeter (V); and the plant's clock.
+        # The bench as a person there sees it (vboard/bench.py).
+        from surepick.host.vboard import bench
         with self.lock:
-            q = self.world.plant.joint_angles_mdeg()
-            return {"joints_deg": [v / 1000.0 for v in q[:-1]], "jaw_mm": q[-1] / 1000.0,
-                    "rail_v": self.world.plant.rail_mv() / 1000.0, "plant_ms": self.world.now_ms}
+            return bench.look(self.world.plant, self.world.now_ms)
 
     def verdict(self):
         # sim/judge.py's verdict on what the world went through.

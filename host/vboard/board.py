@@ -275,19 +275,10 @@ class VirtualBoard:
         angle (deg) and the jaw's opening (mm). Never the servos' calibration."""
         return self._bench().look()
 
-    # A hand on the bench: command -> (plant injection, its arguments), applied between two ticks.
-    HANDS = {"estop-press": ("estop", {"on": True}), "estop-release": ("estop", {"on": False}),
-             "switch-press": ("switch_stuck", {"level": 0}), "switch-release": ("switch_stuck", {"level": None}),
-             "beam-block": ("beam_blocked", {"on": True}), "beam-clear": ("beam_blocked", {"on": False})}
-
     def _hands(self):
-        def hand(command):
-            def act():
-                name, kw = self.HANDS[command]
-                self._bench().inject(name, **kw)
-                return {"done": command}
-            return act
-        return {c: hand(c) for c in self.HANDS}
+        # A hand on the bench (bench.py), applied by the plant between two ticks.
+        from surepick.host.vboard import bench
+        return bench.hand_handlers(lambda name, **kw: self._bench().inject(name, **kw))
 
     def _request(self, reason):
         done = threading.Event()

@@ -94,6 +94,28 @@ def test_a_checksum_mismatch_copies_nothing_and_keeps_nothing(tmp_path, image):
     assert r.returncode == 1 and "checksum mismatch" in r.stderr and uf2_files(d) == []
 
 
+def test_a_truncated_or_corrupt_download_is_refused_and_not_kept(tmp_path, image):
+    # The pinned checksum is the image's; what the download brings is not the image: cut short (a
+    # dropped connection) or one byte changed on the way. Refused, named, nothing copied, nothing
+    # cached; the whole image at that URL then installs.
+    uf2, sha = image
+    d = drive(tmp_path / "media")
+    whole = uf2.read_bytes()
+    served = tmp_path / "served" / uf2.name
+    served.parent.mkdir()
+    table = table_file(tmp_path, served, sha)
+    for bad in (whole[:len(whole) // 2], whole[:100] + bytes([whole[100] ^ 1]) + whole[101:]):
+        served.write_bytes(bad)
+        r = surepick("install-micropython", "--board", "pico", env=env_for(tmp_path, table))
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "checksum mismatch" in r.stderr and "expected %s; nothing was copied" % sha in r.stderr, r.stderr
+        assert uf2_files(d) == [] and not (tmp_path / "cache" / uf2.name).exists()
+    served.write_bytes(whole)
+    r = surepick("install-micropython", "--board", "pico", env=env_for(tmp_path, table))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (d / uf2.name).read_bytes() == whole
+
+
 def test_an_image_for_the_other_chip_is_refused(tmp_path, image):
     uf2, sha = image
     d = drive(tmp_path / "media", "RP2350", RP2350_INFO)

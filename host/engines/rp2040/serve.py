@@ -7,6 +7,11 @@
 # chip and world in lockstep emulated time, one control period at a time, as fast as the host
 # emulates (several times slower than real time); serial bytes reach the chip between periods.
 # Without one, the chip runs freely (never ahead of the wall clock), pins at their pulls.
+#
+# With a scenario it also serves a control channel (vboard/control.py) with the bench a person
+# sees and acts on, the virtual board's own (vboard/bench.py): "look", "status", and the hands
+# (e-stop, finger switch, beam, the part off its pad), applied between two periods. So
+# `surepick bringup --operator sim` runs against the chip as against the virtual board.
 import os
 import tempfile
 import threading
@@ -33,6 +38,9 @@ class ChipBoard:
         self._tmp = None
         self._stop = threading.Event()
         self._thread = None
+        self._lock = threading.Lock()       # the world between two periods
+        self._hands = []                    # (injection, kwargs) to apply before the next period
+        self.control = None
 
     @property
     def address(self):
@@ -64,12 +72,35 @@ class ChipBoard:
             self.wired = ChipWorld(self.chip, self.world, arm=self.arm)
             self._thread = threading.Thread(target=self._run, name="rp2040-plant", daemon=True)
             self._thread.start()
+            self._serve_control()
         return self
+
+    def _serve_control(self):
+        from surepick.host.vboard import bench
+        from surepick.host.vboard.control import ControlServer
+
+        def queue(name, **kw):
+            with self._lock:
+                self._hands.append((name, kw))
+
+        def look():
+            with self._lock:
+                return bench.look(self.world.plant, self.world.now_ms)
+
+        def status():
+            with self._lock:
+                return {"console": [self.address], "scenario": self.scenario, "seed": self.seed,
+                        "plant_ms": self.world.now_ms, "verdict": list(self.world.verdict()[:2])}
+        self.control = ControlServer({"look": look, "status": status, **bench.hand_handlers(queue)})
 
     def _run(self):
         try:
             while not self._stop.is_set():
-                self.wired.step()
+                with self._lock:
+                    hands, self._hands = self._hands, []
+                    for name, kw in hands:
+                        self.world.inject(name, **kw)
+                    self.wired.step()
         except Exception as e:      # the engine died or the chip halted: say so, stop serving
             if not self._stop.is_set():
                 self.error = e
@@ -104,6 +135,9 @@ class ChipBoard:
 
     def close(self):
         self._stop.set()
+        if self.control is not None:
+            self.control.close()
+            self.control = None
         if self._thread is not None:
             self._thread.join(30)
         if self.chip is not None:

@@ -288,12 +288,12 @@ class Arm:
     # ---- servos ----
 
     def servo_cal(self, i):
-        # (min_us, max_us, trim_us, inverted) of servo slot i, as shared_fsm.servo_cal takes it
-        # (a slot the kind has no servo for: the default calibration, never driven).
+        # (min_us, max_us, trim_us, inverted, travel_mdeg) of servo slot i, as shared_fsm.servo_cal
+        # takes it (a slot the kind has no servo for: the default calibration, never driven).
         if i == WRIST and not self.has_wrist:
-            return (500, 2500, 0, 0)
+            return (500, 2500, 0, 0, 180000)
         s = self.servos[i if i < len(self.joint_names) else len(self.servos) - 1]
-        return (s["min_us"], s["max_us"], s["trim_us"], 1 if s["direction"] < 0 else 0)
+        return (s["min_us"], s["max_us"], s["trim_us"], 1 if s["direction"] < 0 else 0, s["travel_deg"] * 1000)
 
     def load_stall_sag_mv(self):
         # The servo rail's sag (mV) with the shoulder and the elbow servo both at stall: their

@@ -87,7 +87,7 @@ def test_rp2040_engine_cycle_with_mearm(tmp_path):
 def test_board_engine_rp2040_arm_mearm_places_the_part(tmp_path):
     # `surepick board --engine rp2040 --arm mearm`: the firmware on the emulated chip, its flash
     # image given the MeArm's /arm.json, the world built from the same description; a job at the
-    # MeArm bench's poses placed, the physics judge agreeing. (Several minutes of emulation.)
+    # MeArm bench's poses placed, the reference's poses refused as out of reach. (About 2.5 min.)
     import re
     import shutil
     import time
@@ -114,13 +114,16 @@ def test_board_engine_rp2040_arm_mearm_places_the_part(tmp_path):
             port = m.group(1) if m else None
         assert port, "".join(seen)
         assert "arm: mearm (parallel, the flash image's /arm.json)" in "".join(seen), "".join(seen)
-        r = subprocess.run([SUREPICK_BIN, "job", "start", "--port", port, "--wait", "--pick", _pose(pick),
-                            "--place", _pose(place), "--width", "%.1f" % (width / 1000.0)],
+        r = subprocess.run([SUREPICK_BIN, "job", "start", "--port", port, "--wait", "--timeout", "1500", "--pick",
+                            _pose(pick), "--place", _pose(place), "--width", "%.1f" % (width / 1000.0)],
                            capture_output=True, text=True, timeout=1800, env=env)
         assert r.returncode == 0 and r.stdout.strip().endswith("cycle ended: placed"), r.stdout + r.stderr
-        r = subprocess.run([SUREPICK_BIN, "board", "--reset-world", "--port", port], capture_output=True,
-                           text=True, timeout=300, env=env)
-        assert r.returncode == 0 and "as judged: placed" in r.stdout, r.stdout + r.stderr
+        # the chip runs the MeArm's kinematics: the reference's default poses are out of its reach,
+        # refused (the served emulated chip has no judge to ask: `sim run --engine rp2040 --arm
+        # mearm` above has the judge's verdict on the same firmware and world)
+        r = subprocess.run([SUREPICK_BIN, "job", "start", "--port", port], capture_output=True, text=True,
+                           timeout=300, env=env)
+        assert r.returncode != 0 and "reach" in (r.stdout + r.stderr), r.stdout + r.stderr
     finally:
         p.terminate()
         p.communicate(timeout=120)

@@ -156,13 +156,13 @@ def write_rest_at(root, joints_mdeg, jaw_um):
 
 
 def rest_pose_problem(q, jaw, arm=None):
-    # -> None when every joint of the pose lies within its servo's travel (0..180 deg of servo
+    # -> None when every joint of the pose lies within its servo's travel (0..travel_deg of servo
     # angle, through the arm's joint -> servo map; None: the reference's, docs/conventions.md)
     # and the jaw within 0..JAW_MAX_UM; else (key, reason). A pose outside would be clamped to
     # an end stop: the first pulses would drive the servo into it.
     for i in range(4):
         s = servo_cal.joint_to_servo_mdeg(i, q[i]) if arm is None else arm.servo_mdeg(i, q[i])
-        if s < 0 or s > servo_cal.SERVO_RANGE_MDEG:
+        if s < 0 or s > (servo_cal.SERVO_RANGE_MDEG if arm is None else arm.servo_cal(i)[4]):
             return "joints_mdeg", "range"
     if jaw < 0 or jaw > servo_cal.JAW_MAX_UM:
         return "jaw_um", "range"

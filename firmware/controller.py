@@ -33,8 +33,8 @@
 # moves only gently (boot_recovery.Rescue), or opens the jaw when the operator says so.
 from ..shared_fsm import link, servo_cal
 from ..shared_fsm.compat import const, micropython
-from ..shared_fsm.codes import (K_NOTE, F_INTERRUPTED, F_STALL, F_RAIL_LOW, F_ABORTED, R_RESCUE,
-                               R_UNPOWERED)
+from ..shared_fsm.codes import (K_NOTE, F_INTERRUPTED, F_STALL, F_RAIL_LOW, F_ABORTED, F_LIFT_SHORT,
+                               R_RESCUE, R_UNPOWERED)
 from ..shared_fsm.machine import (Machine, OK as M_OK, E_BUSY as M_BUSY, E_ARM_OFF as M_ARM_OFF,
                                   MOVE_PLAN)
 from ..shared_fsm.motion import Motion
@@ -358,9 +358,13 @@ class Controller:
             # holds it down). Keep the part; the arm's PWM off (STALL), as the at-rest sag watch
             # does. A rail below rail_low_mv is RAIL_LOW's (a brownout, not a stall).
             self.release_checked = 1
-            mv = self.rail.mv
-            if self.release_sag_mv and mv >= self.rail_low_mv and self.rail_idle_mv - mv > self.release_sag_mv:
+            if self._load_at_stall():
                 self._arm_stalled()
+        if m.fault == F_LIFT_SHORT and fault != F_LIFT_SHORT and not self.arm_off:
+            # A lift pulled short (the machine holds the part up): with the shoulder and elbow
+            # at stall on the rail as well, nothing lifts it; their PWM off (the gear trains hold).
+            if self._load_at_stall():
+                self._arm_unpowered()
         if m.fault and (m.fault != fault or m.estop_latched != estop) and m.out.jaw_um == self.motion.jaw_um:
             self._stop_gripper()         # a fault latched here, the jaw left where it was slewing
         out = m.out
@@ -396,6 +400,12 @@ class Controller:
                     self.still = 0
         elif self.settings_unsaved and self.settled():
             self._save_settings()
+
+    def _load_at_stall(self):
+        # The rail sags as deep as the shoulder and elbow both at stall (the release check's
+        # Arm.load_stall_sag_mv); a rail below rail_low_mv is RAIL_LOW's (a brownout, not a stall).
+        mv = self.rail.mv
+        return self.release_sag_mv and mv >= self.rail_low_mv and self.rail_idle_mv - mv > self.release_sag_mv
 
     def _plan_ahead(self):
         # The machine's re-sense hook (a part search) asks for the moves it names next to be
@@ -506,8 +516,11 @@ class Controller:
             self._arm_stalled()
 
     def _arm_stalled(self):
+        self.m.latch_fault(F_STALL)
+        self._arm_unpowered()
+
+    def _arm_unpowered(self):
         m = self.m
-        m.latch_fault(F_STALL)
         for i in range(4):
             self.servos[i].limp()
         self.arm_off = 1

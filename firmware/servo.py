@@ -6,7 +6,7 @@
 #
 # Integer maths only, sized for the RP2040's 31-bit small ints (no heap in update()):
 #   position mdeg (0..180000), velocity mdeg/s, acceleration deg/s^2 (= mdeg/s per ms).
-from ..shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg, SERVO_RANGE_MDEG   # host: surepick.firmware
+from ..shared_fsm.servo_cal import pulse_us, clamp_servo_mdeg   # host: surepick.firmware
 
 from ..shared_fsm.compat import const, micropython
 
@@ -37,7 +37,7 @@ class Servo:
         # Closer than this to the target, braking decides the speed (v^2 = 2 a d).
         self.d_brake = speed_dps * speed_dps * 500 // accel_dps2
         # Never snap: the driver starts where it is told the servo already is.
-        self.pos = clamp_servo_mdeg(start_mdeg)
+        self.pos = clamp_servo_mdeg(start_mdeg, cal[4])
         self.vel = 0
         self.rem = 0                          # sub-mdeg remainder of the position integration
         self.last_target = self.pos
@@ -47,7 +47,7 @@ class Servo:
 
     def reset(self, mdeg):
         # Re-anchor without moving (boot, after the pose is known); does not touch the PWM.
-        self.pos = clamp_servo_mdeg(mdeg)
+        self.pos = clamp_servo_mdeg(mdeg, self.cal[4])
         self.vel = 0
         self.rem = 0
         self.last_target = self.pos
@@ -62,8 +62,8 @@ class Servo:
         pos = self.pos
         if target == pos and target == self.last_target and self.vel == 0:
             return  # at rest on a still target: nothing to integrate, the pulse is written
-        if target < 0 or target > SERVO_RANGE_MDEG:
-            target = clamp_servo_mdeg(target)
+        if target < 0 or target > self.cal[4]:
+            target = clamp_servo_mdeg(target, self.cal[4])
             if target == pos and target == self.last_target and self.vel == 0:
                 return
         # The target's own speed: tracking a moving setpoint must not look like "brake now".

@@ -288,12 +288,12 @@ class Arm:
     # ---- servos ----
 
     def servo_cal(self, i):
-        # (min_us, max_us, trim_us, inverted) of servo slot i, as shared_fsm.servo_cal takes it
-        # (a slot the kind has no servo for: the default calibration, never driven).
+        # (min_us, max_us, trim_us, inverted, travel_mdeg) of servo slot i, as shared_fsm.servo_cal
+        # takes it (a slot the kind has no servo for: the default calibration, never driven).
         if i == WRIST and not self.has_wrist:
-            return (500, 2500, 0, 0)
+            return (500, 2500, 0, 0, 180000)
         s = self.servos[i if i < len(self.joint_names) else len(self.servos) - 1]
-        return (s["min_us"], s["max_us"], s["trim_us"], 1 if s["direction"] < 0 else 0)
+        return (s["min_us"], s["max_us"], s["trim_us"], 1 if s["direction"] < 0 else 0, s["travel_deg"] * 1000)
 
     def load_stall_sag_mv(self):
         # The servo rail's sag (mV) with the shoulder and the elbow servo both at stall: their
@@ -303,6 +303,34 @@ class Arm:
         for i in (1, 2):
             ma += self.servo_models[self.servo(i)["model"]]["stall_ma_5v"]
         return int(ma * self.sensors["rail"]["source_mohm"] / 1000.0)
+
+    def lift_droop_um_per_a(self, x_mm, y_mm, z_mm, pitch_deg):
+        # How far (um) the jaw centre sinks at this pose per ampere more that the arm servos draw
+        # to hold a weight at the jaw. A hobby servo holds a load inside its proportional band:
+        # its shaft lags band_deg per stall torque (servo_models, the 4.8 V figures) and it draws
+        # idle_ma plus (stall current - idle_ma) / stall torque per N m it gives, so the lag per
+        # mA does not depend on the rail (sim/servo_model.py models the same law). A weight w at
+        # the jaw asks joint i for w * J_i (J_i = dz/dq_i): the sink is w * sum(J_i^2 * B_i / T_i)
+        # and the current w * sum(|J_i| * I_i / T_i), with T_i, I_i, B_i the stall torque, the
+        # stall current above idle and the band at the joint (a geared servo's torque times its
+        # gear, its band divided by it). Planning time only: one IK, four FK.
+        q = self.inverse(x_mm, y_mm, z_mm, pitch_deg)
+        z0 = self.forward(q)[2]
+        sink = 0.0
+        amps = 0.0
+        for i in range(N_ARM_JOINTS):
+            s = self.servo(i)
+            if s is None:
+                continue
+            qd = list(q)
+            qd[i] += 0.01
+            j = (self.forward(qd)[2] - z0) / math.radians(0.01)     # mm per rad
+            m = self.servo_models[s["model"]]
+            g = s["gear"]
+            t = m["stall_torque_nm_4v8"] * g
+            sink += j * j * math.radians(m["band_deg"]) / g / t
+            amps += abs(j) * (m["stall_ma_5v"] * 0.96 - m["idle_ma"]) / 1000.0 / t   # 4.8 V stall, A
+        return 0 if amps <= 0.0 else int(sink / amps * 1000.0)
 
     def servo_pins(self):
         # The GPIO of servo slots 0..4 (the HAL's Pins.servo): -1 for a slot with no servo.

@@ -61,7 +61,8 @@ F_INTERRUPTED = const(42)      # the controller restarted mid-cycle (brownout, w
 F_BAD_POSE = const(43)         # a commanded pose is unreachable
 F_RAIL_LOW = const(44)         # servo rail below its minimum: motion held (a brownout may follow)
 F_STALL = const(45)            # gripper current at stall too long: backed off, or its PWM cut
-F_LAST = const(45)
+F_LIFT_SHORT = const(46)       # the rail says the load servos sag the lift short of its height
+F_LAST = const(46)
 
 _REASON_NAMES = (
     "NONE", "JOB_START", "ARRIVED", "SETTLED", "DWELL_DONE", "VERIFY_PASS", "VERIFY_EMPTY",
@@ -73,7 +74,7 @@ _REASON_NAMES = (
 _FAULT_NAMES = (
     "GRASP_FAILED", "SENSOR_DISAGREE", "SENSOR_FAULT", "CRUSH", "DROPPED", "RELEASE_FAILED",
     "MOTION_TIMEOUT", "HOLD_OVERCURRENT", "ESTOP", "ABORTED", "INTERRUPTED", "BAD_POSE",
-    "RAIL_LOW", "STALL",
+    "RAIL_LOW", "STALL", "LIFT_SHORT",
 )
 
 # Bits of the grasp-check mask (which checks say "part present").

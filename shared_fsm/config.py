@@ -54,6 +54,9 @@ FIELDS = (
     ("spiral_step_um", 3000, 0, 20000, 0),
     # poses and motion
     ("approach_height_um", 60000, 5000, 200000, 0),
+    # the lift's sink under the part, estimated from the servo rail at its end (Arm.lift_droop_um_per_a):
+    # deeper than this is LIFT_SHORT (0: no check)
+    ("lift_sink_max_um", 4000, 0, 200000, 0),
     ("arm_speed_mdeg_s", 90000, 1000, 600000, 0),
     ("arm_accel_mdeg_s2", 240000, 1000, 6000000, 0),
     ("gentle_speed_mdeg_s", 45000, 1000, 600000, 0),

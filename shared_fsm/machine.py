@@ -14,7 +14,7 @@ from .codes import (K_TRANSITION, K_FAULT, K_NOTE, R_NONE,
                     R_GRIP_FLICKER, R_RESENSED, R_CLEARED, R_RELEASED,
                     F_GRASP_FAILED, F_SENSOR_DISAGREE, F_SENSOR_FAULT, F_CRUSH, F_DROPPED,
                     F_RELEASE_FAILED, F_MOTION_TIMEOUT, F_HOLD_OVERCURRENT, F_ESTOP, F_ABORTED,
-                    F_BAD_POSE,
+                    F_BAD_POSE, F_LIFT_SHORT,
                     CHECK_JAW, CHECK_SWITCH, CHECK_CURRENT, CHECK_BEAM)
 from .config import state_bound_ms, MAX_ATTEMPTS
 from .events import EventRing
@@ -186,6 +186,17 @@ class Machine:
         self.close_um = 0
         self.open_um = 0
         self.grip_jaw_um = 0
+        # the lift's sink check (_lift_short): the rail and the gripper current, each a running
+        # mean (x8, a time constant of 8 reads), taken at the approach point (the pose the lift
+        # ends at) settled, before the descent; the job's um of sink
+        # per A the arm servos draw more (Arm.lift_droop_um_per_a), the rail's source resistance
+        self.rail_f = 0
+        self.cur_f = 0
+        self.lift_mv0 = 0
+        self.lift_ma0 = 0
+        self.lift_k = 0
+        self.lift_mohm = 0
+        self.lift_sink_um = 0    # the last lift's estimated sink (um)
 
     def set_arm(self, arm):
         self.arm = arm
@@ -229,6 +240,12 @@ class Machine:
                 return E_UNREACHABLE
         self.px, self.py, self.pz, self.pp = job.pick
         self.tx, self.ty, self.tz, self.tp = job.place
+        self.lift_k = 0
+        if check_pose is not None and self.arm is not None and self.cfg.lift_sink_max_um:
+            p = job.pick
+            self.lift_k = self.arm.lift_droop_um_per_a(p[0] / 1000.0, p[1] / 1000.0,
+                                                      (p[2] + self.cfg.approach_height_um) / 1000.0, p[3] / 1000.0)
+            self.lift_mohm = int(self.arm.sensors["rail"]["source_mohm"])
         self.part_width_um = job.part_width_um
         self.max_attempts = job.max_attempts or self.cfg.max_attempts
         if self.resense is not None and hasattr(self.resense, "job"):
@@ -318,6 +335,9 @@ class Machine:
     def step(self, now):
         self.now = now
         inp = self.inp
+        self.rail_f += inp.rail_mv - (self.rail_f >> 3)
+        if inp.current_ma >= 0:
+            self.cur_f += inp.current_ma - (self.cur_f >> 3)
         self._debounce_switch(inp.switch_pressed)
         if inp.estop:
             if not self.estop_latched:
@@ -362,6 +382,8 @@ class Machine:
             self._verify()
         elif st == LIFT:
             if self._grip_ok() and self._arrived():
+                if self._lift_short():
+                    return
                 self._enter(TRANSFER, R_ARRIVED)
                 self._move(self.tx, self.ty, self.tz + self.cfg.approach_height_um, self.tp, MOVE_FREE, 1)
         elif st == TRANSFER:
@@ -444,6 +466,8 @@ class Machine:
             if self.present & (CHECK_SWITCH | CHECK_BEAM) & cfg.verify_enabled_mask:
                 self._fault(F_SENSOR_DISAGREE)
                 return
+            self.lift_mv0 = self.rail_f      # the lift's pose, settled, without the part
+            self.lift_ma0 = self.cur_f
             self._enter(DESCEND, R_SETTLED)
             self._move(self.gx, self.gy, self.gz, self.pp, MOVE_LINE, 0)
 
@@ -490,6 +514,20 @@ class Machine:
         if self.open_um > self.jaw_max_um:
             self.open_um = self.jaw_max_um
         self.out.jaw_um = self.open_um
+
+    def _lift_short(self):
+        # At the lift's end: the arm servos' current above what they drew before it (the rail's
+        # sag through its source resistance, less the gripper's own change, which the board
+        # measures) times the sink per A of this pose. Deeper than lift_sink_max_um: the part
+        # is too heavy for these servos and the lift fell short; latch LIFT_SHORT, holding it.
+        if not self.lift_k or not self.lift_mohm:
+            return 0
+        ma = ((self.lift_mv0 - self.rail_f) * 1000 // self.lift_mohm - (self.cur_f - self.lift_ma0)) >> 3
+        self.lift_sink_um = ma * self.lift_k // 1000 if ma > 0 else 0
+        if self.lift_sink_um > self.cfg.lift_sink_max_um:
+            self._fault(F_LIFT_SHORT)
+            return 1
+        return 0
 
     def _place(self):
         # Lower, settle, open, wait, confirm the fingers let go (switch released, jaw open),

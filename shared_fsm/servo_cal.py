@@ -11,8 +11,9 @@ SERVO_RANGE_MDEG = const(180000)
 JAW_MDEG_PER_UM = const(4)
 JAW_MAX_UM = const(45000)
 
-# Per-servo calibration: (min_us, max_us, trim_us, inverted).
-DEFAULT_CAL = (500, 2500, 0, 0)
+# Per-servo calibration: (min_us, max_us, trim_us, inverted, travel_mdeg): the servo turns
+# travel_mdeg from min_us to max_us (the arm description's travel_deg: 180, or a 270-degree servo).
+DEFAULT_CAL = (500, 2500, 0, 0, SERVO_RANGE_MDEG)
 DEFAULT_CALS = (DEFAULT_CAL, DEFAULT_CAL, DEFAULT_CAL, DEFAULT_CAL, DEFAULT_CAL)
 
 
@@ -28,26 +29,29 @@ def servo_to_joint_mdeg(index, s_mdeg):
     return s_mdeg - _JOINT_OFFSET_MDEG[index]
 
 
-def clamp_servo_mdeg(s_mdeg):
+def clamp_servo_mdeg(s_mdeg, travel_mdeg=SERVO_RANGE_MDEG):
     if s_mdeg < 0:
         return 0
-    if s_mdeg > SERVO_RANGE_MDEG:
-        return SERVO_RANGE_MDEG
+    if s_mdeg > travel_mdeg:
+        return travel_mdeg
     return s_mdeg
 
 
 def pulse_us(cal, s_mdeg):
     # Servo angle -> pulse width. The angle is clamped to the servo's travel first.
-    s = clamp_servo_mdeg(s_mdeg)
+    # (travel 360000 mdeg times a 2500 us span stays a small int on the RP2040)
+    t = cal[4]
+    s = clamp_servo_mdeg(s_mdeg, t)
     if cal[3]:
-        s = SERVO_RANGE_MDEG - s
-    return cal[0] + s * (cal[1] - cal[0]) // SERVO_RANGE_MDEG + cal[2]
+        s = t - s
+    return cal[0] + s * (cal[1] - cal[0]) // t + cal[2]
 
 
 def servo_mdeg_from_pulse(cal, us):
     # Pulse width -> servo angle (the plant's view of what the firmware wrote).
-    s = (us - cal[2] - cal[0]) * SERVO_RANGE_MDEG // (cal[1] - cal[0])
-    s = clamp_servo_mdeg(s)
+    t = cal[4]
+    s = (us - cal[2] - cal[0]) * t // (cal[1] - cal[0])
+    s = clamp_servo_mdeg(s, t)
     if cal[3]:
-        s = SERVO_RANGE_MDEG - s
+        s = t - s
     return s

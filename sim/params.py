@@ -30,9 +30,10 @@ class ServoParams:
     max_us: int = servo_cal.DEFAULT_CAL[1]
     trim_us: int = servo_cal.DEFAULT_CAL[2]
     inverted: int = servo_cal.DEFAULT_CAL[3]
+    travel_mdeg: int = servo_cal.DEFAULT_CAL[4]     # the servo's travel from min_us to max_us
 
     def cal(self):
-        return (self.min_us, self.max_us, self.trim_us, self.inverted)
+        return (self.min_us, self.max_us, self.trim_us, self.inverted, self.travel_mdeg)
 
 
 def servo_params(arm, slot):
@@ -44,7 +45,8 @@ def servo_params(arm, slot):
     model = dict(arm.servo_models[entry["model"]])
     kind = model.pop("part") or entry["model"]
     cal = arm.servo_cal(slot)
-    return ServoParams(kind=kind, min_us=cal[0], max_us=cal[1], trim_us=cal[2], inverted=cal[3], **model)
+    return ServoParams(kind=kind, min_us=cal[0], max_us=cal[1], trim_us=cal[2], inverted=cal[3],
+                       travel_mdeg=cal[4], **model)
 
 
 def _reference():

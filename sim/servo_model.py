@@ -110,7 +110,8 @@ class ServoBank:
         self.ma_per_nm = [(s.stall_ma_5v * _TORQUE_REF_MV / _CURRENT_REF_MV - s.idle_ma) / s.stall_torque_nm_4v8
                           for s in self.servos]
         self.idle_ma = [s.idle_ma for s in self.servos]
-        self.deadband_rad = [math.radians(s.deadband_us * 180.0 / (s.max_us - s.min_us)) for s in self.servos]
+        self.deadband_rad = [math.radians(s.deadband_us * s.travel_mdeg / 1000.0 / (s.max_us - s.min_us))
+                             for s in self.servos]
         self.cals = [s.cal() for s in self.servos]
         self.damping_full = []
         for i, s in enumerate(self.servos):

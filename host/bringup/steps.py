@@ -202,8 +202,8 @@ class Session:
         flipped = apply_mod.with_directions(now, {servo.name: -now.servo(slot)["direction"]})
         before = self.map.pulse(slot, cmd)
         after = BoardMap(flipped).pulse(slot, cmd)
-        lo, hi = now.servo_cal(slot)[:2]
-        us_per_deg = (hi - lo) / servo_fit.SERVO_DEG
+        lo, hi, _, _, travel_mdeg = now.servo_cal(slot)
+        us_per_deg = (hi - lo) * 1000.0 / travel_mdeg
         if abs(after - before) > FLIP_JUMP_DEG * us_per_deg:
             self.say("the %s turns against its joint; left so on the board until --apply (mirroring it now "
                      "would move it %.0f deg)" % (servo.label, abs(after - before) / us_per_deg))

@@ -238,6 +238,8 @@ def _run_rp2040(args):
             raise CommandError(str(e)) from None
         note("emulated RP2040 (%s); flash: %s" % (uf2, args.flash or ("MicroPython only" if args.bare
                                                                        else "the firmware, installed")))
+        if board.arm is not None:
+            note("arm: %s (%s, the flash image's /arm.json)" % (board.arm.name, board.arm.kind))
         if args.scenario is not None:
             note("plant: scenario %s, seed %d, lockstep emulated time" % (args.scenario, args.seed or 0))
         if not args.bare:

@@ -13,6 +13,11 @@ from surepick.host.cli.options import add_port_argument, board_link, pose as _po
 from surepick.host.link.jobs import DEFAULT_PICK_MM, DEFAULT_PLACE_MM
 
 
+# How long `job start` waits for JOB's answer. A board answers once it has checked the job's poses
+# (IK at each pose, the lift's sink per A): a Pico in milliseconds, but the emulated RP2040 on a
+# loaded host answered after more than 3 s (the job had started: job status showed APPROACH).
+JOB_REPLY_S = 15.0
+
 def add_arguments(p):
     sub = p.add_subparsers(dest="job_verb", metavar="ACTION")
     s = sub.add_parser("start", help="send a job: pick pose, place pose, part width")
@@ -205,7 +210,7 @@ def _start(c, args, link, codes, states):
         um = spec.link_args(_board_attempts(c, args, link))
     except ValueError as e:
         raise CommandError(str(e)) from None
-    r = c.request(link.T_JOB, um, 3.0, collect=(link.T_EVENT,))
+    r = c.request(link.T_JOB, um, JOB_REPLY_S, collect=(link.T_EVENT,))
     if not r.ok:
         raise CommandError("refused: %s" % _refused(c, r, args.port), exitcodes.FAILED)
     jobs.remember(c.port, spec)      # the monitor's live view starts it again on a key

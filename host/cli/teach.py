@@ -37,7 +37,7 @@ def run(args):
     if args.width is not None and not 0 < args.width <= 45.0:
         raise CommandError("--width must be within the jaw's range, 0..45 mm")
     source, settings = open_source_and_settings(args)
-    teacher = Teacher(say=lambda text: print("surepick " + text, file=sys.stderr))
+    teacher = Teacher(say=lambda text: print("surepick " + text, file=sys.stderr), arm=settings.arm)
     summary, _ = run_session(args, source, settings, args.log, observers=[teacher])
     taught = {"source": source.name, "target": args.target, "control_hz": settings.control_hz,
               "scale": settings.scale, "samples": summary.get("samples")}

@@ -47,8 +47,14 @@ def add_session_arguments(p):
                    help="drop a sample whose hand moved more than this since the last good one (default 5)")
     p.add_argument("--control-hz", type=float, default=100.0,
                    help="fixed control rate = setpoint rate to a board, >= 50 (default 100)")
-    p.add_argument("--ik", choices=("dls", "analytic"), default="dls",
-                   help="DLS on the MuJoCo model (default) or the shared analytic kinematics")
+    p.add_argument("--arm", metavar="NAME|FILE",
+                   help="the arm: a preset (`surepick arm list`) or a description file (default the reference "
+                        "arm). --target sim builds the simulated arm from it; a board must run the same "
+                        "description (`surepick deploy --arm`): the link does not carry it. An arm that "
+                        "sets its own tool pitch (parallel, serial_nowrist) follows the hand's position "
+                        "only, with its own analytic IK and no feedforward (--ik dls is refused there)")
+    p.add_argument("--ik", choices=("dls", "analytic"), default=None,
+                   help="DLS on the MuJoCo model (default; a serial arm's) or the shared analytic kinematics")
     p.add_argument("--no-feedforward", action="store_true", help="send the IK joints without servo feedforward")
     p.add_argument("--no-pitch", action="store_true", help="keep the tool pitch; ignore the hand's pitch")
     p.add_argument("--heading-deg", type=float, default=-90.0,
@@ -74,6 +80,7 @@ def open_source_and_settings(args):
     from surepick.host.teleop import display
     display.prefer_offscreen_gl()            # before anything loads MuJoCo
     from surepick.host.teleop.pipeline import Settings
+    from surepick.host.teleop.workspace import Workspace
     from surepick.host.teleop.sources import SourceError, open_source
     for name in ("scale", "fine_divisor", "alpha", "jump_cm", "control_hz", "heading_deg", "max_s"):
         v = getattr(args, name, None)
@@ -85,17 +92,43 @@ def open_source_and_settings(args):
     except SourceError as e:
         raise CommandError(str(e)) from None
     try:
+        arm, ik, feedforward, follow_pitch = session_arm(args)
         scale = args.scale if args.scale is not None else (source.scale_hint or 0.15)
         settings = Settings(scale=scale, fine_divisor=args.fine_divisor, alpha=args.alpha, jump_m=args.jump_cm / 100.0,
-                            control_hz=args.control_hz, ik=args.ik, feedforward=not args.no_feedforward,
-                            heading_deg=args.heading_deg, follow_pitch=not args.no_pitch)
+                            control_hz=args.control_hz, ik=ik, feedforward=feedforward,
+                            heading_deg=args.heading_deg, follow_pitch=follow_pitch, arm=arm)
+        if arm is not None:
+            settings.workspace = Workspace.for_arm(arm)
         settings.check()
         if args.fine_divisor < 1:
             raise ValueError("--fine-divisor must be >= 1")
-    except ValueError as e:
+    except (ValueError, CommandError) as e:
         source.close()
         raise CommandError(str(e)) from None
     return source, settings
+
+
+def session_arm(args):
+    # --arm -> (Arm or None, ik, feedforward, follow_pitch). An arm that sets its own tool pitch
+    # (a parallel arm's level hand, a wrist-less arm's fixed tool) cannot follow the hand's pitch,
+    # and neither the DLS solver nor the feedforward model its chain: it follows the position
+    # with its own IK (the board's), and the session says so; --ik dls asked for is refused.
+    if getattr(args, "arm", None) is None:
+        return None, args.ik or "dls", not args.no_feedforward, not args.no_pitch
+    from surepick.host.cli.arm import load_arm
+    arm = load_arm(args.arm)[0]
+    if arm.free_pitch:
+        return arm, args.ik or "dls", not args.no_feedforward, not args.no_pitch
+    how = ("its hand is kept level by the linkage (pitch %.0f deg)" % arm.geo["hand_pitch_deg"]
+           if arm.kind == "parallel" else "it has no wrist servo: its tool sits at %.0f deg to the forearm"
+           % arm.geo["wrist_fixed_deg"])
+    if args.ik == "dls":
+        raise CommandError("--ik dls: %s is a %s arm and the DLS solver steers a free wrist it does not have; "
+                           "leave --ik out (its own analytic IK, the board's)" % (arm.name, arm.kind))
+    print("surepick teleop: %s is a %s arm: %s; it follows the hand's position only (the hand's pitch "
+          "is ignored), with its own analytic IK and no servo feedforward" % (arm.name, arm.kind, how),
+          file=sys.stderr)
+    return arm, "analytic", False, False
 
 
 class ClampNotices:
@@ -120,13 +153,13 @@ def _say(text):
 
 class _Board:
     # The link and the board target of a session, closed in order (leave teleop, then the port).
-    def __init__(self, port):
+    def __init__(self, port, arm=None):
         from surepick.host.link.client import LinkClient
         from surepick.host.link.ports import resolve_port
         from surepick.host.teleop.board_target import BoardTarget
         self.client = LinkClient(resolve_port(port)).open()
         try:
-            self.target = BoardTarget(self.client, say=_say)
+            self.target = BoardTarget(self.client, say=_say, arm=arm)
         except BaseException:
             self.client.close()
             raise
@@ -139,22 +172,24 @@ class _Board:
             self.client.close()
 
 
-def open_target(args):
-    # -> (target, closer). The sim, or a board on the port --target names.
+def open_target(args, arm=None):
+    # -> (target, closer). The sim, or a board on the port --target names. arm: the session's
+    # (Settings.arm; None the reference).
     if args.target == "sim":
         from surepick.host.teleop.sim_target import SimTarget
         part = None if args.part == "none" else args.part
         cfg = config_overrides_file(args.config) if args.config else None
         try:
-            target = SimTarget(part=part, seed=args.seed, cfg_overrides=cfg)
+            target = SimTarget(part=part, seed=args.seed, cfg_overrides=cfg, arm=arm)
         except (KeyError, ValueError) as e:
             raise CommandError(str(e)) from None
         return target, target.close
     if args.config:
         raise CommandError("--config is for --target sim: a board runs with the settings on its flash "
                            "(surepick config set KEY VALUE)")
-    board = _Board(args.target)
+    board = _Board(args.target, arm)
     return board.target, board.close
+
 
 
 def run_session(args, source, settings, out_dir, observers=()):
@@ -163,7 +198,7 @@ def run_session(args, source, settings, out_dir, observers=()):
     from surepick.host.teleop.runner import Session, run_live, run_recorded
     from surepick.host.teleop.session_log import SessionLog
     try:
-        target, close_target = open_target(args)
+        target, close_target = open_target(args, settings.arm)
     except BaseException:
         source.close()
         raise

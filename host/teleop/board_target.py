@@ -36,9 +36,15 @@ WHYS = {0: "", 1: "deadman: no setpoint for more than 200 ms", 2: "a fault or th
 ECHO_LOST_S = 1.0             # a setpoint not answered within this long stops holding up the next ones
 ECHO_GIVE_UP_S = 5.0          # ... and not answered within this long is counted lost
 IN_FLIGHT = 3                 # setpoints sent and not answered yet, at most
-_JMIN = [int(round(v * 1000)) for v in kin.JOINT_MIN_DEG]
-_JMAX = [int(round(v * 1000)) for v in kin.JOINT_MAX_DEG]
 _STATE_NAMES = link.SCHEMA[link.T_TELEOP_STATE][3]
+
+
+def joint_bounds_mdeg(arm):
+    # -> (lows, highs): each joint's own range in mdeg, as setpoints are clamped before they go
+    # (a kind without a wrist: its slot 3 is 0); the board checks the coupled limits itself.
+    lo = [int(round(j["min_deg"] * 1000)) for j in arm.joints]
+    hi = [int(round(j["max_deg"] * 1000)) for j in arm.joints]
+    return lo + [0] * (4 - len(lo)), hi + [0] * (4 - len(hi))
 
 
 class BoardTeleopError(LinkError):
@@ -68,7 +74,10 @@ class BoardTarget:
     answers_later = True     # answers arrive later (echo_for): the runner waits for them
     holds_setpoint = True    # start_q_deg is the setpoint the board holds, not the arm's pose
 
-    def __init__(self, client, timeout=3.0, say=None):
+    def __init__(self, client, timeout=3.0, say=None, arm=None):
+        # arm: the description the board runs (its /arm.json; None: the reference): the host
+        # cannot read it over the link, so the caller names it (as deploy --arm shipped it)
+        self._jmin, self._jmax = joint_bounds_mdeg(arm or kin.REFERENCE)
         self.c = client
         self.timeout = timeout
         self.say = say or (lambda text: None)
@@ -180,7 +189,7 @@ class BoardTarget:
             if len(self.sent) >= IN_FLIGHT:
                 self.skipped += 1
                 return self.seq + 1
-            q = [min(max(int(round(float(v) * 1000.0)), lo), hi) for v, lo, hi in zip(q_deg, _JMIN, _JMAX)]
+            q = [min(max(int(round(float(v) * 1000.0)), lo), hi) for v, lo, hi in zip(q_deg, self._jmin, self._jmax)]
             jaw = min(max(int(jaw_um), 0), 45000)
             self.seq += 1
             seq = self.seq

@@ -29,7 +29,7 @@ def nominal_servos():
     out = []
     for s in PlantParams().servos[:4]:
         stiffness = s.stall_torque_nm_4v8 / s.band_deg
-        deadband = s.deadband_us * 180.0 / (s.max_us - s.min_us)
+        deadband = s.deadband_us * s.travel_mdeg / 1000.0 / (s.max_us - s.min_us)
         out.append((stiffness, deadband))
     return out
 

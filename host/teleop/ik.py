@@ -19,9 +19,9 @@ ARM_JOINTS = ("base_yaw", "shoulder", "elbow", "wrist")
 TOOL_SITE = "jaw_centre"
 
 
-def analytic(pos_mm, pitch_deg):
+def analytic(pos_mm, pitch_deg, arm=None):
     x, y, z = (float(v) for v in pos_mm)
-    return kin.inverse(x, y, z, float(pitch_deg))
+    return (arm or kin.REFERENCE).inverse(x, y, z, float(pitch_deg))
 
 
 class ArmModel:

@@ -45,6 +45,7 @@ MAX_SLOTS = 255                             # the board's bound (firmware/produc
 FINGER_TIP_MM = kin.REFERENCE.gripper["finger_tip_mm"]
 FINGER_HALF_MM = kin.REFERENCE.gripper["finger_height_mm"] / 2.0
 TABLE_CLEARANCE_MM = 1.0        # the lowest finger point stays this far above the table
+PITCH_TOLERANCE_DEG = 0.5       # an arm that sets its own tool pitch: a pose's pitch within this of it
 ATTEMPTS_MIN = link.KIND_LO[link.K_TRIES]
 ATTEMPTS_MAX = link.KIND_HI[link.K_TRIES]
 _BOUNDS = {f[0]: (f[2], f[3]) for f in CONFIG_FIELDS}
@@ -279,16 +280,21 @@ def from_dict(d, where="job file"):
     return job
 
 
-def lowest_finger_z_mm(pose):
+def lowest_finger_z_mm(pose, arm=None):
     # The lowest point of the fingers for a jaw-centre pose: the tips FINGER_TIP_MM along the tool
-    # axis, the plates' edges FINGER_HALF_MM across it (in the vertical plane of the arm).
+    # axis, the plates' edges FINGER_HALF_MM across it (in the vertical plane of the arm); an arm
+    # given: its gripper's figures.
+    tip, half = ((FINGER_TIP_MM, FINGER_HALF_MM) if arm is None
+                 else (arm.gripper["finger_tip_mm"], arm.gripper["finger_height_mm"] / 2.0))
     p = math.radians(pose.pitch_deg)
-    return pose.z_mm + FINGER_TIP_MM * math.sin(p) - FINGER_HALF_MM * abs(math.cos(p))
+    return pose.z_mm + tip * math.sin(p) - half * abs(math.cos(p))
 
 
-def check(job, cfg=None):
-    # -> [problem, ...] (empty: the job can run). Each problem names its pose.
+def check(job, cfg=None, arm=None):
+    # -> [problem, ...] (empty: the job can run). Each problem names its pose. arm: the arm
+    # description's Arm the job is for (None: the reference arm).
     cfg = cfg or Config()
+    k = arm or kin.REFERENCE
     problems = []
     lo, hi = _BOUNDS["approach_height_um"]
     approach_um = cfg.approach_height_um
@@ -302,7 +308,7 @@ def check(job, cfg=None):
         slots = job.slots(side)
         for i, pose in enumerate(slots):
             name = side if len(slots) == 1 else "%s slot %d" % (side, i)
-            problems += _pose_problems(pose, name, approach_um)
+            problems += _pose_problems(pose, name, approach_um, k, arm)
     w_um = int(round(job.part_width_mm * 1000))
     if not 1 <= w_um <= cfg.jaw_max_um:
         problems.append("part_width_mm: %g is outside the jaw's range 0.001..%g mm"
@@ -318,22 +324,30 @@ def _shown(v):
     return t if len(t) <= 40 else t[:20] + "... (%d characters)" % len(t)
 
 
-def _pose_problems(pose, name, approach_um):
-    # Reachable, reachable approach_um above, the fingers clear of the table.
+def _pose_problems(pose, name, approach_um, k, arm):
+    # Reachable by the arm k, with a pitch its kind can hold, reachable approach_um above, the
+    # fingers clear of the table.
     try:
-        kin.inverse(*pose.as_tuple())
+        q = k.inverse(*pose.as_tuple())
     except kin.Unreachable as e:
         return ["%s: %s" % (name, e)]
+    if not k.free_pitch:
+        # the kind sets the tool's pitch (a level hand, a fixed wrist): a pose asking another
+        # one cannot be held (its IK solves the position only)
+        held = k.forward(q)[3]
+        if abs(held - pose.pitch_deg) > PITCH_TOLERANCE_DEG:
+            return ["%s: pitch %.1f deg, but %s is a %s arm whose tool pitch it cannot choose: "
+                    "there it is %.1f deg (write that pitch)" % (name, pose.pitch_deg, k.name, k.kind, held)]
     problems = []
     above = Pose(pose.x_mm, pose.y_mm, pose.z_mm + approach_um / 1000.0, pose.pitch_deg)
     try:
-        kin.inverse(*above.as_tuple())
+        k.inverse(*above.as_tuple())
     except kin.Unreachable as e:
         problems.append("%s: the approach %.1f mm above it: %s" % (name, approach_um / 1000.0, e))
-    low = round(lowest_finger_z_mm(pose), 6)     # no float dust at the exact edge
-    if low < kin.MIN_Z_MM + TABLE_CLEARANCE_MM:
+    low = round(lowest_finger_z_mm(pose, arm), 6)     # no float dust at the exact edge
+    if low < k.min_z_mm + TABLE_CLEARANCE_MM:
         problems.append("%s: the fingers would reach %.1f mm above the table (at z %.1f mm, pitch %.0f deg); "
-                        "they must stay %.0f mm clear" % (name, low - kin.MIN_Z_MM, pose.z_mm, pose.pitch_deg,
+                        "they must stay %.0f mm clear" % (name, low - k.min_z_mm, pose.z_mm, pose.pitch_deg,
                                                           TABLE_CLEARANCE_MM))
     return problems
 

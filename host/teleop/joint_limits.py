@@ -7,7 +7,7 @@
 # the pose they reach becomes the commanded target, and the tick says so (rate_limited).
 from surepick.firmware import settings as fw_settings
 from surepick.firmware.servo import Servo
-from surepick.shared_fsm import servo_cal
+from surepick.shared_fsm import kinematics as kin
 
 LIMIT_SHARE = 0.8
 
@@ -18,7 +18,9 @@ class _NoPwm:
 
 
 class JointLimiter:
-    def __init__(self, start_q_deg, control_hz, share=None):
+    def __init__(self, start_q_deg, control_hz, share=None, arm=None):
+        # arm: the Arm whose joint -> servo map the board drives (None: the reference arm's)
+        self.arm = arm = arm or kin.REFERENCE
         share = LIMIT_SHARE if share is None else share
         period = 1000.0 / control_hz
         self.dt_ms = int(round(period))
@@ -29,20 +31,20 @@ class JointLimiter:
         self.servos = []
         for i in range(4):
             speed, accel = st.servo_limits(i)
-            self.servos.append(Servo(hal, i, servo_cal.DEFAULT_CAL, max(1, int(speed * share)),
+            self.servos.append(Servo(hal, i, arm.servo_cal(i), max(1, int(speed * share)),
                                      max(1, int(accel * share)),
-                                     servo_cal.joint_to_servo_mdeg(i, int(round(start_q_deg[i] * 1000.0)))))
+                                     arm.servo_mdeg(i, int(round(start_q_deg[i] * 1000.0)))))
 
     def reset(self, q_deg):
         for i, s in enumerate(self.servos):
-            s.reset(servo_cal.joint_to_servo_mdeg(i, int(round(q_deg[i] * 1000.0))))
+            s.reset(self.arm.servo_mdeg(i, int(round(q_deg[i] * 1000.0))))
 
     def step(self, q_deg):
         # -> (limited joint angles deg, True when any joint was held back by more than 1 mdeg)
         out, limited = [], False
         for i, s in enumerate(self.servos):
-            want = servo_cal.joint_to_servo_mdeg(i, int(round(q_deg[i] * 1000.0)))
+            want = self.arm.servo_mdeg(i, int(round(q_deg[i] * 1000.0)))
             s.update(want, self.dt_ms)
-            out.append(servo_cal.servo_to_joint_mdeg(i, s.pos) / 1000.0)
+            out.append(self.arm.joint_mdeg(i, s.pos) / 1000.0)
             limited = limited or abs(s.pos - want) > 1
         return out, limited

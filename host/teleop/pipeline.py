@@ -49,6 +49,7 @@ class Settings:
     lead_ms: float = 0.0             # extra setpoint lead (feedforward.py)
     jaw_open_um: int = JAW_OPEN_UM
     workspace: Workspace = field(default_factory=Workspace)
+    arm: object = None               # the arm description's Arm (None: the reference arm)
 
     def check(self):
         if not self.scale > 0:
@@ -61,6 +62,19 @@ class Settings:
             raise ValueError("ik must be dls or analytic")
         if not self.control_hz >= 50:
             raise ValueError("the control rate must be at least 50 Hz (got %g)" % self.control_hz)
+        arm = self.arm
+        if arm is not None and not arm.free_pitch:
+            fixed = ("its hand is kept level by the linkage" if arm.kind == "parallel"
+                     else "it has no wrist servo: its tool follows the forearm")
+            if self.follow_pitch:
+                raise ValueError("%s is a %s arm: %s, so the tool pitch cannot follow the hand's; "
+                                 "add --no-pitch (position only)" % (arm.name, arm.kind, fixed))
+            if self.ik == "dls":
+                raise ValueError("%s is a %s arm: the DLS solver moves a free wrist it does not have; "
+                                 "use --ik analytic (its own kinematics, the board's)" % (arm.name, arm.kind))
+            if self.feedforward:
+                raise ValueError("%s is a %s arm: the servo feedforward models a serial chain; "
+                                 "add --no-feedforward" % (arm.name, arm.kind))
         return self
 
 
@@ -182,10 +196,13 @@ class ControlStage:
     def __init__(self, settings, shared, start_q_deg, start_jaw_um, arm_model=None):
         self.s = settings
         self.shared = shared
-        self.arm = arm_model or ArmModel()
-        self.dls = DlsIK(self.arm)
+        self.kin = settings.arm or kin.REFERENCE     # the arm's own kinematics (the board's)
+        # the MuJoCo model for DLS and the feedforward: a serial arm's (Settings.check refuses
+        # both for the kinds without a free wrist)
+        self.arm = arm_model or (ArmModel(settings.arm) if self.kin.free_pitch else None)
+        self.dls = DlsIK(self.arm) if self.arm is not None else None
         self.q = np.asarray(start_q_deg, dtype=float).copy()
-        x, y, z, pitch = kin.forward(list(self.q))
+        x, y, z, pitch = self.kin.forward(list(self.q))
         self.target_mm = np.array([x, y, z])
         self.target_pitch = pitch
         self.goal_mm, self.goal_pitch = self.target_mm.copy(), pitch    # the reachable goal (pre joint limits)
@@ -197,7 +214,7 @@ class ControlStage:
         self.ticks = 0
         self.reach_clamps = 0
         self.rate_limits = 0
-        self.limiter = JointLimiter(self.q, settings.control_hz)
+        self.limiter = JointLimiter(self.q, settings.control_hz, arm=self.kin)
         self.jog_gen = 0
         self.shared.set_commanded(self.target_mm, self.target_pitch, self.jog_gen)
 
@@ -221,7 +238,8 @@ class ControlStage:
         f_q = self.rot_filter.update(self._tool_quat(goal_mm, goal_pitch))
         f_pitch = frames.pitch_of(wxyz_to_mat(f_q), frames.TOOL_FORWARD, frames.TOOL_RIGHT)
         try:
-            pos, pitch, q_an, clamped, reason = reach.nearest_reachable(f_mm, f_pitch, (self.target_mm, self.target_pitch))
+            pos, pitch, q_an, clamped, reason = reach.nearest_reachable(f_mm, f_pitch, (self.target_mm, self.target_pitch),
+                                                                        arm=self.kin)
         except reach.NotReachable as e:
             # Nothing reachable to move to (the last pose itself fails the reach margin after a
             # joint-limited step): hold the joints where they are, and say so.
@@ -237,7 +255,7 @@ class ControlStage:
         q_lim, limited = self.limiter.step(q)
         if limited:      # the joints cannot go there this fast: command where they can be
             q = q_lim
-            x, y, z, pitch = kin.forward(list(q))
+            x, y, z, pitch = self.kin.forward(list(q))
             pos = np.array([x, y, z])
             self.rate_limits += 1
         q = np.asarray(q, dtype=float)
@@ -257,7 +275,7 @@ class ControlStage:
         # deadman and was re-armed): start again from there, filters and limiter included, and
         # make the hand stage re-zero on it (as after a joint jog), so nothing jumps.
         q = np.asarray(q_deg, dtype=float)
-        x, y, z, pitch = kin.forward(list(q))
+        x, y, z, pitch = self.kin.forward(list(q))
         pos = np.array([x, y, z])
         self.target_mm, self.target_pitch = pos, pitch
         self.goal_mm, self.goal_pitch = pos.copy(), pitch
@@ -271,13 +289,14 @@ class ControlStage:
     def _jog(self, jog_deg):
         # Joint jog: move the joints directly (within their limits) and make the result the new
         # target, filters included, so the Cartesian path picks up from there without a jump.
-        lo = np.array(kin.JOINT_MIN_DEG)
-        hi = np.array(kin.JOINT_MAX_DEG)
+        lo = np.array([j["min_deg"] for j in self.kin.joints] + [0.0] * (4 - len(self.kin.joints)))
+        hi = np.array([j["max_deg"] for j in self.kin.joints] + [0.0] * (4 - len(self.kin.joints)))
         q = np.clip(self.q + np.asarray(jog_deg, dtype=float), lo, hi)
-        x, y, z, pitch = kin.forward(list(q))
+        x, y, z, pitch = self.kin.forward(list(q))
         pos = np.array([x, y, z])
         try:
-            reach.solve(pos, pitch)
+            self.kin.check_limits(list(q))       # coupled limits too
+            reach.solve(pos, pitch, arm=self.kin)
         except kin.Unreachable:
             return          # a jog into the table or the base column is refused
         self.target_mm, self.target_pitch = pos, pitch

@@ -19,11 +19,9 @@ from surepick.firmware import teleop_mode
 from surepick.firmware.boot_recovery import jaw_um_of, pot_ok
 from surepick.shared_fsm import codes, kinematics, servo_cal
 from surepick.sim.plant import Plant
-from surepick.host.teleop.board_target import MODES
+from surepick.host.teleop.board_target import MODES, joint_bounds_mdeg
 from surepick.host.teleop.ik import ArmModel
 
-_JMIN = tuple(int(v * 1000) for v in kinematics.JOINT_MIN_DEG)     # as the board target sends them
-_JMAX = tuple(int(v * 1000) for v in kinematics.JOINT_MAX_DEG)
 JAW_MAX_UM = 45000
 
 
@@ -31,8 +29,9 @@ class PlantWorld:
     """A bare plant as the board's world (firmware/hal/plant_pins.py): no scenario, no faults, no
     judge; the pulses reach the servos and time moves on."""
 
-    def __init__(self, plant):
+    def __init__(self, plant, arm=None):
         self.plant = plant
+        self.arm = arm                   # the board's /arm.json (None: none, the reference arm)
         self.read_inputs = plant.read_inputs
 
     @property
@@ -50,13 +49,17 @@ class PlantWorld:
 class SimTarget:
     name = "sim"
 
-    def __init__(self, plant=None, part="cube25", seed=0, arm_model=None, cfg_overrides=None):
-        self.plant = plant if plant is not None else Plant(part=part, seed=seed)
+    def __init__(self, plant=None, part="cube25", seed=0, arm_model=None, cfg_overrides=None, arm=None):
+        # arm: the arm description's Arm (None: the reference): the plant is built from it and
+        # the simulated board's /arm.json is it.
+        self.kin = arm or kinematics.REFERENCE
+        self._jmin, self._jmax = joint_bounds_mdeg(self.kin)     # as the board target sends them
+        self.plant = plant if plant is not None else Plant(part=part, seed=seed, arm=arm)
         # The run's settings: the firmware's defaults and the machine config overrides given.
         self.settings = fw_settings.Settings(machine=cfg_overrides)
         self.period_ms = self.settings.cfg.loop_period_ms     # the board's loop period
         self.lock = threading.Lock()     # held while the physics moves (a viewer syncs under it)
-        self.board = SimulatedBoard(PlantWorld(self.plant), self.settings)
+        self.board = SimulatedBoard(PlantWorld(self.plant, arm), self.settings)
         self.ctl = self.board.ctl
         self.refused = collections.Counter()   # the board's reasons for refused setpoints
         self.rearms = 0
@@ -68,9 +71,11 @@ class SimTarget:
         self.start_q_deg = self.commanded_deg()
         self.start_jaw_um = self.commanded_jaw_um()
         self.host_ms = self.board.now    # the host's clock: control periods need not be whole ticks
-        self.arm = arm_model or ArmModel()
-        self._qadr = [self.plant.m.jnt_qposadr[self.plant.m.joint(n).id]
-                      for n in ("base_yaw", "shoulder", "elbow", "wrist")]
+        # the tool point as the physics has it: through the serial model's FK, or (a kind without
+        # a free wrist) through the arm's own FK of the plant's joint angles as its slots mean them
+        self.arm = arm_model or (ArmModel(arm) if self.kin.free_pitch else None)
+        self._qadr = None if self.arm is None else [self.plant.m.jnt_qposadr[self.plant.m.joint(n).id]
+                                                     for n in ("base_yaw", "shoulder", "elbow", "wrist")]
 
     def _enter(self):
         self.ctl.load_teleop()
@@ -88,7 +93,7 @@ class SimTarget:
         # None when the board holds after a deadman and is being re-armed (nothing goes).
         if self.ctl.teleop.mode == teleop_mode.HELD:
             return None
-        q = [min(max(int(round(float(v) * 1000.0)), lo), hi) for v, lo, hi in zip(q_deg, _JMIN, _JMAX)]
+        q = [min(max(int(round(float(v) * 1000.0)), lo), hi) for v, lo, hi in zip(q_deg, self._jmin, self._jmax)]
         self.seq += 1
         self._pending = (self.seq, q, min(max(int(jaw_um), 0), JAW_MAX_UM))
         return self.seq
@@ -125,7 +130,7 @@ class SimTarget:
     def commanded_deg(self):
         # Where the servo drivers are sending each joint now (after their speed/accel limits).
         sv = self.ctl.servos
-        return np.array([servo_cal.servo_to_joint_mdeg(i, sv[i].pos) / 1000.0 for i in range(4)])
+        return np.array([self.kin.joint_mdeg(i, sv[i].pos) / 1000.0 for i in range(4)])
 
     def commanded_jaw_um(self):
         return servo_cal.servo_to_joint_mdeg(servo_cal.GRIPPER, self.ctl.servos[4].pos)
@@ -139,6 +144,8 @@ class SimTarget:
 
     def measured(self):
         # The tool point the physics has now (x, y, z mm, pitch deg): for the tracking figures.
+        if self.arm is None:
+            return np.array(self.kin.forward(list(self.plant.truth()["joint_angles_deg"])))
         q = np.degrees(self.plant.d.qpos[self._qadr])
         return self.arm.fk(q)
 

@@ -27,8 +27,9 @@ KEY_HELP = {"pick_approach": "1", "pick": "2", "width": "3", "place_approach": "
 
 
 class Teacher:
-    def __init__(self, say=None):
+    def __init__(self, say=None, arm=None):
         self.say = say or (lambda text: None)
+        self.arm = arm           # the arm the job is taught for (None: the reference); its checks
         self.marks = {}          # name -> the latest record
         self.history = []        # every record, in order
         self.refused = []        # marks that could not be taken, and why
@@ -120,5 +121,5 @@ class Teacher:
         record = dict(taught or {})
         record["marks"] = self.history
         job = jobfile.Job(pose["pick"], pose["place"], float(width), approach, attempts, record)
-        problems += jobfile.check(job)
+        problems += jobfile.check(job, arm=self.arm)
         return job, problems

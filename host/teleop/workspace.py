@@ -18,6 +18,16 @@ class Workspace:
         self.yaw_max_deg = float(yaw_max_deg)
         self.pitch_min_deg, self.pitch_max_deg = float(pitch_min_deg), float(pitch_max_deg)
 
+    @classmethod
+    def for_arm(cls, arm):
+        # An arm description's envelope: from its minimum radius to its links laid out straight,
+        # from its lowest jaw height (5 mm above it) to its links pointing up; the pitch wherever
+        # the kind lets the tool be (a tool the arm sets itself is left to its own IK).
+        reach = arm.S + arm.U + arm.F + arm.T
+        pitch = (-90.0, 0.0) if arm.free_pitch else (-180.0, 180.0)
+        return cls(r_min_mm=max(arm.min_radius_mm, 1.0), r_max_mm=reach, z_min_mm=arm.min_z_mm + 5.0,
+                   z_max_mm=arm.H + arm.U + arm.F + arm.T, pitch_min_deg=pitch[0], pitch_max_deg=pitch[1])
+
     def clamp(self, pos_mm, pitch_deg):
         # -> (pos_mm, pitch_deg, clamped)
         x, y, z = (float(v) for v in pos_mm)

@@ -53,6 +53,12 @@ def test_servo_pins_and_pulses_come_from_the_description_and_old_settings_never_
     _case(cases, "d_pin_clash", arm=clash)
     mearm = files.load("mearm")[0].to_dict()
     _case(cases, "e_parallel", arm=mearm)
+    # 270-degree servos: the pulse spans travel_deg, not 180
+    wide = copy.deepcopy(REF)
+    wide["servos"]["base"].update({"min_us": 600, "max_us": 2400, "travel_deg": 270, "zero_deg": 100})
+    wide["servos"]["shoulder"].update({"travel_deg": 270})
+    wide["servos"]["elbow"].update({"travel_deg": 270, "direction": -1})
+    _case(cases, "f_travel_270", arm=wide)
     proc = mpy.run("fw_servo_settings.py", cases, flash, timeout=300)
     out = proc.stdout.decode()
     assert proc.returncode == 0 and "END" in out, proc.stderr.decode()[-3000:] + out[-2000:]
@@ -100,3 +106,10 @@ def test_servo_pins_and_pulses_come_from_the_description_and_old_settings_never_
     assert pins["e_parallel"] == (m["base"]["gpio"], m["shoulder"]["gpio"], m["elbow"]["gpio"], -1,
                                   m["gripper"]["gpio"])
     assert start["e_parallel"][3] == 0           # no wrist servo: its slot never gets a pulse
+
+    # by hand, pulse = min_us + servo_deg / travel_deg * (max_us - min_us) (+ trim), mirrored over
+    # the travel for direction -1. At rest: the base at servo 100 deg (its zero), 600 + 100/270 *
+    # 1800 = 1266.7; the shoulder at 90 deg, 500 + 90/270 * 2000 = 1166.7; the elbow at 90 deg
+    # mirrored to 180, 500 + 180/270 * 2000 = 1833.3; the wrist and gripper as before (180).
+    assert start["f_travel_270"] == (1266, 1166, 1833, 1500, 1833)
+    assert res["f_travel_270_job_code"] == 0

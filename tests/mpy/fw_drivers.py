@@ -97,7 +97,7 @@ check(lag <= 200, "ramp tracking lag %d mdeg" % lag)
 result("servo_ramp_lag_mdeg", lag)
 
 # pulses stay in the calibrated range whatever the target
-sv = Servo(hal, 3, (600, 2400, 10, 1), 300, 3000, 0)
+sv = Servo(hal, 3, (600, 2400, 10, 1, 180000), 300, 3000, 0)
 for tgt in (-50000, 250000, 90000):
     for _ in range(500):
         sv.update(tgt, 2)

@@ -56,10 +56,17 @@ def test_servo_calibration_round_trip_and_clamp():
     assert servo_cal.pulse_us(cal, 0) == 500 and servo_cal.pulse_us(cal, 180000) == 2500
     assert servo_cal.pulse_us(cal, 90000) == 1500
     assert servo_cal.pulse_us(cal, -5000) == 500 and servo_cal.pulse_us(cal, 999999) == 2500
-    inv = (600, 2400, 12, 1)
+    inv = (600, 2400, 12, 1, 180000)
     for s in range(0, 180001, 2500):
         us = servo_cal.pulse_us(inv, s)
         assert abs(servo_cal.servo_mdeg_from_pulse(inv, us) - s) <= 100
+    # a 270-degree servo, by hand: 500 + 135/270 * 2000 = 1500, 500 + 270/270 * 2000 = 2500,
+    # 500 + 90/270 * 2000 = 1166.7; mirrored (inverted), 90 deg is 180 of the travel: 1833.3
+    wide = (500, 2500, 0, 0, 270000)
+    assert [servo_cal.pulse_us(wide, s) for s in (0, 90000, 135000, 270000, 300000)] == [500, 1166, 1500, 2500, 2500]
+    assert servo_cal.pulse_us((500, 2500, 0, 1, 270000), 90000) == 1833
+    for s in range(0, 270001, 2500):
+        assert abs(servo_cal.servo_mdeg_from_pulse(wide, servo_cal.pulse_us(wide, s)) - s) <= 150
     for i in range(4):
         assert servo_cal.servo_to_joint_mdeg(i, servo_cal.joint_to_servo_mdeg(i, -12345)) == -12345
     assert servo_cal.joint_to_servo_mdeg(servo_cal.GRIPPER, 45000) == 180000

@@ -101,3 +101,25 @@ def test_the_missing_wrist_slot_is_never_driven(name):
         runs.append((plant.d.qpos.tolist(), plant.read_inputs(), plant.servos.currents_ma(plant.d)))
     assert runs[0] == runs[1]
     assert runs[0][2][3] == 0.0
+
+
+def test_a_270_degree_servo_turns_over_its_own_travel():
+    # The reference with a 270-degree shoulder servo (travel_deg 270, zero_deg 0): the pulse for
+    # 60 deg, by hand, is 500 + 60 / 270 * 2000 = 944.4 us (read over 180 deg, as before
+    # travel_deg was honoured, it would be 40 deg). The plant decodes it with the description.
+    from surepick.shared_fsm import arm as arm_mod
+    from surepick.shared_fsm.arm_reference import DESCRIPTION
+    d = arm_mod.validate(DESCRIPTION).to_dict()
+    d["servos"]["shoulder"]["travel_deg"] = 270
+    arm = arm_mod.validate(d)
+    assert arm.servo(1)["zero_deg"] == 0 and (arm.servo(1)["min_us"], arm.servo(1)["max_us"]) == (500, 2500)
+    q = list(arm.home_deg())
+    q[1] = 60.0
+    arm.check_limits(q)
+    pulses = pulses_for(arm, q, 20.0)
+    assert pulses[1] == 944
+    plant = Plant(part=None, arm=arm)
+    plant.set_pulses(pulses)
+    plant.advance(SETTLE_MS)
+    t = plant.truth()
+    assert abs(t["joint_angles_deg"][1] - 60.0) < hold_band_deg(arm, 1), t["joint_angles_deg"]

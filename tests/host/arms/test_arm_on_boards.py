@@ -81,3 +81,50 @@ def test_rp2040_engine_cycle_with_mearm(tmp_path):
     assert r.returncode == 0 and "firmware placed, judge placed" in r.stdout, r.stdout + r.stderr
     assert "overruns 0" in r.stdout
     assert json.loads((tmp_path / "run" / "run.json").read_text())["arm"] == "mearm"
+
+
+@pytest.mark.slow
+def test_board_engine_rp2040_arm_mearm_places_the_part(tmp_path):
+    # `surepick board --engine rp2040 --arm mearm`: the firmware on the emulated chip, its flash
+    # image given the MeArm's /arm.json, the world built from the same description; a job at the
+    # MeArm bench's poses placed, the reference's poses refused as out of reach. (About 2.5 min.)
+    import re
+    import shutil
+    import time
+    from tests.support.bench import bench_env
+    from tests.support.rp2040 import chip_image
+    chip_image()
+    env = bench_env(tmp_path)
+    mearm, _ = files.load("mearm")
+    pick, place, width = World("nominal", seed=2, arm=mearm).job_um()
+    image = tmp_path / "flash.img"
+    p = subprocess.Popen([SUREPICK_BIN, "board", "--engine", "rp2040", "--arm", "mearm", "--scenario", "nominal",
+                          "--seed", "2", "--flash", str(image), "--listen", "127.0.0.1:0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    seen = []
+    try:
+        port = None
+        end = time.monotonic() + 600
+        while port is None and time.monotonic() < end:
+            line = p.stdout.readline()
+            if not line and p.poll() is not None:
+                break
+            seen.append(line)
+            m = re.search(r"serving on (socket://\S+)", line)
+            port = m.group(1) if m else None
+        assert port, "".join(seen)
+        assert "arm: mearm (parallel, the flash image's /arm.json)" in "".join(seen), "".join(seen)
+        r = subprocess.run([SUREPICK_BIN, "job", "start", "--port", port, "--wait", "--timeout", "1500", "--pick",
+                            _pose(pick), "--place", _pose(place), "--width", "%.1f" % (width / 1000.0)],
+                           capture_output=True, text=True, timeout=1800, env=env)
+        assert r.returncode == 0 and r.stdout.strip().endswith("cycle ended: placed"), r.stdout + r.stderr
+        # the chip runs the MeArm's kinematics: the reference's default poses are out of its reach,
+        # refused (the served emulated chip has no judge to ask: `sim run --engine rp2040 --arm
+        # mearm` above has the judge's verdict on the same firmware and world)
+        r = subprocess.run([SUREPICK_BIN, "job", "start", "--port", port], capture_output=True, text=True,
+                           timeout=300, env=env)
+        assert r.returncode != 0 and "reach" in (r.stdout + r.stderr), r.stdout + r.stderr
+    finally:
+        p.terminate()
+        p.communicate(timeout=120)
+        shutil.rmtree(env["XDG_RUNTIME_DIR"], ignore_errors=True)

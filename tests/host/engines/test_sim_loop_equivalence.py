@@ -29,7 +29,7 @@ class RefServo:
         self.vmax = speed_dps * 1000
         self.accel = accel_dps2
         self.d_brake = speed_dps * speed_dps * 500 // accel_dps2
-        self.pos = servo_cal.clamp_servo_mdeg(start_mdeg)
+        self.pos = servo_cal.clamp_servo_mdeg(start_mdeg, cal[4])
         self.vel = 0
         self.rem = 0
         self.last_target = self.pos
@@ -40,7 +40,7 @@ class RefServo:
     def update(self, target, dt_ms):
         if dt_ms <= 0:
             return
-        target = servo_cal.clamp_servo_mdeg(target)
+        target = servo_cal.clamp_servo_mdeg(target, self.cal[4])
         if target == self.pos and target == self.last_target and self.vel == 0:
             return
         vt = (target - self.last_target) * 1000 // dt_ms
@@ -137,7 +137,7 @@ def test_servo_tracking_shortcut_matches_the_plain_driver(seed):
     limits = [s.servo_limits(i) for i in range(5)] + [(60, 300), (400, 9000), (30, 100)]
     for speed, accel in limits:
         start = rng.randint(0, 180000)
-        cal = rng.choice((servo_cal.DEFAULT_CAL, (600, 2400, 12, 1), (500, 2500, -20, 0)))
+        cal = rng.choice((servo_cal.DEFAULT_CAL, (600, 2400, 12, 1, 180000), (500, 2500, -20, 0, 270000)))
         ha, hb = Hal(), Hal()
         a = Servo(ha, 2, cal, speed, accel, start)
         b = RefServo(hb, 2, cal, speed, accel, start)

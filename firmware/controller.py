@@ -30,7 +30,9 @@
 # feedback; hobby-servo gear trains hold the arm) and holds the gripper where its pot says, with
 # the holding squeeze back on a held part. Nothing moves until an operator's RESCUE: it powers the
 # arm at the pose the operator names (or the board's own setpoints when it never lost them), then
-# moves only gently (boot_recovery.Rescue), or opens the jaw when the operator says so.
+# moves only gently (rescue.Rescue), or opens the jaw when the operator says so.
+import sys
+
 from ..shared_fsm import link, servo_cal
 from ..shared_fsm.compat import const, micropython
 from ..shared_fsm.codes import (K_NOTE, F_INTERRUPTED, F_STALL, F_RAIL_LOW, F_ABORTED, F_LIFT_SHORT,
@@ -44,7 +46,6 @@ from ..shared_fsm.ticks import ticks_diff as ms_diff
 from . import boot_recovery as rec
 from . import arm_file
 from . import settings as settings_mod
-from .calibrate import Calibration
 from .sensors import Pot, Current, Rail, Switch, EStop
 from .servo import Servo, drive as drive_servos
 
@@ -638,6 +639,15 @@ class Controller:
             return link.E_BAD_VALUE, ("near",)
         if self.arm_error:
             return link.E_STATE, ("arm_invalid",)   # nothing moves on a bad arm description
+        if action != link.RESCUE_RELEASE:
+            # rescue.py loads with the first carrying rescue, before anything is changed: a heap
+            # too full to load it refuses the rescue (docs/rp2040.md, heap on the chip)
+            if "surepick.firmware.rescue" not in sys.modules:
+                self.flash_tick = 1
+            try:
+                from . import rescue as rescue_mod
+            except MemoryError:
+                return link.E_BUSY, ("heap",)
         self.release_estop()
         if m.inp.estop:
             return link.E_STATE, ("estop",)
@@ -691,7 +701,7 @@ class Controller:
             rest = (place[0], place[1], place[2] + cfg.approach_height_um, place[3])
         else:
             rest = _pose_of(self.arm, self.arm.home_mdeg)
-        r = rec.Rescue(m, action, place, width, _pose_of(self.arm, self.motion.joints), rest,
+        r = rescue_mod.Rescue(m, action, place, width, _pose_of(self.arm, self.motion.joints), rest,
                        self.settings.board["recover_safe_z_um"])
         self.rescue_op = r
         r.start(now)
@@ -733,7 +743,15 @@ class Controller:
         return True
 
     def start_calibration(self, target, rid, now):
-        # -> None when started, or (code, payload) to reply at once.
+        # -> None when started, or (code, payload) to reply at once. calibrate.py loads with the
+        # first calibration, at rest: a board that is never calibrated does not hold its bytecode
+        # (docs/rp2040.md, heap on the chip); that tick counts as maintenance, like a collection.
+        if "surepick.firmware.calibrate" not in sys.modules:
+            self.flash_tick = 1
+        try:
+            from .calibrate import Calibration
+        except MemoryError:
+            return link.E_BUSY, ("heap",)
         c = Calibration(target, rid)
         err = c.start(self, now)
         if err:

@@ -43,6 +43,7 @@ MODULES = (
     "firmware/production",
     "firmware/rejects",
     "firmware/repack",
+    "firmware/rescue",
     "firmware/sensors",
     "firmware/servo",
     "firmware/servo_geared",

@@ -30,7 +30,7 @@ def load():
     gc.collect()
     from ..shared_fsm import motion, servo_cal  # noqa: F401
     gc.collect()
-    from . import fsutil, cmdparse, calibrate  # noqa: F401
+    from . import fsutil, cmdparse  # noqa: F401
     gc.collect()
     from . import boot_recovery  # noqa: F401
     gc.collect()

@@ -24,4 +24,4 @@ def test_the_check_catches_an_upward_import(tmp_path):
     proc = subprocess.run([sys.executable, str(REPO / "tools" / "import_graph.py"), "--root", str(pkg)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
-    assert "sim/upward.py:1 imports surepick.host.engines (sim -> host.engines points up)" in proc.stderr
+    assert "sim/upward.py:1 imports surepick.host.engines.inproc (sim -> host.engines points up)" in proc.stderr

@@ -4,12 +4,14 @@
 # plant (PlantService.inject("estop")), every servo freezes at the pulse it had at the press and
 # stays there, whatever the REPL code writes. Checked from the plant's own exchange log (the
 # pulses it was given, and the e-stop level it answered) and its physics (the part still held).
+import json
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+from surepick.firmware import settings as fw_settings
 from surepick.host import vboard
 from surepick.host.engines.plant_service import EXCHANGE_FIELDS, PlantService
 from surepick.shared_fsm import link, states
@@ -26,6 +28,8 @@ PULSES = [F["p%d" % i] for i in range(5)]
 GUARD_MS = 5              # hal/virtual.py: the guard's step after Ctrl-C, ms of real time
 SWEPT_US = 40             # the e-stop is pressed once the sweep has moved the base this far (0.8 s)
 PRESS_TIMEOUT_S = 20.0
+SLOWER = 10               # the arm's speed divided by this for the test
+MOVE_TIMEOUT_MS = 60000   # the setting's upper bound: a tenth of the speed, ten times the move's time
 
 # REPL code that moves the base servo 1 us every 20 ms through the firmware's HAL for 3 s, as a
 # human poking at the arm would; it prints what the HAL's pulse reads before and after.
@@ -51,8 +55,14 @@ def _part_z_mm(ps):
 
 def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
     deploy_firmware(tmp_path)
-    ps = PlantService("nominal", seed=7, realtime=True)   # at a Pico's pace: the arm is still in TRANSFER
-    #                                                       when mpremote has stopped the loop
+    # The arm at a tenth of its speed (a slow move's timeout to match), at a Pico's pace: TRANSFER
+    # lasts long enough that the arm is still carrying the part when mpremote has stopped the
+    # loop, however long mpremote takes to start on a loaded machine (seconds, measured).
+    cfg = fw_settings.Settings()
+    cfg.set("arm_speed_mdeg_s", fw_settings.Settings().cfg.arm_speed_mdeg_s // SLOWER)
+    cfg.set("move_timeout_ms", MOVE_TIMEOUT_MS)
+    (tmp_path / fw_settings.PATH.lstrip("/")).write_text(json.dumps(cfg.to_json_dict()))
+    ps = PlantService("nominal", seed=7, realtime=True)
     log = ps.record()
     pick, place, width = ps.job_um()
     with vboard.VirtualBoard(tmp_path, plant_service=ps) as board:
@@ -60,7 +70,7 @@ def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
         try:
             assert con.wait(lambda f: f.ftype == link.T_HELLO, 20) is not None, con.tail()
             con.send(link.job(1, pick, place, width))
-            ev = con.wait(lambda f: f.ftype == link.T_EVENT and f.fields[4] == states.TRANSFER, 60)
+            ev = con.wait(lambda f: f.ftype == link.T_EVENT and f.fields[4] == states.TRANSFER, 180)
             assert ev is not None, con.tail()
         finally:
             con.close()                         # one client at a time: mpremote is next
@@ -124,7 +134,8 @@ def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
     assert p_end == frozen[0] < p_start + 149, (p_start, p_end, frozen)   # the sweep was cut short
     # the jaw kept its grip: the part is still in the air where the press found it
     assert abs(held_z - press["z_mm"]) < 3.0 and held_z > 30.0, (press["z_mm"], held_z)
-    print("\nCtrl-C in TRANSFER; REPL code swept the base servo %d -> %d us; e-stop pressed: pulses "
+    print("\nTRANSFER began at board ms %d, the loop stopped at plant ms %d" % (ev.fields[1], rows[guard][F["now_ms"]]))
+    print("Ctrl-C in TRANSFER; REPL code swept the base servo %d -> %d us; e-stop pressed: pulses "
           "frozen at %s us for %d exchanges (%d ms of plant time); part held at z %.1f -> %.1f mm"
           % (p_start, max(bases), list(frozen), len(later),
              later[-1][F["now_ms"]] - at[F["now_ms"]], press["z_mm"], held_z))

@@ -438,6 +438,10 @@ class Controller:
     def _watch_stall(self, now):
         # The gripper's current at stall for current_stall_ms: STALL, back off to the holding
         # squeeze where the jaw really is; still at stall after as long again: PWM off.
+        # Called every tick: its frame stays within the C stack's share (at most 11 locals and
+        # stack slots; MicroPython puts a larger frame on the heap, and on the chip finding room
+        # for it after a collection took 0.6 ms of a tick, docs/rp2040.md). The rare part is
+        # _stalled's.
         c = self.current
         if c.ma < c.stall_ma or not self.servos[4].enabled:
             self.stall_since = -1
@@ -447,9 +451,11 @@ class Controller:
         if self.stall_since < 0:
             self.stall_since = now
             return
-        if ms_diff(now, self.stall_since) < self.stall_ms:
-            return
-        self.stall_since = now
+        if ms_diff(now, self.stall_since) >= self.stall_ms:
+            self.stall_since = now
+            self._stalled()
+
+    def _stalled(self):
         m = self.m
         if self.stall_stage == 0:
             self.stall_stage = 1

@@ -289,8 +289,11 @@ class App(Controller):
         self.hal.wdt_feed()
 
     def planned(self):
+        # A search's plan done: collected, without filling the low holes (_past_the_holes): the
+        # machine waits PLAN_WAIT_MS for a plan on every engine, and on the chip the filling made
+        # the planning longer than that (its next probe 16 ms later than the host simulator's).
         self.hal.wdt_feed()
-        self._collect()
+        self._collect(False)
 
     @micropython.native
     def _led(self, now, busy):
@@ -931,14 +934,16 @@ class App(Controller):
             self.log.commit()
         self.last_commit = self.now_ms
 
-    def _collect(self):
+    def _collect(self, fill=True):
         # Garbage collection at rest, timed (the tick counts as maintenance, like a flash write,
-        # and gets the watchdog's whole timeout the same way).
+        # and gets the watchdog's whole timeout the same way); then, unless fill is false, the
+        # heap's low holes filled (_past_the_holes).
         hal = self.hal
         self.feed_watchdog()
         t0 = hal.cpu_us()
         gc.collect()
-        _past_the_holes()
+        if fill:
+            _past_the_holes()
         self.stats.gc_done(hal.ticks_diff(hal.cpu_us(), t0))
         self.flash_tick = 1
         self.next_gc = ms_add(self.now_ms, GC_REST_MS)

@@ -48,7 +48,7 @@ MAX_PROBES = const(16)
 FOUND_SPREAD_DMM = const(90)  # the radial range left when the pose is good enough for a grasp
 CLEAR_MARGIN_UM = const(3000)  # finger tips this far above the highest a part can reach, when hopping
 TIP_MIN_UM = const(2000)      # finger tips never lower than this above the table
-PLAN_WAIT_MS = const(120)     # after a MOVE_PLAN: the chip's planning at rest and the collection
+PLAN_WAIT_MS = const(160)     # after a MOVE_PLAN: the chip's planning at rest and the collection (120 ms was one loop period short on the chip)
                               # after it (52-88 ms on the emulated RP2040) fit in it, so every
                               # engine moves on in the same tick
 _UNIT = const(4096)           # the radial unit vector, scaled

@@ -87,6 +87,15 @@ class LinkClient:
         # Who has the board's console through the hub right now (None: nobody, or no hub).
         return getattr(self.ser, "lent_to", None) if self.via_hub else None
 
+    def take_returns(self):
+        """Who had the board's console, per lending returned since the last call (oldest first)."""
+        got = getattr(self.ser, "returned_by", None) if self.via_hub else None
+        if not got:
+            return []
+        taken = list(got)
+        del got[:]
+        return taken
+
     def close(self):
         if self.ser is not None:
             try:

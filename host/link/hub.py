@@ -533,7 +533,7 @@ class Hub:
         self._log("console returned by %s" % was)
         for c in self.clients:
             if c.is_link:
-                self._notice(c, "returned", "the board's console is back from %s" % was)
+                self._notice(c, "returned", "the board's console is back from %s" % was, by=was)
 
     # ---- client sockets ----
 

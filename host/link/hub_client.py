@@ -140,6 +140,7 @@ class HubStream:
         self._answers = []
         self.timeout = 0.05
         self.lent_to = None
+        self.returned_by = []       # who had the console, per lending returned, until taken
         self.refused = {}           # request id -> the hub's reason
         self.notices = []           # (event, text) in arrival order
         self.on_notice = None
@@ -264,6 +265,8 @@ class HubStream:
         if event == "lent":
             self.lent_to = n.get("to") or "another program"
         elif event == "returned":
+            # Kept until taken: a lending can begin and end between two looks at lent_to.
+            self.returned_by.append(n.get("by") or self.lent_to or "another program")
             self.lent_to = None
         elif event == "refused":
             self.refused[n.get("rid")] = text

@@ -166,21 +166,28 @@ class MonitorLoop:
 
     def _console_lent(self):
         # True while the hub has lent the board's console (the note said once); when it comes
-        # back, whatever ran meanwhile (a deploy, a reset) is found out by asking again.
+        # back, whatever ran meanwhile (a deploy, a reset) is found out by asking again. A
+        # lending that began and ended between two looks (a quick mpremote) counts the same.
         lent = self.client.lent_to
-        if lent and self._lent is None:
-            self._lent = lent
-            self.status.update(lent_to=lent)
-            self._note("the board's console is lent to %s: not asking anything until it is returned" % lent)
-            self._fail_calls(ConsoleLent("the board's console is lent to %s" % lent))
-        elif not lent and self._lent is not None:
-            self._note("the board's console is back from %s" % self._lent)
+        returns = self.client.take_returns()
+        if returns and self._lent is None:
+            self._note_lent(returns[0])
+        if returns:
+            self._note("the board's console is back from %s" % returns[-1])
             self._lent = None
             self.status.update(lent_to=None)
             self._need_identify = True
             self._next_identify = 0.0
             self._need_backfill = True
+        if lent and self._lent is None:
+            self._note_lent(lent)
         return bool(lent)
+
+    def _note_lent(self, lent):
+        self._lent = lent
+        self.status.update(lent_to=lent)
+        self._note("the board's console is lent to %s: not asking anything until it is returned" % lent)
+        self._fail_calls(ConsoleLent("the board's console is lent to %s" % lent))
 
     # ---- requests from other threads ----
 

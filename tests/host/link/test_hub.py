@@ -15,6 +15,8 @@ from surepick.host.link.client import LinkClient
 from surepick.host.link.errors import ConsoleLent, Disconnected, LinkError
 from surepick.host.link.frames import FrameParser
 from surepick.host.link.hub import BoardLines, Hub, swap_first_field
+from surepick.host.monitor.loop import MonitorLoop
+from surepick.host.monitor.status import BoardStatus
 from surepick.shared_fsm import link
 
 from tests.support.hub_serving import Serving
@@ -200,6 +202,43 @@ def test_the_raw_console_is_lent_and_returned(served):
     t.join(5)
     assert box["reply"].payload == ("pico-1", "0.1.0")
     c.close()
+
+
+def test_a_lending_between_two_looks_is_still_told(served):
+    # A quick mpremote can take the console and give it back while a client is not reading: the
+    # client's lent_to never shows it, so the lending is kept until the client takes it.
+    board, s = served
+    quiet = client(board.port)
+    watcher_notes = []
+    watcher = client(board.port, on_notice=lambda e, t: watcher_notes.append(e))
+    assert quiet.take_returns() == []
+    fd = os.open(quiet.ser.info["raw"], os.O_RDWR | os.O_NOCTTY)
+    try:
+        deadline = time.monotonic() + 3
+        while "lent" not in watcher_notes and time.monotonic() < deadline:
+            watcher.pump(0.05)
+        assert "lent" in watcher_notes
+        lender = watcher.lent_to
+    finally:
+        os.close(fd)
+    deadline = time.monotonic() + 3
+    while "returned" not in watcher_notes and time.monotonic() < deadline:
+        watcher.pump(0.05)
+    assert watcher_notes[-1] == "returned"
+    quiet.pump(0.2)                          # both notices arrive in one read
+    assert quiet.lent_to is None
+    # The monitor, looking now, tells both and will ask the board who it is again.
+    notes = []
+    mon = MonitorLoop(board.port, None, BoardStatus(board.port), out=lambda k, t: notes.append(t))
+    mon.client = quiet
+    mon._need_identify = False
+    assert mon._console_lent() is False
+    assert notes == ["the board's console is lent to %s: not asking anything until it is "
+                     "returned" % lender, "the board's console is back from %s" % lender], notes
+    assert mon._need_identify and mon._need_backfill and mon.status.lent_to is None
+    assert quiet.take_returns() == []        # taken once
+    watcher.close()
+    quiet.close()
 
 
 def test_the_socket_is_private(served):

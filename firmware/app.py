@@ -82,7 +82,8 @@ class _ConsoleIn:
 # with three of them (docs/rp2040.md, heap on the chip). _past_the_holes() fills them in the
 # collection's own tick (maintenance) with one-block floats, left as garbage until the next
 # collection, until PLUG_RUN of them in a row sit side by side: the search then starts in free
-# space. At most PLUG_MAX (64 KB of one-block objects on the chip: never past a heap's end).
+# space. At most PLUG_MAX (64 KB of one-block objects on the chip): on a heap with no such run
+# free, the allocator collects partway through, harmless in a maintenance tick.
 PLUG_RUN = const(32)
 PLUG_MAX = const(4096)
 _PLUGS = sys.implementation.name == "micropython"    # the host's Python has no such allocator

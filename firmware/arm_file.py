@@ -12,6 +12,8 @@ from . import fsutil                          # host: surepick.firmware (the sim
 from ..shared_fsm import arm as arm_mod
 
 PATH = "/arm.json"
+_FIRMWARE = __name__[:__name__.rfind(".")]      # the packages' dotted names, as the board
+_SHARED = _FIRMWARE[:_FIRMWARE.rfind(".")] + ".shared_fsm"    # imports them
 MAX_FILE_BYTES = 8192    # a full description is about 3 KB of compact JSON
 
 
@@ -59,11 +61,11 @@ def _load_packed(path, rejected):
     try:
         arm, err = _load(path, rejected)
     finally:
-        _drop("surepick.shared_fsm", "arm_check")
-        _drop("surepick.shared_fsm", "arm_reference")
+        _drop(_SHARED, "arm_check")
+        _drop(_SHARED, "arm_reference")
         gc.collect()
     arm = repack.instance(arm)
-    _drop("surepick.firmware", "repack")
+    _drop(_FIRMWARE, "repack")
     return arm, err
 
 

@@ -50,6 +50,15 @@ from .sensors import Pot, Current, Rail, Switch, EStop
 from .servo import Servo, drive as drive_servos
 
 
+_PACKAGE = __name__[:__name__.rfind(".")]   # this package's dotted name, as the board imports it
+
+
+def _loaded(name):
+    # True once the firmware's module `name` is imported (a first import is maintenance: a tick
+    # longer than the period)
+    return _PACKAGE + "." + name in sys.modules
+
+
 E_ARM_INVALID = const(20)    # start_job: the board has no valid arm description (not a machine code)
 
 
@@ -648,7 +657,7 @@ class Controller:
         if action != link.RESCUE_RELEASE:
             # rescue.py loads with the first carrying rescue, before anything is changed: a heap
             # too full to load it refuses the rescue (docs/rp2040.md, heap on the chip)
-            if "surepick.firmware.rescue" not in sys.modules:
+            if not _loaded("rescue"):
                 self.flash_tick = 1
             try:
                 from . import rescue as rescue_mod
@@ -752,7 +761,7 @@ class Controller:
         # -> None when started, or (code, payload) to reply at once. calibrate.py loads with the
         # first calibration, at rest: a board that is never calibrated does not hold its bytecode
         # (docs/rp2040.md, heap on the chip); that tick counts as maintenance, like a collection.
-        if "surepick.firmware.calibrate" not in sys.modules:
+        if not _loaded("calibrate"):
             self.flash_tick = 1
         try:
             from .calibrate import Calibration

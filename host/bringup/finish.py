@@ -53,28 +53,21 @@ class Finish:
 
     def run(self, arm_path, load_arm, skip=()):
         self._put_back()
-        for name in STEPS:
-            if self.state.done(name):
-                continue
-            if name in skip:
-                self.state.confirm(name, {"skipped": True})
-                self.say("%s: skipped" % name)
-                continue
-            self.say("--- %s" % name)
-            if name == APPLY:
-                result = self.apply(arm_path)
-            else:
-                a = self.state.get(APPLY)
-                if not a or a.get("skipped"):
-                    raise BringupStop("the board was not given what bring-up found (the apply step): "
-                                      "`surepick bringup --redo apply --apply`")
-                arm = load_arm(arm_path)
-                result = self.dry(arm) if name == cycles.DRY else self.first(arm)
-                if self.found_path:     # a cycle's result is one set of readings: {what: readings}
-                    key, value = next(iter(sorted(result.items())))
-                    note_found(self.found_path, key, value)
-            self.state.confirm(name, result)
-            self.say("%s: confirmed" % name)
+        self.state.run(STEPS, lambda name: self._run_one(name, arm_path, load_arm), self.say, skip)
+
+    def _run_one(self, name, arm_path, load_arm):
+        if name == APPLY:
+            return self.apply(arm_path)
+        a = self.state.get(APPLY)
+        if not a or a.get("skipped"):
+            raise BringupStop("the board was not given what bring-up found (the apply step): "
+                              "`surepick bringup --redo apply --apply`")
+        arm = load_arm(arm_path)
+        result = self.dry(arm) if name == cycles.DRY else self.first(arm)
+        if self.found_path:     # a cycle's result is one set of readings: {what: readings}
+            key, value = next(iter(sorted(result.items())))
+            note_found(self.found_path, key, value)
+        return result
 
     # ---- the board's settings ----
 

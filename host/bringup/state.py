@@ -53,6 +53,21 @@ class State:
         self.steps[name] = result
         self._save()
 
+    def run(self, names, do_one, say, skip=(), shown=lambda result: ""):
+        """Each step of `names` not confirmed yet, in order: skipped ones saved as skipped, the
+        others run by do_one(name) and their result saved as soon as it returns."""
+        for name in names:
+            if self.done(name):
+                continue
+            if name in skip:
+                self.confirm(name, {"skipped": True})
+                say("%s: skipped" % name)
+                continue
+            say("--- %s" % name)
+            result = do_one(name)
+            self.confirm(name, result)
+            say("%s: confirmed%s" % (name, shown(result)))
+
     def board(self):
         """-> ({servo name: direction} the board was given mid-session, shipped or not)."""
         b = self.data.get("board") or {}

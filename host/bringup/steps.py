@@ -64,17 +64,8 @@ class Session:
 
     def run(self, names, skip=(), writer=None):
         """Run every step of `names` not confirmed yet, in order."""
-        for name in names:
-            if self.state.done(name):
-                continue
-            if name in skip:
-                self.state.confirm(name, {"skipped": True})
-                self.say("%s: skipped" % name)
-                continue
-            self.say("--- %s" % name)
-            result = self._run_one(name, writer)
-            self.state.confirm(name, result)
-            self.say("%s: confirmed %s" % (name, json.dumps(result, sort_keys=True)))
+        self.state.run(names, lambda name: self._run_one(name, writer), self.say, skip,
+                       shown=lambda result: " " + json.dumps(result, sort_keys=True))
 
     def _run_one(self, name, writer):
         if name == "estop":

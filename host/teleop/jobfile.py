@@ -308,7 +308,7 @@ def check(job, cfg=None, arm=None):
         slots = job.slots(side)
         for i, pose in enumerate(slots):
             name = side if len(slots) == 1 else "%s slot %d" % (side, i)
-            problems += _pose_problems(pose, name, approach_um, k, arm)
+            problems += _pose_problems(pose, name, approach_um, k)
     w_um = int(round(job.part_width_mm * 1000))
     if not 1 <= w_um <= cfg.jaw_max_um:
         problems.append("part_width_mm: %g is outside the jaw's range 0.001..%g mm"
@@ -324,7 +324,7 @@ def _shown(v):
     return t if len(t) <= 40 else t[:20] + "... (%d characters)" % len(t)
 
 
-def _pose_problems(pose, name, approach_um, k, arm):
+def _pose_problems(pose, name, approach_um, k):
     # Reachable by the arm k, with a pitch its kind can hold, reachable approach_um above, the
     # fingers clear of the table.
     try:
@@ -344,7 +344,7 @@ def _pose_problems(pose, name, approach_um, k, arm):
         k.inverse(*above.as_tuple())
     except kin.Unreachable as e:
         problems.append("%s: the approach %.1f mm above it: %s" % (name, approach_um / 1000.0, e))
-    low = round(lowest_finger_z_mm(pose, arm), 6)     # no float dust at the exact edge
+    low = round(lowest_finger_z_mm(pose, k), 6)     # no float dust at the exact edge
     if low < k.min_z_mm + TABLE_CLEARANCE_MM:
         problems.append("%s: the fingers would reach %.1f mm above the table (at z %.1f mm, pitch %.0f deg); "
                         "they must stay %.0f mm clear" % (name, low - k.min_z_mm, pose.z_mm, pose.pitch_deg,

@@ -15,6 +15,7 @@ from surepick.firmware import settings as fw_settings
 from surepick.host import vboard
 from surepick.host.engines.plant_service import EXCHANGE_FIELDS, PlantService
 from surepick.shared_fsm import link, states
+from surepick.shared_fsm.config import FIELDS as CONFIG_FIELDS
 
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.vboard import Console, deploy_firmware
@@ -29,7 +30,8 @@ GUARD_MS = 5              # hal/virtual.py: the guard's step after Ctrl-C, ms of
 SWEPT_US = 40             # the e-stop is pressed once the sweep has moved the base this far (0.8 s)
 PRESS_TIMEOUT_S = 20.0
 SLOWER = 10               # the arm's speed divided by this for the test
-MOVE_TIMEOUT_MS = 60000   # the setting's upper bound: a tenth of the speed, ten times the move's time
+# the setting's upper bound (shared_fsm/config.py): a tenth of the speed, ten times the move's time
+MOVE_TIMEOUT_MS = next(f[3] for f in CONFIG_FIELDS if f[0] == "move_timeout_ms")
 
 # REPL code that moves the base servo 1 us every 20 ms through the firmware's HAL for 3 s, as a
 # human poking at the arm would; it prints what the HAL's pulse reads before and after.
@@ -58,10 +60,10 @@ def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
     # The arm at a tenth of its speed (a slow move's timeout to match), at a Pico's pace: TRANSFER
     # lasts long enough that the arm is still carrying the part when mpremote has stopped the
     # loop, however long mpremote takes to start on a loaded machine (seconds, measured).
-    cfg = fw_settings.Settings()
-    cfg.set("arm_speed_mdeg_s", fw_settings.Settings().cfg.arm_speed_mdeg_s // SLOWER)
-    cfg.set("move_timeout_ms", MOVE_TIMEOUT_MS)
-    (tmp_path / fw_settings.PATH.lstrip("/")).write_text(json.dumps(cfg.to_json_dict()))
+    slow = fw_settings.Settings()
+    slow.set("arm_speed_mdeg_s", fw_settings.Settings().cfg.arm_speed_mdeg_s // SLOWER)
+    slow.set("move_timeout_ms", MOVE_TIMEOUT_MS)
+    (tmp_path / fw_settings.PATH.lstrip("/")).write_text(json.dumps(slow.to_json_dict()))
     ps = PlantService("nominal", seed=7, realtime=True)
     log = ps.record()
     pick, place, width = ps.job_um()

@@ -24,10 +24,11 @@ import threading
 import time
 
 from surepick.firmware import flashlog
-from surepick.shared_fsm import link
+from surepick.shared_fsm import codes, link
 from surepick.host.link import hub_client
 from surepick.host.link.frames import as_dict
 from surepick.host import rejects
+from surepick.host.monitor.names import EVENT_RECORD_TYPES
 from surepick.host.link.client import LinkClient
 from surepick.host.link.errors import ConsoleLent, Disconnected, LinkError, PortBusy, RequestTimeout
 
@@ -63,6 +64,7 @@ class MonitorLoop:
         self._calls = queue.Queue()
         self.writer = False          # this monitor stores the board's records (claimed in the store)
         self._next_claim = 0.0
+        self._run_shown = 0
         self._reset_link_state()
 
     def _reset_link_state(self):
@@ -73,6 +75,9 @@ class MonitorLoop:
         self._events_since_poll = 0
         self._last_poll = 0.0
         self._lent = None
+        self._ask_run = True          # RUN_STATUS wanted (connected, a run record seen)
+        self._last_run_ask = 0.0
+        self._run_status = True       # the firmware answers RUN_STATUS (False: one without runs)
 
     # ---- the loop ----
 
@@ -145,6 +150,7 @@ class MonitorLoop:
                 except ConsoleLent:
                     self._console_lent()
             self.client.pump(0.05)
+            self._emit_run()
             if now - last_flush >= _FLUSH_S:
                 self.store.flush()
                 last_flush = now
@@ -162,7 +168,37 @@ class MonitorLoop:
                 or (self._events_since_poll and now - self._last_poll >= self.log_poll_s)
                 or now - self._last_poll >= _IDLE_POLL_S):
             self._backfill()
+        self._ask_run_status(now)
         self._run_calls()
+
+    def _ask_run_status(self, now):
+        # The run's counters from the board, once a run record came (or on connect), and now and
+        # then while a run goes on (a record missed by a monitor that only watches).
+        if not self._run_status or self.board_id is None:
+            return
+        running = (self.status.run_figures()[1] or {}).get("state") == "running"
+        if not (self._ask_run or (running and now - self._last_run_ask >= _IDLE_POLL_S)):
+            return
+        self._ask_run = False
+        self._last_run_ask = now
+        try:
+            r = self.client.request(link.T_RUN_STATUS, (), _REQUEST_S)
+        except RequestTimeout:
+            return                    # asked again with the next run record, or the idle poll
+        except ConsoleLent:
+            self._ask_run = True
+            raise
+        if r.ok:
+            self.status.on_run_status(r.payload)
+        else:
+            self._run_status = False  # a firmware without production runs (or an older one)
+
+    def _emit_run(self):
+        version, figures = self.status.run_figures()
+        if version != self._run_shown:
+            self._run_shown = version
+            if figures is not None:
+                self.out("run", figures)
 
     def _console_lent(self):
         # True while the hub has lent the board's console (the note said once); when it comes
@@ -287,6 +323,7 @@ class MonitorLoop:
             self.store.add_boot(self.board_id, self.epoch, hello)
             self._read_config()
         self.status.on_hello(hello)
+        self._ask_run = True
         self.out("hello", hello)
         if self.status.rejected:
             self._fetch_rejects()
@@ -334,6 +371,8 @@ class MonitorLoop:
                            last_seq=self.store.last_seq(bid, self.epoch),
                            lost_to_rotation=self.store.lost_records(bid))
         self.status.add_fault_records(self.store.recent_faults(bid, self.epoch))
+        for r in self.store.last_run_records(bid, self.epoch):
+            self.status.on_run_record(r)
         self._need_backfill = True
 
     # ---- the log ----
@@ -375,6 +414,9 @@ class MonitorLoop:
                 stored = max(stored, new[-1][0])
                 for x in new:
                     self.out("record", x)
+                    if x[1] in EVENT_RECORD_TYPES and x[2][2] == codes.K_RUN:
+                        self.status.on_run_record(x[2])
+                        self._ask_run = True
             more = len(r.payload) > 2 and r.payload[2] == 1
             last = r.payload[1] if len(r.payload) > 1 and isinstance(r.payload[1], int) else after
             if not more or last <= after:
@@ -434,6 +476,8 @@ class MonitorLoop:
         elif t == link.T_EVENT:
             self.status.on_event(f.fields)
             self._events_since_poll += 1
+            if f.fields[2] == codes.K_RUN:
+                self._ask_run = True
             self.out("event", f.fields)
         elif t == link.T_FAULT:
             self.out("fault", as_dict(f))

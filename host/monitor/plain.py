@@ -8,12 +8,16 @@
 #   ... record board=pico-e66 seq=813 type=fault ...
 #   ... telemetry state=GRASP cycles_ok=12 ... (only with --telemetry)
 #   ... board holding: a part is held ...; way out: `surepick job rescue --place` (when it changes)
+#   ... run cycle=7 of=200 state=running placed=6 faulted=1 skipped=1 faults=GRASP_FAILED:1 skipped_slots=3
+#       rate_per_h=212.5 eta_s=3283 (a production run, when its figures change: about once a cycle;
+#       host/monitor/run_view.py)
 import sys
 import time
 
 from surepick.host import rejects
 from surepick.shared_fsm import codes
 from surepick.firmware import flashlog
+from surepick.host.monitor import run_view
 from surepick.host.monitor.names import (EVENT_RECORD_TYPES, boot_action_name, code_name, fault_state_name,
                                          present_text, record_type_name, reset_cause_name, state_name)
 
@@ -58,6 +62,7 @@ class PlainPrinter:
         self.errf = err
         self.telemetry = telemetry
         self.shown = None            # the bench states last printed (host/board_state.py)
+        self.run_shown = None        # the production run's line last printed
 
     def _bench_states(self):
         # One line per state that refuses a job when the set changes, with its way out.
@@ -89,6 +94,11 @@ class PlainPrinter:
             line = "fault t_ms=%d %s state=%s attempt=%d faults_total=%d" % (
                 data["t_ms"], code_name(data["fault"]), fault_state_name(data["fault"], data["state"]),
                 data["attempt"], data["faults_total"])
+        elif kind == "run":
+            line = run_view.plain_text(data)
+            if line == self.run_shown:
+                return
+            self.run_shown = line
         elif kind == "record":
             line = "record board=%s %s" % (self.status.board_id, record_text(*data))
         elif kind == "telemetry":

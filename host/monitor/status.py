@@ -8,6 +8,7 @@ from surepick.host import rejects
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
 from surepick.host.monitor.names import code_name
+from surepick.host.monitor.run_view import RunView
 
 MAX_FAULTS = 8
 MAX_TEXT_LINES = 200
@@ -46,6 +47,8 @@ class BoardStatus:
         self.lent_to = None          # the hub lent the board's console to this program
         self.writer_elsewhere = None  # another monitor records this board into the database
         self.bench_states = []       # (key, how it shows, way out) of what the board is in (host/board_state.py)
+        self._run = RunView()        # the production run, from the board's run records and RUN_STATUS
+        self.run_version = 0         # counts the changes of the run's figures (the plain printer's cue)
 
     def update(self, **kw):
         with self._lock:
@@ -60,6 +63,8 @@ class BoardStatus:
             self.boot_count = hello[4]
             self.rejected = count
             self.rejects = [first] if first else []
+            if self._run.on_boot():
+                self.run_version += 1
             if self.job_started is not None:
                 # a board that boots is not running the job it ran: the boot says what became of it
                 self.job_state = "ended by a restart (boot %s)" % hello[4]
@@ -80,6 +85,24 @@ class BoardStatus:
                 self.job_state = "fault: %s" % code_name(reason)
                 self.job_started = None
                 self._add_fault(ev)
+            elif kind == codes.K_RUN and self._run.add(ev):
+                self.run_version += 1
+
+    def on_run_record(self, ev):
+        # a run record from the board's log (back-filled, or stored before this monitor began)
+        with self._lock:
+            if self._run.add(ev):
+                self.run_version += 1
+
+    def on_run_status(self, payload):
+        with self._lock:
+            if self._run.set_status(payload):
+                self.run_version += 1
+
+    def run_figures(self):
+        # -> (version, the run's figures or None)
+        with self._lock:
+            return self.run_version, self._run.figures()
 
     def on_telemetry(self, d):
         # A monitor that joins mid-cycle has not seen the job start: the state says it runs.
@@ -132,6 +155,7 @@ class BoardStatus:
             d["faults"] = list(self.faults)
             d["text"] = list(self.text)
             d["link"] = dict(self.link)
+            d["run"] = self._run.figures()
             if self._partial.strip():
                 d["text"].append(self._partial)
         # How old what the view shows is: telemetry older than STALE_S (or none on a link that

@@ -251,6 +251,21 @@ class Store:
                                (board_id, epoch, limit)).fetchall()
         return [(r[0], tuple(r[1:])) for r in rows]
 
+    def last_run_records(self, board_id, epoch):
+        # -> [12 ints] oldest first: the last production run's records (codes.K_RUN, from its
+        # RUN_START on). A monitor that starts on this database shows the run from them.
+        from surepick.firmware import flashlog
+        from surepick.shared_fsm import codes, run_codes
+        row = self.db.execute("SELECT MAX(seq) FROM records WHERE board_id=? AND epoch=? AND rtype!=? AND kind=? "
+                              "AND reason=?", (board_id, epoch, flashlog.R_BOOT, codes.K_RUN,
+                                               run_codes.R_RUN_START)).fetchone()
+        if row[0] is None:
+            return []
+        rows = self.db.execute("SELECT %s FROM records WHERE board_id=? AND epoch=? AND seq>=? AND rtype!=? "
+                               "AND kind=? ORDER BY seq" % ", ".join(RECORD_COLUMNS),
+                               (board_id, epoch, row[0], flashlog.R_BOOT, codes.K_RUN)).fetchall()
+        return [tuple(r) for r in rows]
+
     # ---- telemetry (buffered: one transaction per batch) ----
 
     def add_telemetry(self, board_id, fields, now=None):

@@ -16,6 +16,7 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
 from surepick.host import rejects
+from surepick.host.monitor import run_view
 from surepick.host.monitor.names import code_name, fault_state_name, present_text, state_name
 from surepick.shared_fsm import link
 
@@ -42,6 +43,7 @@ def status_panel(s):
     t = s["telemetry"]
     if not t:
         g.add_row("state", "no telemetry yet")
+        _run_rows(g, s)
         return g
     fault = code_name(t["fault"]) if t["fault"] else "none"
     g.add_row("state", Text.assemble((state_name(t["state"]), "bold"), "   attempt %d   fault " % t["attempt"],
@@ -51,6 +53,7 @@ def status_panel(s):
     if s["job_started"]:
         job = "running %.1f s" % (time.time() - s["job_started"])
     g.add_row("job", job)
+    _run_rows(g, s)
     for key, shows, way_out in s["bench_states"]:      # what refuses a job, and the way out of each
         g.add_row(key, Text.assemble((shows, "bold yellow"), "\n", "way out: " + way_out))
     rate = "-" if s["success_rate"] is None else "%.1f %%" % s["success_rate"]
@@ -61,6 +64,13 @@ def status_panel(s):
     g.add_row("sensors", "pot %d   current %d mA   switch %d   beam %d   rail %d mV"
               % (t["pot_counts"], t["current_ma"], t["switch_pressed"], t["beam_broken"], t["rail_mv"]))
     return g
+
+
+def _run_rows(g, s):
+    # a production run: the board's own figures (host/monitor/run_view.py)
+    if s.get("run"):
+        for label, text in run_view.view_lines(s["run"]):
+            g.add_row(label, text)
 
 
 def banner(s):

@@ -27,8 +27,12 @@ One monitor records a board into a database: a second one on the same database o
 (and takes over when the first one stops). Records the board's log rotated away before they
 were fetched are counted (lost), never taken for a restarted board.
 
---plain prints one line per record (hello, event, fault, record) on stdout and REPL text
-and link notes on stderr. Stop with Ctrl-C (or q in the live view)."""
+During a production run (`surepick job run`) the view shows it: cycle n of N, cycles an hour
+and the time left (the board's clock), faults by reason, parts placed and slots skipped.
+
+--plain prints one line per record (hello, event, fault, record) on stdout, a `run` line
+whenever a production run's figures change, and REPL text and link notes on stderr. Stop
+with Ctrl-C (or q in the live view)."""
 
 
 def add_arguments(parser):

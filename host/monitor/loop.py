@@ -176,8 +176,8 @@ class MonitorLoop:
         # then while a run goes on (a record missed by a monitor that only watches).
         if not self._run_status or self.board_id is None:
             return
-        running = (self.status.run_figures()[1] or {}).get("state") == "running"
-        if not (self._ask_run or (running and now - self._last_run_ask >= _IDLE_POLL_S)):
+        if not self._ask_run and (now - self._last_run_ask < _IDLE_POLL_S
+                                  or (self.status.run_figures()[1] or {}).get("state") != "running"):
             return
         self._ask_run = False
         self._last_run_ask = now
@@ -194,11 +194,12 @@ class MonitorLoop:
             self._run_status = False  # a firmware without production runs (or an older one)
 
     def _emit_run(self):
+        if self.status.run_version == self._run_shown:
+            return
         version, figures = self.status.run_figures()
-        if version != self._run_shown:
-            self._run_shown = version
-            if figures is not None:
-                self.out("run", figures)
+        self._run_shown = version
+        if figures is not None:
+            self.out("run", figures)
 
     def _console_lent(self):
         # True while the hub has lent the board's console (the note said once); when it comes

@@ -50,6 +50,7 @@ class RunView:
             self._reset()
             self._seen.add(key)
             self._boot_since = False
+            self.status = None    # a RUN_STATUS from before this run's start (asked again after it)
             self.start = (t, ev[_X], ev[_Y])
             return True
         if self.start is not None and ticks_diff(t, self.start[0]) < 0 and not self._boot_since:

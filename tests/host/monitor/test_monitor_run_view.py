@@ -102,7 +102,10 @@ def by_hand(t0, t_k, k, count):
 def test_the_monitor_shows_the_run_from_the_boards_own_figures(tmp_path):
     flash = tmp_path / "flash"
     db = str(tmp_path / "m.db")
-    with running_board(flash, "nominal", 2) as port:
+    # the arm at its true pace (--realtime): a cycle lasts seconds of wall time (the empty-pad ones
+    # over 3 s), so the monitor sees each cycle's records apart however fast this machine runs the
+    # plant; a monitor held up longer than a cycle would show two cycles' change in one line
+    with running_board(flash, "nominal", 2, extra=("--realtime",)) as port:
         w = Watch(port, db)
         try:
             wait_until(lambda: w.status.backfills >= 1, 60, "the first back-fill")

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -105,6 +106,9 @@ class Night:
             "placed": placed, "faulted": len(self.cycles) - placed, "skipped": self.skipped,
             "telemetry_cycles_ok": t.get("cycles_ok"), "telemetry_cycles_failed": t.get("cycles_failed"),
             "telemetry_faults_total": t.get("faults_total"), "overruns": t.get("overruns")})
+        x = self.samples[-1]    # progress, a line a sample: a long night says how far it is
+        print("night: cycle %d of %d, placed %d, heap free %s B, log %d B, %.0f s" % (
+            cycle, self.count, placed, _n(x["heap_free"]), size, x["wall_s"]), file=sys.stderr, flush=True)
 
 
 def run_night(count, seed, every, wall_s):

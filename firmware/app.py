@@ -43,7 +43,7 @@ from . import cmdparse
 from . import flashlog
 from . import settings as settings_mod
 from . import telemetry
-from .controller import Controller, E_ARM_INVALID
+from .controller import Controller, E_ARM_INVALID, E_PAYLOAD
 from .framewriter import FrameWriter
 from .status_led import (StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as LED_FAULT, ESTOP as LED_ESTOP,
                          STOPPED as LED_STOPPED)
@@ -603,6 +603,12 @@ class App(Controller):
             self._reply(rid, link.E_STATE, ("arm_unpowered",))  # RESCUE first
         elif r == E_ARM_INVALID:
             self._reply(rid, link.E_STATE, ("arm_invalid",))    # deploy a valid /arm.json
+        elif r == E_PAYLOAD:
+            # the servo that cannot hold the description's part: its joint, the torque it needs
+            # and its stall torque (mN m), the part's mass (g) (host/link/answers.py words it)
+            w = self.payload_refused
+            self._reply(rid, link.E_BAD_VALUE, ("payload", self.arm.servo_names[w[0]], int(w[1] * 1000),
+                                                int(w[2] * 1000), int(self.arm.bench["part_g"])))
         else:
             self._reply(rid, link.E_BAD_VALUE, (("unreachable" if r == 3 else "bad_job"),))
 

@@ -12,8 +12,8 @@ from . import fsutil                          # host: surepick.firmware (the sim
 from ..shared_fsm import arm as arm_mod
 
 PATH = "/arm.json"
-_FIRMWARE = __name__[:__name__.rfind(".")]      # the packages' dotted names, as the board
-_SHARED = _FIRMWARE[:_FIRMWARE.rfind(".")] + ".shared_fsm"    # imports them
+FIRMWARE = __name__[:__name__.rfind(".")]      # the packages' dotted names, as the board
+SHARED = FIRMWARE[:FIRMWARE.rfind(".")] + ".shared_fsm"    # imports them
 MAX_FILE_BYTES = 8192    # a full description is about 3 KB of compact JSON
 
 
@@ -22,8 +22,8 @@ def _reference():
     return arm_mod.validate(DESCRIPTION)
 
 
-def _drop(package, name):
-    # Forget a module imported for the boot only (the validator's schema, the reference's dict,
+def drop(package, name):
+    # Forget a module imported for a moment only (the validator's schema, the reference's dict,
     # the copier): the Arm keeps copies of what it needs, and the heap gets the rest back.
     full = package + "." + name
     if full in sys.modules:
@@ -61,11 +61,11 @@ def _load_packed(path, rejected):
     try:
         arm, err = _load(path, rejected)
     finally:
-        _drop(_SHARED, "arm_check")
-        _drop(_SHARED, "arm_reference")
+        drop(SHARED, "arm_check")
+        drop(SHARED, "arm_reference")
         gc.collect()
     arm = repack.instance(arm)
-    _drop(_FIRMWARE, "repack")
+    drop(FIRMWARE, "repack")
     return arm, err
 
 

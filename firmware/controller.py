@@ -31,6 +31,7 @@
 # the holding squeeze back on a held part. Nothing moves until an operator's RESCUE: it powers the
 # arm at the pose the operator names (or the board's own setpoints when it never lost them), then
 # moves only gently (rescue.Rescue), or opens the jaw when the operator says so.
+import gc
 import sys
 
 from ..shared_fsm import link, servo_cal
@@ -60,6 +61,7 @@ def _loaded(name):
 
 
 E_ARM_INVALID = const(20)    # start_job: the board has no valid arm description (not a machine code)
+E_PAYLOAD = const(21)        # start_job: the servos cannot hold the part on this job's path (payload_refused)
 
 
 def pose_checker(arm):
@@ -187,6 +189,7 @@ class Controller:
         self._cache_limits()
         self.arm = arm               # the reference arm stands in (never moved) when arm_error is set
         self.arm_error = ""
+        self.payload_refused = None  # the last job the payload check refused: (slot, need N m, stall N m, q)
         self.load_arm()
 
     def load_arm(self):
@@ -571,12 +574,32 @@ class Controller:
         r = self.job_refusal()
         if r:
             return r
+        self.payload_refused = self.payload_check(job)
+        if self.payload_refused:
+            return E_PAYLOAD
         r = self.m.start_job(job, self.check_pose)
         if r == M_OK and self.persist:
             self.job_waiting = job
             self.m.job_pending = 0       # the machine begins when the marker is on flash
             self._start_waiting_job()
         return r
+
+    def payload_check(self, job):
+        # -> None, or (servo slot, N m it needs, its stall torque N m): the description's part
+        # (bench.part_g) is more than that servo holds at the worst pose of this job's path with
+        # torque to spare (shared_fsm/payload.py). A path out of reach is left to the machine's
+        # own check, which names it. The module is loaded for the check only (heap on the chip).
+        from ..shared_fsm import payload
+        lift = self.cfg.approach_height_um / 1000.0
+        try:
+            return payload.check(self.arm, [v / 1000.0 for v in job.pick], [v / 1000.0 for v in job.place], lift)
+        except ValueError:
+            return None
+        finally:
+            if sys.implementation.name == "micropython":
+                payload = None
+                arm_file.drop(arm_file.SHARED, "payload")
+                gc.collect()             # its bytecode back before the moves begin
 
     def job_refusal(self):
         # -> what start_job answers whatever the job (M_OK: a job may start now). Changes

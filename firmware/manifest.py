@@ -23,6 +23,7 @@ MODULES = (
     "shared_fsm/link",
     "shared_fsm/machine",
     "shared_fsm/motion",
+    "shared_fsm/payload",
     "shared_fsm/run_codes",
     "shared_fsm/run_frame",
     "shared_fsm/search",

@@ -123,6 +123,7 @@ _BENCH = (
     ("bin_floor_mm", "n", 0.0, 100.0, None),
     ("bin_wall_top_mm", "n", 0.0, 500.0, None),
     ("part_mm", "n", 1.0, 200.0, None),                # the bench part's size (cube edge)
+    ("part_g", "n", 0.0, 5000.0, 20.0),                # its mass: the payload check (shared_fsm/payload.py)
     ("pitch_deg", "n", -90.0, 90.0, None),             # the tool pitch of pick and place poses
     ("home_base_deg", "n", -360.0, 360.0, None),       # the rest pose at start (joint angles)
     ("home_shoulder_deg", "n", -360.0, 360.0, None),

@@ -5,6 +5,7 @@ the pad and the bin in it."""
 import math
 
 from surepick.shared_fsm import arm as arm_mod
+from surepick.shared_fsm import payload
 from surepick.shared_fsm.config import Config
 
 
@@ -45,6 +46,45 @@ def reach_report(arm, approach_mm=None):
         lines.append("%-15s x=%6.1f y=%6.1f z=%6.1f  joints %s  margin %.1f deg"
                      % (name, pose[0], pose[1], pose[2], " ".join("%7.1f" % v for v in q[:len(arm.joint_names)]),
                         margin_deg(arm, q)))
+    return problems, lines
+
+
+def payload_sentence(arm_or_names, joint, need_nm, stall_nm, part_g, where="bench.part_g"):
+    """One line: the part is more than the joint's servo holds (shared_fsm/payload.py), and the
+    ways out. arm_or_names: the Arm (for the servo's part number) or None."""
+    servo = ""
+    if arm_or_names is not None:
+        s = arm_or_names.servo(arm_or_names.servo_names.index(joint))
+        m = arm_or_names.servo_models[s["model"]]
+        servo = " (%s)" % (m["part"] or s["model"])
+    return ("%s %g g: the %s servo%s must give %.2f N·m to hold it at the worst pose of the path, more than "
+            "%d %% of its %.2f N·m stall torque (%.2f N·m; docs/arm-description.md, \"A part too heavy to hold\"): "
+            "a lighter part, a stronger servo, or a bench nearer the base"
+            % (where, part_g, joint, servo, need_nm, payload.HOLD_PCT, stall_nm, stall_nm * payload.HOLD_PCT / 100.0))
+
+
+def payload_report(arm, approach_mm=None):
+    """-> (problems, lines) of the payload check on the bench's own path (the pick, the lift,
+    the transfer, the placing) with its part (bench.part_g): each arm servo's largest holding
+    torque along it against its stall torque at the rail's nominal voltage. A path out of reach
+    gives no lines (reach_report names it)."""
+    poses = dict(bench_poses(arm, approach_mm))
+    lift = poses["pick_approach"][2] - poses["pick"][2]
+    part_g = arm.bench["part_g"]
+    try:
+        qs = payload.path(arm, poses["pick"], poses["place"], lift)
+    except arm_mod.Unreachable:
+        return [], []
+    problems, lines = [], []
+    for i in range(1, len(arm.joint_names)):
+        need = max(payload.holding_nm(arm, q, part_g)[i] for q in qs)
+        stall = payload.stall_nm(arm, i)
+        name = arm.joint_names[i]
+        lines.append("payload %-8s holds %.3f N·m of its %.3f N·m stall (%.1f %%, limit %d %%) with the %g g part"
+                     % (name, need, stall, 100.0 * need / stall, payload.HOLD_PCT, part_g))
+    w = payload.check(arm, poses["pick"], poses["place"], lift)
+    if w is not None:
+        problems.append(payload_sentence(arm, arm.joint_names[w[0]], w[1], w[2], part_g))
     return problems, lines
 
 

@@ -65,6 +65,9 @@ def run(args):
 def _check(args, arm):
     from surepick.host.arms import checks
     problems, lines = checks.reach_report(arm)
+    more, payload_lines = checks.payload_report(arm)
+    problems += more
+    lines += payload_lines
     for line in problems:
         print("surepick arm check: %s: %s" % (args.arm, line), file=sys.stderr)
     print("%s: a valid %s arm description" % (args.arm, arm.kind))

@@ -11,7 +11,7 @@ import os
 import tempfile
 import time
 
-from surepick.firmware.controller import Controller
+from surepick.firmware.controller import Controller, E_PAYLOAD
 from surepick.firmware.telemetry import LoopStats
 from surepick.host.engines.loopfigures import from_stats
 from surepick.firmware.hal.plant_pins import _TICKS_MASK, PlantPins
@@ -33,6 +33,16 @@ TRAJECTORY_COLUMNS = (
     "q0_cmd_mdeg", "q1_cmd_mdeg", "q2_cmd_mdeg", "q3_cmd_mdeg",
     "q0_mdeg", "q1_mdeg", "q2_mdeg", "q3_mdeg",
 )
+
+
+def refusal_text(ctl, err):
+    # Why the controller refused a job, as the board's answer would word it.
+    if err == E_PAYLOAD:
+        from surepick.host.arms import checks
+        w = ctl.payload_refused
+        return checks.payload_sentence(ctl.arm, ctl.arm.joint_names[w[0]], w[1], w[2], ctl.arm.bench["part_g"],
+                                       where="the arm description's bench.part_g")
+    return "error %d" % err
 
 
 def machine_belief(events, ended):
@@ -247,7 +257,7 @@ class CycleRun:
         board.stats.begin_cycle()        # the job's loop figures, as the firmware begins them
         err = board.ctl.start_job(job)
         if err:
-            raise ValueError("the scenario's job was refused: error %d" % err)
+            raise ValueError("the scenario's job was refused: %s" % refusal_text(board.ctl, err))
         t_start = time.perf_counter()
         t = board.now
         done_at = None

@@ -123,6 +123,12 @@ def refusal(code, payload=(), port="PORT"):
         detail = payload[0] if payload and isinstance(payload[0], str) else None
         if detail == "unreachable":
             return "the pick or place pose (or the approach above it) is out of the arm's reach"
+        need, stall, part_g = _ints(payload[2:], 3)
+        if detail == "payload" and None not in (need, stall, part_g) and isinstance(payload[1], str):
+            from surepick.host.arms import checks
+            joint = payload[1]
+            return "the board refused the job: " + checks.payload_sentence(
+                None, joint, need / 1000.0, stall / 1000.0, part_g, where="the board's /arm.json bench.part_g")
         if detail == "bad_job":
             return "the job was rejected: the part is wider than the jaw opens, or the attempts are out of range"
         return "the board rejected the value%s" % (" of %s" % detail if detail else "")

@@ -615,6 +615,14 @@ class App(Controller):
     def _start_job(self, job):
         # -> the controller's start_job answer. A JOB request and each cycle of a production
         # run (production.py) start here.
+        checked = 0
+        if not self.job_refusal():
+            # The payload check first (it loads its module for the moment): its garbage is
+            # collected with the plans', below them, not left among them.
+            self.payload_refused = self.payload_check(job)
+            if self.payload_refused:
+                return E_PAYLOAD
+            checked = 1
         if not self.busy():
             # At rest, before anything moves: every move of every attempt is planned ahead
             # (motion.py: a straight move is four or more loop periods of IK on an RP2040; a
@@ -626,7 +634,7 @@ class App(Controller):
             self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
                                 self._planned_one)
             self._collect()
-        r = self.start_job(job)
+        r = self.start_job(job, checked)
         if r == M_OK:
             self.cycle_open = 1
             self.marker_counted = 1

@@ -567,16 +567,17 @@ class Controller:
 
     # ---- commands (from the link, or from an engine driving the controller directly) ----
 
-    def start_job(self, job):
+    def start_job(self, job, payload_checked=0):
         # -> the machine's answer (machine.OK, E_BUSY, ...). A started job leaves its marker on
         # flash, so a reset mid-cycle is known at the next boot; the marker is written once the
         # arm has settled, and the cycle begins only after it.
         r = self.job_refusal()
         if r:
             return r
-        self.payload_refused = self.payload_check(job)
-        if self.payload_refused:
-            return E_PAYLOAD
+        if not payload_checked:
+            self.payload_refused = self.payload_check(job)
+            if self.payload_refused:
+                return E_PAYLOAD
         r = self.m.start_job(job, self.check_pose)
         if r == M_OK and self.persist:
             self.job_waiting = job

@@ -27,6 +27,7 @@
 import gc
 import sys
 from array import array
+from binascii import hexlify
 
 from ..shared_fsm import link
 from ..shared_fsm.compat import const, micropython
@@ -38,6 +39,7 @@ from ..shared_fsm.motion import job_moves
 from ..shared_fsm.states import IDLE
 from ..shared_fsm.ticks import ticks_diff as ms_diff, ticks_add as ms_add
 
+from . import arm_file
 from . import boot_recovery as rec
 from . import cmdparse
 from . import flashlog
@@ -496,6 +498,8 @@ class App(Controller):
             self._rescue(rid, args)
         elif ftype == link.T_RUN or ftype == link.T_RUN_STOP or ftype == link.T_RUN_STATUS:
             self._run_frame(ftype, rid, args)
+        elif ftype == link.T_ARM_READ:
+            self._arm_read(rid, args[0])
         else:
             self._reply(rid, link.E_UNSUPPORTED)
 
@@ -748,6 +752,30 @@ class App(Controller):
         # record rotated away since tells a rotated log from a restarted one by them
         self._reply(rid, link.OK, (n, last, 1 if self.log.last_seq > last else 0, self.log.first_seq,
                                    self.log.counters[flashlog.C_BOOTS]))
+
+    def _arm_read(self, rid, offset):
+        # ARM_READ: the board's /arm.json as it is on flash, a slice a request, in hex tokens
+        # (`surepick config diff --arm` compares it with a description field by field). At rest
+        # only: a flash read is no work for a tick.
+        if self.busy():
+            self._reply(rid, link.E_BUSY)
+            return
+        n = link.ARM_READ_BYTES
+        try:
+            f = open(self.root + arm_file.PATH, "rb")
+        except OSError:
+            self._reply(rid, link.E_STATE, ("no_arm_json",))   # the reference arm
+            return
+        try:
+            size = f.seek(0, 2)
+            f.seek(offset)
+            b = f.read(n * link.ARM_READ_TOKENS)
+        finally:
+            f.close()
+        out = [size]
+        for i in range(0, len(b), n):
+            out.append("x" + hexlify(b[i:i + n]).decode())
+        self._reply(rid, link.OK, tuple(out))
 
     def _config_get(self, rid, key):
         if not self.settings.is_key(key):

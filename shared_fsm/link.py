@@ -27,6 +27,8 @@ PROTOCOL_VERSION = const(1)
 MAX_FRAME_LEN = const(256)
 MAX_TOKEN_LEN = const(24)
 MAX_PAYLOAD = const(9)  # payload fields in one REPLY
+ARM_READ_BYTES = const(11)   # bytes of /arm.json in one ARM_READ token ("x" + 22 hex digits)
+ARM_READ_TOKENS = const(8)   # tokens in one ARM_READ REPLY (88 bytes: the frame stays under 256)
 
 # ---- frame types: board -> host (upper case) ----
 T_HELLO = const(0x48)      # H
@@ -56,6 +58,7 @@ T_SETPOINT = const(0x71)    # q  one teleop setpoint: joints, jaw, sequence numb
 T_RUN = const(0x75)         # u  a production run: cycle after cycle on the board (its schema: run_frame.py)
 T_RUN_STOP = const(0x6E)    # n  end the run after the current cycle
 T_RUN_STATUS = const(0x6F)  # o  the run's counters (the running one, or the last one since boot)
+T_ARM_READ = const(0x64)    # d  a slice of the board's /arm.json (config diff shows the description)
 # Still reserved for hardware-in-the-loop: Y Z (board -> host), z (host -> board); they decode
 # as E_UNKNOWN_TYPE.
 
@@ -233,6 +236,9 @@ SCHEMA = {
     # (run_codes.STOP_*, -1 while running), the next pick slot, pick slots.
     T_RUN_STOP: ("RUN_STOP", 1, (K_RID,), ("req_id",)),
     T_RUN_STATUS: ("RUN_STATUS", 1, (K_RID,), ("req_id",)),
+    # ARM_READ's REPLY: the file's size, then up to ARM_READ_TOKENS tokens "x" + the hex of up to
+    # ARM_READ_BYTES bytes each, from offset on.
+    T_ARM_READ: ("ARM_READ", 2, (K_RID, K_U16), ("req_id", "offset")),
     T_TELEOP_STATE: ("TELEOP_STATE", 12,
                      (K_U30, K_U8, K_U8, K_U30, K_MDEG, K_MDEG, K_MDEG, K_MDEG, K_U30, K_S30,
                       K_U30, K_U30),

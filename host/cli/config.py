@@ -15,7 +15,8 @@ ACTIONS = ("get", "set", "list", "diff", "export", "import")
 def add_arguments(parser):
     parser.description = (
         "get KEY | set KEY VALUE: one setting. list: every setting with its value, default, range, unit and "
-        "whether it needs a reboot. diff: only the settings that differ from the defaults. export FILE: every "
+        "whether it needs a reboot. diff: only the settings that differ from the defaults; with --arm NAME|FILE "
+        "also the board's arm description (/arm.json) against that one, field by field. export FILE: every "
         "setting as JSON. import FILE: set what FILE holds (an export, or {key: value}); the whole file is "
         "checked against the board's ranges and rules first, so a bad file changes nothing. Exit 0 done, 1 the "
         "board refused or failed, 2 bad input.")
@@ -25,6 +26,8 @@ def add_arguments(parser):
                              "export/import: FILE")
     add_port_argument(parser)
     parser.add_argument("--json", action="store_true", help="list/diff: print JSON")
+    parser.add_argument("--arm", metavar="NAME|FILE",
+                        help="diff: compare the board's /arm.json with this description (a preset or a file)")
     parser.add_argument("--timeout", type=float, default=3.0, metavar="S",
                         help="seconds to wait for each reply (default 3)")
     # set and import write flash, which only happens at rest: a busy arm is refused, its state
@@ -61,6 +64,12 @@ def run(args):
     if act == "export":
         from surepick.host.cli.outputs import check_writable_file
         check_writable_file(args.words[0], "export FILE")
+    local_arm = None
+    if getattr(args, "arm", None) is not None:
+        if act != "diff":
+            raise CommandError("--arm is for `diff`: it compares the board's /arm.json with that description")
+        from surepick.host.cli.arm import load_arm
+        local_arm = load_arm(args.arm)[0]
     if args.force and act not in ("set", "import"):
         raise CommandError("--force is for `set` and `import`: reading never interrupts the arm")
     target = _read_import(args.words[0]) if act == "import" else None
@@ -74,9 +83,40 @@ def run(args):
         board = _read_board(c, args)
         if act == "import":
             return _import(c, args, board, target)
+        board_arm = _read_board_arm(c, args) if local_arm is not None else None
     if act == "export":
         return _export(args, board)
+    if local_arm is not None:
+        return _diff_arm(args, board, board_arm, local_arm)
     return _list(args, board, only_changed=act == "diff")
+
+
+def _read_board_arm(c, args):
+    # -> the board's /arm.json bytes, or None when it has none (the reference arm)
+    from surepick.host import board_arm
+    try:
+        return board_arm.read_bytes(c, args.timeout)
+    except board_arm.NoArmFile:
+        return None
+    except ValueError as e:
+        raise CommandError(str(e), exitcodes.FAILED) from None
+
+
+def _diff_arm(args, board, raw, local_arm):
+    # The settings' diff, then the description's: the board's /arm.json field by field against
+    # the local one (--json: both in one object).
+    from surepick.host import board_arm
+    if args.json:
+        settings = {s.key: {"value": v, "default": s.default} for s, v in _rows(board)
+                    if v is not None and v != s.default}
+        on_board, rows, head = board_arm.compare(raw, local_arm)
+        diffs = None if rows is None else [{"field": k, "board": a, "local": b} for k, a, b in rows]
+        print(json.dumps({"settings": settings, "arm": {"board": head, "differences": diffs}}, indent=1))
+        return exitcodes.OK
+    _list(args, board, only_changed=True)
+    for line in board_arm.diff_report(raw, local_arm, args.arm):
+        print(line)
+    return exitcodes.OK
 
 
 def _check_idle(c, args):

@@ -36,6 +36,7 @@ REQUESTS = {
     "x": ("HIL_MODE", ((0, 2),), 0),
     "y": ("HIL_SENSORS", (U30, U16, U16, U16, (0, 7)), 0),
     "r": ("REJECTS", ((0, 255),), 0),
+    "d": ("ARM_READ", (U16,), 0),
 }
 # Board -> host types (the board ignores them: an echo of its own kind of frame).
 BOARD_TYPES = "HTEFRLX"

@@ -40,44 +40,12 @@ def read_bytes(client, timeout=3.0):
     return out[:size]
 
 
-def flatten(d, prefix=""):
-    """{dotted field: value} of a description dict (tables nested as the file has them)."""
-    out = {}
-    for k in sorted(d):
-        v = d[k]
-        key = prefix + k
-        if isinstance(v, dict):
-            out.update(flatten(v, key + "."))
-        else:
-            out[key] = v
-    return out
-
-
 def _text(v):
     if v is None:
         return "(none)"
     if isinstance(v, float) and v == int(v):
         return "%d" % v
     return json.dumps(v) if isinstance(v, str) else "%s" % v
-
-
-def differences(board, local):
-    """-> [(field, board value, local value)] of two description dicts (validated: every default
-    filled in), fields in the file's order of sections; None for a field one side has not."""
-    a, b = flatten(board), flatten(local)
-    rows = []
-    for key in sorted(set(a) | set(b), key=_order):
-        va, vb = a.get(key), b.get(key)
-        if va != vb:
-            rows.append((key, va, vb))
-    return rows
-
-
-def _order(key):
-    top = ("format", "name", "kind", "notes", "geometry", "joints", "servos", "servo_models", "gripper",
-           "links", "sensors", "bench")
-    head = key.split(".")[0]
-    return (top.index(head) if head in top else len(top), key)
 
 
 def compare(raw, local_arm):
@@ -87,13 +55,13 @@ def compare(raw, local_arm):
     if raw is None:
         from surepick.shared_fsm.arm_reference import DESCRIPTION
         board = arm_mod.validate(DESCRIPTION).to_dict()
-        return board, differences(board, local_arm.to_dict()), "the board has no /arm.json: it runs the reference arm"
+        return board, files.field_differences(board, local_arm.to_dict()), "the board has no /arm.json: it runs the reference arm"
     try:
         board = files.validate(json.loads(raw.decode()), "the board's /arm.json").to_dict()
     except (ValueError, UnicodeError) as e:
         return None, None, ("the board's /arm.json is not a valid description (the board keeps the arm still and "
                             "refuses jobs): %s" % e)
-    return board, differences(board, local_arm.to_dict()), "the board's /arm.json: %s (%s)" % (board["name"], board["kind"])
+    return board, files.field_differences(board, local_arm.to_dict()), "the board's /arm.json: %s (%s)" % (board["name"], board["kind"])
 
 
 def diff_report(raw, local_arm, local_name):
@@ -108,5 +76,5 @@ def diff_report(raw, local_arm, local_name):
         lines.append("%d field%s differ%s (`surepick deploy --arm %s` ships this description)"
                      % (len(rows), "" if len(rows) == 1 else "s", "s" if len(rows) == 1 else "", local_name))
     else:
-        lines.append("the board runs this description (%d fields the same)" % len(flatten(board)))
+        lines.append("the board runs this description (%d fields the same)" % len(files.flatten(board)))
     return lines

@@ -84,6 +84,51 @@ def load(name_or_path):
     return validate(d, name_or_path), d
 
 
+def flatten(d, prefix=""):
+    """{dotted field: value} of a description dict (tables nested as the file has them)."""
+    out = {}
+    for k in sorted(d):
+        v = d[k]
+        key = prefix + k
+        if isinstance(v, dict):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def field_differences(board, local):
+    """-> [(field, board value, local value)] of two description dicts (validated: every default
+    filled in), fields in the file's order of sections; None for a field one side has not."""
+    a, b = flatten(board), flatten(local)
+    rows = []
+    for key in sorted(set(a) | set(b), key=_order):
+        va, vb = a.get(key), b.get(key)
+        if va != vb:
+            rows.append((key, va, vb))
+    return rows
+
+
+def _order(key):
+    top = ("format", "name", "kind", "notes", "geometry", "joints", "servos", "servo_models", "gripper",
+           "links", "sensors", "bench")
+    head = key.split(".")[0]
+    return (top.index(head) if head in top else len(top), key)
+
+
+def record_fields(arm):
+    """run.json's arm fields for a run of `arm` (None: the reference arm): `arm`, its name (left
+    out for the reference, as records before descriptions had it), and `arm_description`, the
+    whole validated description (docs/run-record.md), so a reader knows which arm ran."""
+    if arm is None:
+        from surepick.shared_fsm import kinematics
+        arm = kinematics.REFERENCE
+    out = {"arm_description": arm.to_dict()}
+    if arm.name != "reference":
+        out["arm"] = arm.name
+    return out
+
+
 def compact_json(arm):
     """The validated description, every default filled in, as the board gets it (/arm.json)."""
     return json.dumps(arm.to_dict(), separators=(",", ":"), sort_keys=True, allow_nan=False)

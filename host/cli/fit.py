@@ -57,7 +57,7 @@ def run(args):
     rec = runrecord.load(args.run)
     runrecord.require_ticks(rec, "fit")
     runrecord.require_scenario(rec, "fit")
-    arm = _run_arm(args, rec.meta.get("arm"))
+    arm = _run_arm(args, rec.meta)
     cycles = [c["cycle"] for c in rec.cycles[:args.cycles]]
     with Status("fit") as status:
         def progress(group, n, max_evals, best):
@@ -85,24 +85,28 @@ def run(args):
     return code
 
 
-def _run_arm(args, named):
-    # The arm the run was made with: --arm (it must be the one run.json names), else run.json's
-    # (a preset, loadable by name), else the reference arm (None).
-    from surepick.host.arms import files
+def _run_arm(args, meta):
+    # The arm the run was made with: --arm (it must be the one run.json names), else the record's
+    # own description (run.json arm_description), else, for a record written before runs kept it,
+    # the preset its name names, else the reference arm (None: the reference as it is).
     from surepick.host.cli.arm import load_arm
+    from surepick.host.records import run_arm
+    from surepick.shared_fsm import kinematics
+    named = meta.get("arm")
     if args.arm is not None:
         arm = load_arm(args.arm)[0]
         if (named or "reference") != arm.name:
             raise CommandError("the run was made with the %s arm, not %s: give its description with --arm"
                                % (named or "reference", arm.name))
         return None if arm.name == "reference" and named is None else arm
-    if named is None:
+    arm, note = run_arm.record_arm(meta)
+    if arm is None:
+        raise CommandError(note)
+    if note:
+        print("note: %s" % note)
+    if arm.to_dict() == kinematics.REFERENCE.to_dict():
         return None
-    try:
-        return files.load(named)[0]
-    except files.DescriptionError:
-        raise CommandError("the run was made with the arm '%s' (not a preset): give its description with "
-                           "--arm FILE" % named) from None
+    return arm
 
 
 def _write_description(path, arm, params, run_dir):

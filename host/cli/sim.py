@@ -190,8 +190,8 @@ def _run(args, overrides, cfg, plant_params, job=None, arm=None):
     viewer = args.viewer and _has_display()
     state = prepare_run_dir(args.out, args.resume, args.force)
     meta = run_meta(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg)
-    if arm is not None:
-        meta["arm"] = arm.name
+    from surepick.host.arms import files
+    meta.update(files.record_fields(arm))
     if args.job is not None:
         meta["job_file"] = os.path.abspath(args.job)
     writer = ReportWriter(args.out, meta, plots=not args.no_plots)

@@ -430,7 +430,7 @@ def record(session, rec):
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "source": {"command": "surepick hil", "mode": session.mode, "board": rec["board"],
                        "link": rec["link"]}}
-    if session.arm is not None:
-        meta["arm"] = session.arm.name
+    from surepick.host.arms import files
+    meta.update(files.record_fields(session.arm))
     events = {0: [tuple(e) for e in session.events]}
     return meta, [rec], events, {0: session.ticks}

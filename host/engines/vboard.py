@@ -548,6 +548,6 @@ def _meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides=None, 
                        "drivers) from the raw readings the plant sent; pulses are the firmware's own",
                        "reconstruction": {"pulse_mismatches": sum(r["reconstruction"]["pulse_mismatches"] for r in recs),
                                           "events_equal": all(r["reconstruction"]["events_equal"] for r in recs)}}}
-    if arm is not None:
-        meta["arm"] = arm.name
+    from surepick.host.arms import files
+    meta.update(files.record_fields(arm))
     return meta

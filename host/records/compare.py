@@ -175,6 +175,42 @@ def load_tolerances(path):
     return tol
 
 
+def _same_arm(rec_a, rec_b):
+    # Two runs of two different arms (other kinematics, another bench: run_arm.WHICH_ARM) have no
+    # phase to compare: refused. The same arm described differently (servo or sensor models, a
+    # fit's, calibration, masses) is what compare is for: a note names the fields. -> notes
+    from surepick.host.records import run_arm
+    notes, arms = [], []
+    for rec, side in ((rec_a, "A"), (rec_b, "B")):
+        if rec.meta["kind"] == "board-recording" and "arm_description" not in rec.meta and "arm" not in rec.meta:
+            notes.append("%s (%s) is a board recording that does not say which arm ran: compared as the other "
+                         "run's" % (side, rec.path))
+            return notes
+        arm, note = run_arm.record_arm(rec.meta)
+        if note:
+            notes.append("%s (%s): %s" % (side, rec.path, note))
+        arms.append(arm)
+    name_a, name_b = (rec_a.meta.get("arm", "reference"), rec_b.meta.get("arm", "reference"))
+    if None in arms:
+        if name_a != name_b:
+            raise CompareError("the runs are of different arms: %s ran '%s', %s ran '%s'; compare needs the same arm "
+                               "on both sides" % (rec_a.path, name_a, rec_b.path, name_b))
+        return notes
+    which, other = run_arm.differences(arms[0], arms[1])
+    if which:
+        raise CompareError("the runs are of different arms: %s ran '%s', %s ran '%s', which differ in %s; compare "
+                           "needs the same arm on both sides (its servo and sensor models may differ)"
+                           % (rec_a.path, arms[0].name, rec_b.path, arms[1].name, _some(which)))
+    if other or arms[0].name != arms[1].name:
+        notes.append("the same arm, described differently (%s vs %s)%s" % (
+            arms[0].name, arms[1].name, (": %s differ" % _some(other)) if other else ""))
+    return notes
+
+
+def _some(fields, n=6):
+    return ", ".join(fields[:n]) + (" and %d more" % (len(fields) - n) if len(fields) > n else "")
+
+
 def compare(rec_a, rec_b, tol=None):
     tol = dict(DEFAULT_TOLERANCES, **(tol or {}))
     notes = []
@@ -187,6 +223,7 @@ def compare(rec_a, rec_b, tol=None):
     elif rec_a.scenario != rec_b.scenario:
         raise CompareError("the runs are of different scenarios: %s is '%s', %s is '%s'; compare needs the same "
                            "scenario on both sides" % (rec_a.path, rec_a.scenario, rec_b.path, rec_b.scenario))
+    notes += _same_arm(rec_a, rec_b)
     if rec_a.meta.get("params") != rec_b.meta.get("params"):
         notes.append("scenario parameters differ: %s vs %s" % (rec_a.meta.get("params"), rec_b.meta.get("params")))
     cfg_diff = sorted(k for k in set(rec_a.meta["config"]) | set(rec_b.meta["config"])

@@ -78,6 +78,16 @@ def _arm_name(v):
     return "an arm description's name: letters, digits, _ - and . (at most 64)"
 
 
+def _arm_description(v):
+    # a valid arm description (shared_fsm/arm_check.py's validator: it names the first bad field)
+    from surepick.shared_fsm import arm as arm_mod
+    try:
+        arm_mod.validate(v)
+    except arm_mod.ArmError as e:
+        return "a valid arm description (%s)" % e
+    return None
+
+
 def name(v):
     # a name that is only a name: letters, digits, _ and -, at most 64 (never a path: no "/", no "..")
     if isinstance(v, str) and 0 < len(v) <= 64 and all(c.isalnum() or c in "_-" for c in v) and v.isascii():
@@ -164,6 +174,7 @@ META_FIELDS = (
     ("board_settings", False, or_null(obj)),
     ("plant_params", False, or_null(obj)),
     ("arm", False, lambda v: _arm_name(v)),     # the arm description's name (--arm); absent: the reference
+    ("arm_description", False, lambda v: _arm_description(v)),   # the whole description the run's arm had
     ("loop_period_ms", True, whole(*CONFIG_RANGE["loop_period_ms"])),
     ("cycles", True, whole(0, CYCLES_MAX)),
     ("created_utc", False, text()),
@@ -188,6 +199,9 @@ def check_meta(meta):
         if number()(v) is not None and text()(v) is not None:
             raise FieldError("params.%s" % k, "a finite number or a choice's name (a non-empty string)", v)
     check_config(meta["config"])
+    d = meta.get("arm_description")
+    if d is not None and d["name"] != meta.get("arm", "reference"):
+        raise FieldError("arm", "the name of arm_description (%r)" % d["name"], meta.get("arm"))
     if meta["config"]["loop_period_ms"] != meta["loop_period_ms"]:
         raise FieldError("loop_period_ms", "the config's loop_period_ms (%d)" % meta["config"]["loop_period_ms"],
                          meta["loop_period_ms"])

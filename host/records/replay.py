@@ -68,7 +68,9 @@ class CycleReplay:
         return not self.spans and not self.event_mismatches() and not self.reading_mismatches()
 
 
-def replay_cycle(record, cycle_meta, cfg=None):
+def replay_cycle(record, cycle_meta, cfg=None, arm=None):
+    # arm: the arm the run ran (run_arm.record_arm): the machine caps the jaw at its gripper and
+    # checks the lift's sink with its kinematics, as the run's controller had it do
     cfg = cfg or Config(record.meta["config"])
     c = cycle_meta["cycle"]
     out = CycleReplay(c)
@@ -76,7 +78,11 @@ def replay_cycle(record, cycle_meta, cfg=None):
     rows = record.cycle_ticks(c).tolist()
     restarts = {r["life"]: r for r in cycle_meta.get("restarts") or []}
     job = cycle_meta["job"]
-    m = _fresh_machine(cfg, cycle_meta.get("initial_jaw_um"))
+    m = _fresh_machine(cfg, cycle_meta.get("initial_jaw_um"), arm)
+    check_pose = None
+    if arm is not None:
+        from surepick.firmware.controller import pose_checker
+        check_pose = pose_checker(arm)
     jaw = _Jaw(cfg, m)
     latches = {}                      # t_ms -> [fault codes the controller latched after that step]
     for e in out.recorded:
@@ -91,12 +97,13 @@ def replay_cycle(record, cycle_meta, cfg=None):
         if row[_LIFE] != life:
             seen = _drain(m, seen, out.events)
             life = row[_LIFE]
-            m = _restart(cfg, m, restarts.get(life), row)
+            m = _restart(cfg, m, restarts.get(life), row, arm)
             jaw = _Jaw(cfg, m)
             seen = _drain(m, m.events.next_seq - 1 - _latched(restarts.get(life)), out.events)
         if pending and (job_at is None or row[_T] >= job_at):
             pending = False
-            m.start_job(Job(job["pick_um"], job["place_um"], job["part_width_um"], job.get("max_attempts", 0)))
+            m.start_job(Job(job["pick_um"], job["place_um"], job["part_width_um"], job.get("max_attempts", 0)),
+                        check_pose)
         inp = m.inp
         (inp.pot_counts, inp.switch_pressed, inp.current_ma, inp.beam_broken, inp.estop, inp.rail_mv,
          inp.arrived_seq, inp.error_seq, inp.jaw_done) = [row[i] for i in _IN]
@@ -144,8 +151,10 @@ class _Jaw:
         self.m.inp.jaw_setpoint_um = self.mo.jaw_only(t, self.m.out.jaw_um)
 
 
-def _fresh_machine(cfg, jaw_um):
+def _fresh_machine(cfg, jaw_um, arm=None):
     m = Machine(cfg)
+    if arm is not None:
+        m.set_arm(arm)
     if jaw_um is not None:
         m.out.jaw_um = int(jaw_um)
     return m
@@ -155,10 +164,10 @@ def _latched(restart):
     return 1 if restart and restart.get("latched") else 0
 
 
-def _restart(cfg, old, restart, row):
+def _restart(cfg, old, restart, row, arm=None):
     # A controller restart mid-cycle: a new machine (RAM lost) that latches what the boot
     # recovery latched, with the readings it had at boot (docs/run-record.md, "restarts").
-    m = _fresh_machine(cfg, restart.get("jaw_um") if restart else None)
+    m = _fresh_machine(cfg, restart.get("jaw_um") if restart else None, arm)
     m.events.next_seq = restart.get("next_seq", old.events.next_seq) if restart else old.events.next_seq
     inputs = (restart or {}).get("inputs") or {}
     for k in INPUT_COLUMNS:
@@ -189,7 +198,9 @@ def replay(record, cycles=None):
             record.path, ", ".join(str(n) for n in missing), _few(known)))
     cfg = Config(record.meta["config"])
     chosen = [c for c in record.cycles if cycles is None or c["cycle"] in cycles]
-    return [replay_cycle(record, c, cfg) for c in chosen]
+    from surepick.host.records.run_arm import record_arm
+    arm = record_arm(record.meta)[0]
+    return [replay_cycle(record, c, cfg, arm) for c in chosen]
 
 
 def _few(items, n=20):

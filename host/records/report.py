@@ -52,6 +52,8 @@ def run_meta(report, kind="host-sim"):
             "source": {"command": "surepick sim run", "engine": "engines.inproc.CycleRun"}}
     if report.get("arm"):
         meta["arm"] = report["arm"]          # the arm description's name (sim run --arm)
+    if report.get("arm_description"):
+        meta["arm_description"] = report["arm_description"]     # the whole description
     return meta
 
 

@@ -27,7 +27,6 @@
 import gc
 import sys
 from array import array
-from binascii import hexlify
 
 from ..shared_fsm import link
 from ..shared_fsm.compat import const, micropython
@@ -754,28 +753,13 @@ class App(Controller):
                                    self.log.counters[flashlog.C_BOOTS]))
 
     def _arm_read(self, rid, offset):
-        # ARM_READ: the board's /arm.json as it is on flash, a slice a request, in hex tokens
-        # (`surepick config diff --arm` compares it with a description field by field). At rest
-        # only: a flash read is no work for a tick.
-        if self.busy():
-            self._reply(rid, link.E_BUSY)
-            return
-        n = link.ARM_READ_BYTES
+        # ARM_READ: arm_read.py, loaded for the request only
+        from . import arm_read
         try:
-            f = open(self.root + arm_file.PATH, "rb")
-        except OSError:
-            self._reply(rid, link.E_STATE, ("no_arm_json",))   # the reference arm
-            return
-        try:
-            size = f.seek(0, 2)
-            f.seek(offset)
-            b = f.read(n * link.ARM_READ_TOKENS)
+            arm_read.answer(self, rid, offset)
         finally:
-            f.close()
-        out = [size]
-        for i in range(0, len(b), n):
-            out.append("x" + hexlify(b[i:i + n]).decode())
-        self._reply(rid, link.OK, tuple(out))
+            arm_read = None
+            arm_file.drop(arm_file.FIRMWARE, "arm_read")
 
     def _config_get(self, rid, key):
         if not self.settings.is_key(key):

@@ -33,6 +33,7 @@ MODULES = (
     "firmware/__init__",
     "firmware/app",
     "firmware/arm_file",
+    "firmware/arm_read",
     "firmware/boot_recovery",
     "firmware/calibrate",
     "firmware/cmdparse",

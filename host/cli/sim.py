@@ -178,8 +178,13 @@ def _arm(args):
     # --arm NAME|FILE -> an Arm (None: the reference arm); bad input named, exit 2.
     if getattr(args, "arm", None) is None:
         return None
+    from surepick.host.arms import checks
     from surepick.host.cli.arm import load_arm
     arm, _ = load_arm(args.arm)
+    problems, _ = checks.payload_report(arm)
+    if problems:
+        # the board (and the simulated one) refuses every job of this part: say so before a run
+        raise CommandError("%s: %s (the board refuses every job of this part)" % (args.arm, problems[0]))
     return arm
 
 

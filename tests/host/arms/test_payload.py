@@ -164,6 +164,16 @@ def test_al5d_with_a_30_to_60g_part_is_refused_loudly_never_a_false_success(monk
     assert "job was refused" in text and "bench.part_g %g g" % mass_g in text and "shoulder servo" in text, text
 
 
+def test_sim_run_says_so_before_it_runs(tmp_path):
+    _, d = _arm("al5d_mg996r", part_g=60.0)
+    f = tmp_path / "al5d_60g.toml"
+    f.write_text(files.to_toml(d))
+    r = surepick("sim", "run", "--arm", str(f), "--scenario", "nominal", "--out", str(tmp_path / "run"), timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "bench.part_g 60 g" in r.stderr, r.stderr
+    assert not (tmp_path / "run" / "run.json").exists()
+
+
 @NEEDS_MICROPYTHON
 def test_the_board_refuses_the_job_naming_the_servo(tmp_path):
     # The firmware (real micropython on the virtual board) reads part_g from its /arm.json and

@@ -4,10 +4,12 @@
 # one JsonFileError line naming the file; its caller adds what the file is and checks its fields.
 import json
 
+from surepick.host.user_error import BadInput
+
 MAX_BYTES = 1 << 20        # such a file is a few KB: a bigger one is not one
 
 
-class JsonFileError(ValueError):
+class JsonFileError(BadInput, ValueError):
     """The file cannot be read as one JSON object: the message names it and says why."""
 
 

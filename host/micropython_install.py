@@ -11,13 +11,14 @@ from pathlib import Path
 
 from surepick.host import bootsel
 from surepick.host.source_tree import package_file
+from surepick.host.user_error import Failure
 
 IMAGES_ENV = "SUREPICK_MICROPYTHON_IMAGES"     # another table (a mirror, a test)
 CACHE_ENV = "SUREPICK_UF2_CACHE"
 DEFAULT_TABLE = package_file("host", "micropython_images.json")
 
 
-class InstallError(Exception):
+class InstallError(Failure):
     pass
 
 

@@ -12,6 +12,8 @@ import errno
 import os
 import signal
 
+from surepick.host.user_error import Failure
+
 try:
     import resource
 except ImportError:                      # not a POSIX system: no bounds to set
@@ -32,7 +34,7 @@ def _what(name):
     return "%d s of CPU time" % TASK_CPU_S
 
 
-class BoundExceeded(Exception):
+class BoundExceeded(Failure):
     """A task went past a bound of the process running it: one line saying which."""
 
 

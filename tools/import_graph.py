@@ -1,10 +1,11 @@
 """Print the imports that cross folders of surepick's code, and fail on one pointing up.
 
 The folders are layers (README.md, layout and the layer rule): shared_fsm <- firmware <- sim <- host,
-and inside host/: source_tree (where the files are), json_file and worker_limits (bounds on a
-user's input) <- arms <- vboard <- host's own (link, deploy, monitor, ...) <- engines <- teleop <-
-records <- cli. A module may import its own folder and the folders to its left; an import from a
-folder to its right is an upward arrow and exits 1.
+and inside host/: user_error (errors meant for the user, exit codes) <- source_tree (where the
+files are), json_file and worker_limits (bounds on a user's input) <- arms <- vboard <- host's own
+(link, deploy, monitor, ...) <- engines <- teleop <- records <- cli. A module may import its own
+folder and the folders to its left; an import from a folder to its right is an upward arrow and
+exits 1.
 
     python tools/import_graph.py            the cross-folder edges, with counts
     python tools/import_graph.py --modules  every module-to-module edge that crosses folders
@@ -18,8 +19,8 @@ from pathlib import Path
 
 from surepick.host.source_tree import CODE_FOLDERS, PACKAGE
 
-HOST_LAYERS = ("source_tree", "json_file", "worker_limits", "arms", "vboard", "engines", "teleop", "records", "cli")
-LAYERS = ("shared_fsm", "firmware", "sim", "host.source_tree", "host.json_file", "host.worker_limits", "host.arms", "host.vboard", "host", "host.engines", "host.teleop",
+HOST_LAYERS = ("user_error", "source_tree", "json_file", "worker_limits", "arms", "vboard", "engines", "teleop", "records", "cli")
+LAYERS = ("shared_fsm", "firmware", "sim", "host.user_error", "host.source_tree", "host.json_file", "host.worker_limits", "host.arms", "host.vboard", "host", "host.engines", "host.teleop",
           "host.records", "host.cli")
 
 

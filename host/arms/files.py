@@ -12,12 +12,13 @@ import tomllib
 
 from surepick.host.arms import presets
 from surepick.shared_fsm import arm as arm_mod
+from surepick.host.user_error import BadInput
 
 MAX_FILE_BYTES = 64 * 1024     # a description is a few KB; anything bigger is not one
 MAX_DEPTH = 8                  # tables nest three deep at most
 
 
-class DescriptionError(ValueError):
+class DescriptionError(BadInput, ValueError):
     """A description that cannot be used: one line naming the file and the field."""
 
 

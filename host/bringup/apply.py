@@ -3,13 +3,14 @@
 bring-up found, and a servo it mirrors mid-session, reach the board as deploy --arm ships a
 description (host/deploy/install.py deploy(arm_json=...)). The board restarts to take it."""
 from surepick.shared_fsm import arm as arm_mod
+from surepick.host.user_error import Failure
 
 
 SHIP_ATTEMPTS = 2
 CONNECT_TIMEOUT_S = 20       # the board's raw-REPL prompt (deploy's own default is 6 s)
 
 
-class ApplyError(Exception):
+class ApplyError(Failure):
     pass
 
 

@@ -11,6 +11,7 @@ import time
 
 from surepick.host.link.errors import LinkError
 from surepick.shared_fsm import link, servo_cal
+from surepick.host.user_error import Failure
 
 GRIPPER = servo_cal.GRIPPER
 STEP_MDEG = 1000          # one setpoint moves a joint at most this far (jaw: STEP_UM)
@@ -22,7 +23,7 @@ ECHO_S = 1.0              # a setpoint is answered within this long, or the next
 POT_LISTEN_S = 1.0        # the pot read as the mean of this long's telemetry
 
 
-class BringupStop(Exception):
+class BringupStop(Failure):
     """The bench is not safe to move (e-stop open, rail low) or the board refused: one line."""
 
 

@@ -14,10 +14,12 @@ settings the dry cycle slowed, saved before they change, dropped once they are p
 import json
 import os
 
+from surepick.host.user_error import BadInput
+
 FORMAT = 1
 
 
-class StateError(ValueError):
+class StateError(BadInput, ValueError):
     pass
 
 

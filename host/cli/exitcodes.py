@@ -1,5 +1,3 @@
-# The `surepick` command's exit codes, defined once for every verb.
-OK = 0             # done; the run, comparison or job said yes
-FAILED = 1         # the run, comparison or job said no, or the board / link failed
-USAGE = 2          # bad input: arguments, files, names the command cannot use
-INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
+# The `surepick` command's exit codes. The numbers are defined once, in host/user_error.py
+# (beside the error classes that carry them, below every host module); the verbs read them here.
+from surepick.host.user_error import FAILED, INTERRUPTED, OK, USAGE  # noqa: F401

@@ -1,13 +1,15 @@
 # The `surepick` command: one table of verbs, each a module with add_arguments(parser) and
-# run(args) -> exit code. A verb that cannot do its job raises CommandError (cli/errors.py);
-# main prints it once and exits with its code. Modules are imported only when their verb
-# runs, so `--help` and light verbs stay fast and do not pull in MuJoCo.
+# run(args) -> exit code. A verb that cannot do its job raises an error meant for the user (a
+# UserError: host/user_error.py; the verb's own CommandError, cli/errors.py); main prints it once
+# and exits with its code. Any other exception is a bug: its traceback shows. Modules are imported
+# only when their verb runs, so `--help` and light verbs stay fast and do not pull in MuJoCo.
 import argparse
 import importlib
 import sys
 
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError, as_command_error
+from surepick.host.cli.errors import CommandError
+from surepick.host.user_error import UserError
 
 # (verb, module under surepick, one-line help). Keep alphabetical.
 COMMANDS = [
@@ -101,15 +103,12 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("%s: interrupted" % prog, file=sys.stderr)
         return exitcodes.INTERRUPTED
-    except Exception as e:
-        err = as_command_error(e)
-        if err is None:
-            raise
-        return _fail(prog, err)
+    except UserError as e:
+        return _fail(prog, e)
 
 
 def _fail(prog, err):
-    print("%s: %s" % (prog, err.message), file=sys.stderr, flush=True)
+    print("%s: %s" % (prog, err), file=sys.stderr, flush=True)
     return err.exit_code
 
 

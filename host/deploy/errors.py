@@ -1,5 +1,7 @@
 # The one error a deploy raises.
 
+from surepick.host.user_error import Failure
 
-class DeployError(Exception):
+
+class DeployError(Failure):
     """A deploy failure with a message meant for the user."""

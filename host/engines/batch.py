@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from surepick.host import worker_limits
 from surepick.sim import scenarios
 from surepick.host.engines.summary import summarise, versions
+from surepick.host.user_error import BadInput
 
 
 def _start_worker():
@@ -56,7 +57,7 @@ PLAN_JSON = "batch.json"
 CYCLES_JSONL = "cycles.jsonl"
 
 
-class ResumeError(ValueError):
+class ResumeError(BadInput, ValueError):
     """The directory holds a batch that is not this one (another plan), or cannot be read."""
 
 

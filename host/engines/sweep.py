@@ -16,6 +16,7 @@ from surepick.shared_fsm.config import FIELDS, Config
 from surepick.sim import scenarios
 from surepick.sim.params import SERVO_NAMES, PlantParams
 from surepick.sim.plant import PARTS
+from surepick.host.user_error import BadInput
 
 KINDS = ("param", "config", "plant", "part")
 PART_KEYS = ("mass_g", "friction")          # the part properties an axis may vary
@@ -27,7 +28,7 @@ MAX_SEED = 2 ** 31 - 1                       # seeds name numpy/MuJoCo random st
 PLAN_FORMAT = 1
 
 
-class SweepError(ValueError):
+class SweepError(BadInput, ValueError):
     """A sweep that cannot start or go on: bad axes or values, a plan that does not match."""
 
 

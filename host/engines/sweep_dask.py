@@ -7,11 +7,13 @@
 import logging
 import time
 
+from surepick.host.user_error import BadInput, Failure
+
 DASK_MISSING = ("--backend dask needs Dask's distributed scheduler: pip install 'surepick[dask]' "
                 "(dask and distributed, pinned in requirements.lock)")
 
 
-class DaskUnavailable(RuntimeError):
+class DaskUnavailable(BadInput, RuntimeError):
     pass
 
 
@@ -89,7 +91,7 @@ class DaskBackend:
             self.cluster.close()
 
 
-class DaskTaskError(RuntimeError):
+class DaskTaskError(Failure, RuntimeError):
     pass
 
 

@@ -13,11 +13,12 @@ from collections import deque
 from multiprocessing.connection import wait
 
 from surepick.host import worker_limits
+from surepick.host.user_error import Failure
 
 MAX_LOSSES = 3
 
 
-class WorkerError(RuntimeError):
+class WorkerError(Failure, RuntimeError):
     """A task raised in a worker, or kept killing workers: the task and the worker's traceback."""
 
 

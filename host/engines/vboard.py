@@ -41,6 +41,7 @@ from surepick.host.engines import loopfigures
 from surepick.host.engines.inproc import machine_belief
 from surepick.host.engines.plant_service import EXCHANGE_FIELDS
 from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS
+from surepick.host.user_error import Failure
 
 # The current calibration (firmware/calibrate.py) started in the tick at CAL_AT_MS waits
 # STILL_MS still, then averages one sample a tick for SAMPLE_MS: it ends, and the JOB is read, in
@@ -49,7 +50,7 @@ from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS
 SOURCE_COMMAND = "surepick sim run --engine vboard"
 
 
-class VboardRunError(RuntimeError):
+class VboardRunError(Failure, RuntimeError):
     # The board did not do what the run needs (no boot, a refused request, a dead link).
     pass
 

@@ -1,7 +1,9 @@
 # Link failures, each with a message meant for the user (the CLI prints them as they are).
 
+from surepick.host.user_error import Failure
 
-class LinkError(Exception):
+
+class LinkError(Failure):
     """A link failure with a message meant for the user."""
 
 

@@ -13,6 +13,8 @@ import os
 import sqlite3
 import time
 
+from surepick.host.user_error import BadInput
+
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -61,7 +63,7 @@ _INSERT_TELEMETRY = ("INSERT INTO telemetry (board_id, received_at, %s) VALUES (
                      % (", ".join(TELEMETRY_COLUMNS), ", ".join("?" * len(TELEMETRY_COLUMNS))))
 
 
-class StoreError(Exception):
+class StoreError(BadInput):
     """The database cannot be used (not SQLite, newer schema, not writable)."""
 
 

@@ -13,9 +13,10 @@ from surepick.shared_fsm.config import Config
 from surepick.host.monitor.names import EVENT_RECORD_TYPES, code_name
 from surepick.host.monitor.store import RECORD_COLUMNS
 from surepick.host.records import runrecord
+from surepick.host.user_error import BadInput
 
 
-class RecordingError(ValueError):
+class RecordingError(BadInput, ValueError):
     """The store's records cannot be made into one run record (say which to pick)."""
 
 

@@ -11,6 +11,7 @@ from surepick.shared_fsm import states
 from surepick.shared_fsm.codes import K_FAULT, K_TRANSITION, K_SEARCH
 
 from surepick.host.records.runrecord import TICK_INDEX
+from surepick.host.user_error import BadInput
 
 # Defaults (docs/run-record.md, "compare"): tight enough that a 10 % slower gripper, a softer
 # pad, a pot zero error of 0.3 mm or a current-zero error of 3 mA shows, loose enough that two
@@ -153,7 +154,7 @@ class Comparison:
         return out
 
 
-class CompareError(ValueError):
+class CompareError(BadInput, ValueError):
     pass
 
 

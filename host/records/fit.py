@@ -26,6 +26,7 @@ from surepick.sim.world import World
 from surepick.host.engines.inproc import SimulatedBoard, board_settings
 
 from surepick.host.records.runrecord import PULSE_COLUMNS, TICK_INDEX
+from surepick.host.user_error import BadInput
 
 CHANNELS = ("pot_counts", "current_ma", "rail_mv", "switch_pressed")
 # Residual scale of each channel (about its noise): the objective is the sum of squared RMS / scale.
@@ -33,7 +34,7 @@ SCALE = {"pot_counts": 40.0, "current_ma": 8.0, "rail_mv": 8.0, "switch_pressed"
 _PULSES = [TICK_INDEX[c] for c in PULSE_COLUMNS]
 
 
-class FitError(ValueError):
+class FitError(BadInput, ValueError):
     pass
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import states
 from surepick.host.records import record_schema as schema
+from surepick.host.user_error import BadInput
 
 FORMAT = "surepick-run"
 FORMAT_VERSION = 1
@@ -54,7 +55,7 @@ TICK_COLUMNS = (("cycle", "life", "t_ms") + INPUT_COLUMNS + OUTPUT_COLUMNS + ("s
 TICK_INDEX = {name: i for i, name in enumerate(TICK_COLUMNS)}
 
 
-class RunRecordError(Exception):
+class RunRecordError(BadInput):
     # A run directory that cannot be read; the message is meant for the user as it is.
     pass
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from surepick.shared_fsm import kinematics as kin
 from surepick.shared_fsm import link
 from surepick.shared_fsm.config import Config, FIELDS as CONFIG_FIELDS
+from surepick.host.user_error import BadInput
 
 FORMAT = "surepick-job"
 VERSION = 1
@@ -51,7 +52,7 @@ ATTEMPTS_MAX = link.KIND_HI[link.K_TRIES]
 _BOUNDS = {f[0]: (f[2], f[3]) for f in CONFIG_FIELDS}
 
 
-class JobFileError(ValueError):
+class JobFileError(BadInput, ValueError):
     """A job file that cannot run: `problems` lists each one, naming its pose."""
 
     def __init__(self, where, problems):

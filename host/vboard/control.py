@@ -20,11 +20,12 @@ import socket
 import threading
 
 from surepick.host.vboard.registry import Registration, registry_dir, running_boards  # noqa: F401 (board.py, tests)
+from surepick.host.user_error import BadInput
 
 _MAX_LINE = 256
 
 
-class ControlError(Exception):
+class ControlError(BadInput):
     pass
 
 

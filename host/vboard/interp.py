@@ -13,12 +13,13 @@ import tty
 from pathlib import Path
 
 from surepick.host import worker_limits
+from surepick.host.user_error import BadInput
 
 _SIGINT_BIT = 1 << (signal.SIGINT - 1)
 _WRITE_CHUNK = 4096
 
 
-class MicropythonNotFound(RuntimeError):
+class MicropythonNotFound(BadInput, RuntimeError):
     pass
 
 

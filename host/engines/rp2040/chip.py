@@ -21,6 +21,7 @@ from pathlib import Path
 
 from surepick.host import worker_limits
 from surepick.host.source_tree import CHECKOUT, main_checkout, package_file
+from surepick.host.user_error import USAGE, Failure
 
 NODE_DIR = package_file("host", "engines", "rp2040", "node")
 ENGINE = NODE_DIR / "engine.mjs"
@@ -30,12 +31,14 @@ NODE_ENV = "SUREPICK_NODE"
 MIN_NODE = 18
 
 
-class EngineError(RuntimeError):
+class EngineError(Failure, RuntimeError):
     """The engine could not start, or refused a request."""
 
 
 class FirmwareMissing(EngineError):
-    """No RP2040 firmware image where we looked."""
+    """No RP2040 firmware image where we looked: bad input (the message names --uf2)."""
+
+    exit_code = USAGE
 
 
 def shared_dir():

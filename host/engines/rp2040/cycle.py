@@ -33,13 +33,14 @@ from surepick.firmware import settings as fw_settings
 from surepick.shared_fsm import codes, link, states
 from surepick.shared_fsm.config import Config
 from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS, World
+from surepick.host.user_error import Failure
 
 SOURCE_COMMAND = "surepick sim run --engine rp2040"
 KIND = "rp2040"
 BOOT_LIMIT_MS = 5000          # emulated: power-on to the firmware's first loop tick
 PULSE_RESOLUTION_US = 1       # a pulse read back from a PWM slice, against the us the firmware set
 HOST_BOOT_END_MS = 62         # the in-process engine at 2 ms: boot sense over, first tick
-class ChipRunError(RuntimeError):
+class ChipRunError(Failure, RuntimeError):
     pass
 
 

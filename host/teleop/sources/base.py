@@ -10,8 +10,10 @@
 #   realtime      True for live devices: samples arrive when they happen
 #   close()       release the device (idempotent)
 
+from surepick.host.user_error import BadInput
 
-class SourceError(RuntimeError):
+
+class SourceError(BadInput, RuntimeError):
     pass
 
 

@@ -32,13 +32,10 @@ def add_arguments(p):
 
 
 def load_arm(name_or_path):
-    """-> (Arm, description dict) or CommandError (exit 2) naming the file and field. What every
-    verb's --arm goes through."""
+    """-> (Arm, description dict), or DescriptionError (bad input, exit 2) naming the file and
+    field. What every verb's --arm goes through."""
     from surepick.host.arms import files
-    try:
-        return files.load(name_or_path)
-    except files.DescriptionError as e:
-        raise CommandError(str(e)) from None
+    return files.load(name_or_path)
 
 
 def run(args):

@@ -157,7 +157,7 @@ def run(args):
         wire(vboard, plant_service)
         if not args.flash:
             arm, arm_note = board_arm.for_flash_dir(vboard.flash_dir, arm)
-    except (ValueError, OSError) as e:  # a bad --listen, --flash or scenario (MicropythonNotFound maps itself)
+    except (ValueError, OSError) as e:  # a bad --listen, --flash or scenario
         raise CommandError(str(e)) from None
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -206,7 +206,7 @@ def _run_rp2040(args):
     import signal
     import threading
 
-    from surepick.host.engines.rp2040.chip import EngineError, find_uf2
+    from surepick.host.engines.rp2040.chip import find_uf2
     from surepick.host.engines.rp2040.serve import ChipBoard
     from surepick.sim import scenarios
     if args.power_cut_at_ms is not None or args.power_cut_random is not None or args.micropython:
@@ -220,10 +220,7 @@ def _run_rp2040(args):
     if args.scenario is not None and args.scenario not in scenarios.SCENARIOS:
         raise CommandError("unknown scenario '%s'; valid scenarios: %s"
                            % (args.scenario, ", ".join(sorted(scenarios.SCENARIOS))))
-    try:
-        uf2 = find_uf2(args.uf2)
-    except EngineError as e:
-        raise CommandError(str(e)) from None
+    uf2 = find_uf2(args.uf2)            # FirmwareMissing (bad input) names --uf2
     note = (lambda m: None) if args.quiet else _note
     board = ChipBoard(uf2, flash=args.flash, pty=args.pty, listen=args.listen or "127.0.0.1:0",
                       scenario=args.scenario, seed=args.seed, bare=args.bare, log=note, arm=_arm(args))
@@ -231,9 +228,7 @@ def _run_rp2040(args):
     old = {s: signal.signal(s, lambda *a: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            board.start()
-        except EngineError as e:
-            raise CommandError(str(e), exitcodes.FAILED) from None
+            board.start()                # an EngineError is a failure (exit 1)
         except ValueError as e:          # --arm against a saved image that holds another description
             raise CommandError(str(e)) from None
         note("emulated RP2040 (%s); flash: %s" % (uf2, args.flash or ("MicroPython only" if args.bare
@@ -270,10 +265,7 @@ def _run_rp2040(args):
 def _reset_world(args):
     from surepick.host.vboard.control import ControlError, find_board, request
     port = board_port(args)    # --port, else the default (auto: the one running board)
-    try:
-        entry = find_board(port)
-    except ControlError as e:
-        raise CommandError(str(e)) from None
+    entry = find_board(port)   # ControlError (bad input) when no virtual board serves it
     if not entry.get("control"):
         raise CommandError("%s is an %s: it has no world to reset (only `surepick board` "
                            "--engine vboard does)" % (port, entry.get("kind") or "other board"))

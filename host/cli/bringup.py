@@ -53,7 +53,7 @@ def run(args):
     from surepick.host.bringup import finish
     from surepick.host.bringup import servos as servos_mod
     from surepick.host.bringup import steps
-    from surepick.host.bringup.state import State, StateError
+    from surepick.host.bringup.state import State
 
     arm, description = load_arm(args.arm)
     servos = servos_mod.servos_of(arm)
@@ -62,10 +62,7 @@ def run(args):
     for n in args.redo + args.skip:
         if n not in every and n != "all":
             raise CommandError("no step %r; the steps: %s" % (n, ", ".join(every)))
-    try:
-        state = State(os.path.join(args.out, "bringup-state.json"), args.arm)
-    except StateError as e:
-        raise CommandError(str(e)) from None
+    state = State(os.path.join(args.out, "bringup-state.json"), args.arm)
     if "all" in args.redo:
         args.redo = list(every)
     if set(args.redo) & set(names):
@@ -182,6 +179,7 @@ def _finish(args, port, state, operator, arm_path):
     from surepick.host.bringup import jog as jog_mod
     if not os.path.exists(arm_path):
         raise CommandError("%s does not exist yet: finish the bring-up first (--redo write)" % arm_path)
+    load_arm(arm_path)           # a bad description is refused (exit 2) before the board is touched
     with _stops(state), board_link(args, "bringup --apply") as c:
         jog = jog_mod.Jog(c, jog_mod.config_get(c, "rail_low_mv"))
 

@@ -1,7 +1,6 @@
 # `surepick install-micropython --board B [--drive DIR] [--uf2 FILE --sha256 HEX]`: MicroPython onto
 # a Pico in BOOTSEL mode (host/micropython_install.py does the work).
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
 
 HELP = """\
 A Pico held in BOOTSEL mode while it is plugged in shows a USB drive: RPI-RP2 (Pico, Pico W) or
@@ -29,7 +28,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from surepick.host.micropython_install import InstallError, install
+    from surepick.host.micropython_install import install
     from surepick.host.cli.progress import Status
 
     with Status("install-micropython") as status:
@@ -39,11 +38,8 @@ def run(args):
         def say(msg):
             status.close()
             print(msg, flush=True)
-        try:
-            res = install(args.board, drive=args.drive, uf2=args.uf2, sha256=args.sha256, say=say,
-                          progress=progress)
-        except InstallError as e:
-            raise CommandError(str(e), exitcodes.FAILED) from None
+        res = install(args.board, drive=args.drive, uf2=args.uf2, sha256=args.sha256, say=say,
+                      progress=progress)          # an InstallError is a failure (exit 1)
     print("MicroPython %s for %s copied onto %s: the board flashes it and restarts (its drive goes "
           "away); then `surepick deploy --port auto`" % (res.version or "", res.board, res.drive.path), flush=True)
     return exitcodes.OK

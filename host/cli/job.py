@@ -180,10 +180,7 @@ def _job_args(args):
     if given:
         raise CommandError("--job gives the poses, width and attempts: drop %s" % ", ".join(given))
     from surepick.host.teleop import jobfile
-    try:
-        job = jobfile.load(args.job)
-    except jobfile.JobFileError as e:
-        raise CommandError(str(e)) from None
+    job = jobfile.load(args.job)
     args.pick, args.place = job.pick.as_tuple(), job.place.as_tuple()
     args.width, args.attempts = job.part_width_mm, job.max_attempts
     args.config_needed = job.config_overrides()

@@ -10,7 +10,7 @@ from surepick.shared_fsm import codes, link, run_codes
 
 def fields(args):
     """The RUN frame's fields from --count/--until-stopped and the job file (or the reference
-    cell's job); a bad file or value is a CommandError before the port is opened."""
+    cell's job); a bad file or value is refused (exit 2) before the port is opened."""
     from surepick.host.link.jobs import DEFAULT_PICK_MM, DEFAULT_PLACE_MM, DEFAULT_WIDTH_MM
     from surepick.host.teleop import jobfile
     if args.count is not None and args.count < 1:
@@ -19,10 +19,7 @@ def fields(args):
     if args.job is None:
         job = jobfile.Job(jobfile.Pose(*DEFAULT_PICK_MM), jobfile.Pose(*DEFAULT_PLACE_MM), DEFAULT_WIDTH_MM)
     else:
-        try:
-            job = jobfile.load(args.job)
-        except jobfile.JobFileError as e:
-            raise CommandError(str(e)) from None
+        job = jobfile.load(args.job)
         args.config_needed = job.config_overrides()
     grid = lambda p: (0, 0, 1, 1) if p is None else p.grid_um()  # noqa: E731
     try:

@@ -70,13 +70,10 @@ def key_value(text):
 
 
 def json_object_file(path, what):
-    # -> the JSON object in `path`, read within bounds (host/json_file.py). CommandError
-    # (usage) when it cannot be; `what` names the file in the message ("config file x.json ...").
+    # -> the JSON object in `path`, read within bounds (host/json_file.py); JsonFileError (bad
+    # input, exit 2) when it cannot be. `what` names the file in the message ("config file x.json ...").
     from surepick.host import json_file
-    try:
-        return json_file.load_object(path, what + " file")
-    except json_file.JsonFileError as e:
-        raise CommandError(str(e), exitcodes.USAGE) from None
+    return json_file.load_object(path, what + " file")
 
 
 def config_overrides_file(path):

@@ -120,10 +120,7 @@ def run(args):
 def _job_file(path, cfg):
     # -> (the job as run_cycles takes it, config overrides with the job's approach height)
     from surepick.host.teleop import jobfile
-    try:
-        job = jobfile.load(path)
-    except jobfile.JobFileError as e:
-        raise CommandError(str(e)) from None
+    job = jobfile.load(path)
     cfg = dict(cfg or {})
     cfg.update(job.config_overrides())
     return job.link_job(), cfg or None
@@ -313,22 +310,17 @@ def _reconstruction(cycles):
 def _run_rp2040(args, overrides, cfg, plant_params, arm=None):
     # The firmware on the emulated RP2040, one fresh chip per cycle (engines/rp2040/cycle.py).
     from surepick.host.engines.rp2040 import cycle
-    from surepick.host.engines.rp2040.chip import EngineError, find_uf2
+    from surepick.host.engines.rp2040.chip import find_uf2
     if args.viewer:
         raise CommandError("--viewer needs --engine sim")
-    try:
-        uf2 = find_uf2(args.uf2)        # FirmwareMissing names --uf2 and SUREPICK_RP2040_UF2
-    except EngineError as e:
-        raise CommandError(str(e)) from None
+    uf2 = find_uf2(args.uf2)        # FirmwareMissing (bad input) names --uf2 and SUREPICK_RP2040_UF2
     if args.resume:
         raise CommandError("--resume works with --engine sim and vboard (an rp2040 run is written at its end)")
     prepare_run_dir(args.out, False, args.force)
     from surepick.host.records import runrecord
-    try:
-        meta, recs, events, ticks = cycle.run(args.scenario, args.seed, args.cycles, overrides, plant_params,
-                                              uf2=uf2, log=print, cfg_overrides=cfg, arm=arm)
-    except (EngineError, cycle.ChipRunError) as e:
-        raise CommandError(str(e), exitcodes.FAILED) from None
+    # an EngineError or ChipRunError is a failure (exit 1)
+    meta, recs, events, ticks = cycle.run(args.scenario, args.seed, args.cycles, overrides, plant_params,
+                                          uf2=uf2, log=print, cfg_overrides=cfg, arm=arm)
     try:
         runrecord.write(str(args.out), meta, recs, events, ticks)
         cycle.write_report(str(args.out), meta, recs, events)

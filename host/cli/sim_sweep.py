@@ -61,15 +61,13 @@ def add_arguments(sub):
 
 
 def run(args):
-    from surepick.host.engines import sweep, sweep_dask, sweep_pool
+    # A SweepError or DaskUnavailable is bad input (exit 2) as it is; a worker's failure says
+    # where the results so far are.
+    from surepick.host.engines import sweep_dask, sweep_pool
     try:
         if args.compare:
             return _compare(args)
         return _sweep(args)
-    except sweep.SweepError as e:
-        raise CommandError(str(e)) from None
-    except sweep_dask.DaskUnavailable as e:
-        raise CommandError(str(e)) from None
     except sweep_pool.WorkerBound as e:
         raise CommandError("%s; results so far are in %s, --resume continues" % (
             e, os.path.join(args.out, "results.jsonl")), exitcodes.FAILED) from None

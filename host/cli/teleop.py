@@ -81,16 +81,13 @@ def open_source_and_settings(args):
     display.prefer_offscreen_gl()            # before anything loads MuJoCo
     from surepick.host.teleop.pipeline import Settings
     from surepick.host.teleop.workspace import Workspace
-    from surepick.host.teleop.sources import SourceError, open_source
+    from surepick.host.teleop.sources import open_source
     for name in ("scale", "fine_divisor", "alpha", "jump_cm", "control_hz", "heading_deg", "max_s"):
         v = getattr(args, name, None)
         if v is not None and not math.isfinite(v):
             raise CommandError("--%s must be a finite number, got %s" % (name.replace("_", "-"), v))
-    try:
-        src_kw = {} if args.source not in ("keyboard", "spacemouse") else {"heading_deg": args.heading_deg}
-        source = open_source(args.source, **src_kw)
-    except SourceError as e:
-        raise CommandError(str(e)) from None
+    src_kw = {} if args.source not in ("keyboard", "spacemouse") else {"heading_deg": args.heading_deg}
+    source = open_source(args.source, **src_kw)     # a SourceError is bad input (exit 2) as it is
     try:
         arm, ik, feedforward, follow_pitch = session_arm(args)
         scale = args.scale if args.scale is not None else (source.scale_hint or 0.15)
@@ -101,10 +98,13 @@ def open_source_and_settings(args):
             settings.workspace = Workspace.for_arm(arm)
         settings.check()
         if args.fine_divisor < 1:
-            raise ValueError("--fine-divisor must be >= 1")
-    except (ValueError, CommandError) as e:
+            raise CommandError("--fine-divisor must be >= 1")
+    except ValueError as e:          # a setting Settings.check refuses
         source.close()
         raise CommandError(str(e)) from None
+    except BaseException:
+        source.close()
+        raise
     return source, settings
 
 

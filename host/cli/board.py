@@ -13,7 +13,7 @@
 import sys
 
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import add_port_argument, board_port
 
 READY_PREFIX = "surepick-board: serving on "
@@ -138,7 +138,7 @@ def run(args):
         try:
             os.makedirs(args.flash, exist_ok=True)     # like `mkdir -p`: a new board starts empty
         except OSError as e:
-            raise CommandError("cannot use --flash %s: %s" % (args.flash, e.strerror or e)) from None
+            raise cannot("use --flash", args.flash, e) from None
     try:
         if args.realtime and args.scenario is None:
             raise ValueError("--realtime paces the plant: give --scenario too")

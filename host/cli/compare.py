@@ -1,7 +1,7 @@
 # `surepick compare RUN_A RUN_B --out DIR`: phase-by-phase comparison of two run records that
 # exits 1 when a difference exceeds its tolerance, so it can gate CI.
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import cannot
 
 
 def add_arguments(p):
@@ -38,7 +38,7 @@ def run(args):
     try:
         path = compare_report.write(cmp, args.out, *args.labels)
     except OSError as e:
-        raise CommandError("cannot write the report in %s: %s" % (args.out, e)) from None
+        raise cannot("write the report in", args.out, e) from None
     for n in cmp.notes:
         print("note: %s" % n)
     for c in cmp.one_sided():

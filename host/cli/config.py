@@ -6,7 +6,7 @@
 import json
 
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import add_force_arguments, add_port_argument, board_link
 
 ACTIONS = ("get", "set", "list", "diff", "export", "import")
@@ -230,7 +230,7 @@ def _export(args, board):
             json.dump(data, f, indent=1, sort_keys=True)
         os.replace(tmp, path)
     except OSError as e:
-        raise CommandError("cannot write %s: %s" % (path, e.strerror or e)) from None
+        raise cannot("write", path, e) from None
     print("%d settings written to %s" % (len(board), path))
     return exitcodes.OK
 

@@ -12,3 +12,9 @@ class CommandError(UserError):
     def __init__(self, message, exit_code=USAGE):
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def cannot(doing, path, e, exit_code=USAGE):
+    """The CommandError for an OSError `e` met while `doing` ("write", "use --out") `path`: every
+    verb says it the same way, `cannot write PATH: Permission denied`."""
+    return CommandError("cannot %s %s: %s" % (doing, path, e.strerror or e), exit_code)

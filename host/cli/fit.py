@@ -1,7 +1,7 @@
 # `surepick fit RUN --out PLANT.json`: fit the plant's parameters to a run record's sensor traces
 # (records/fit.py); `surepick sim run --plant PLANT.json` then runs on the fitted plant.
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.outputs import check_writable_file
 from surepick.host.cli.options import seed_arg
 from surepick.host.records.record_schema import SEED_MAX
@@ -125,7 +125,7 @@ def _write_description(path, arm, params, run_dir):
         with open(path, "w") as f:
             f.write(text)
     except OSError as e:
-        raise CommandError("cannot write %s: %s" % (path, e.strerror or e)) from None
+        raise cannot("write", path, e) from None
     print("arm description %s written to %s (%d fields fitted: %s)" % (
         fitted.name, path, len(changed), ", ".join(changed[:6]) + (", ..." if len(changed) > 6 else "")))
 
@@ -135,6 +135,6 @@ def _write(path, params, what):
     try:
         write_params(path, params)
     except OSError as e:
-        raise CommandError("cannot write %s: %s" % (path, e.strerror or e)) from None
+        raise cannot("write", path, e) from None
     print("%s written to %s" % (what, path))
     return exitcodes.OK

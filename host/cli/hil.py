@@ -4,7 +4,7 @@
 import sys
 
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import add_port_argument, board_port, seed_arg
 
 
@@ -82,6 +82,6 @@ def run(args):
         try:
             runrecord.write(args.out, *record(hil, rec))
         except OSError as e:
-            raise CommandError("cannot write the run record in %s: %s" % (args.out, e.strerror or e)) from None
+            raise cannot("write the run record in", args.out, e) from None
         print("run record: %s" % args.out)
     return exitcodes.OK if rec["success"] else exitcodes.FAILED

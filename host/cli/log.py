@@ -6,7 +6,7 @@
 import sys
 
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import CommandError, cannot
 
 
 def add_arguments(parser):
@@ -72,7 +72,7 @@ def export(args):
         with open(args.out, "w", newline="") as out:
             n = write_records(rows, out, args.format)
     except OSError as e:
-        raise CommandError("cannot write %s: %s" % (args.out, e.strerror or e)) from None
+        raise cannot("write", args.out, e) from None
     print("wrote %d records to %s" % (n, args.out), file=sys.stderr)
     return exitcodes.OK
 
@@ -90,7 +90,7 @@ def export_run(args):
         cycles, events = board_recording.write(store, args.run, args.board, since,
                                                source={"tool": "surepick log export --run", "db": args.db})
     except OSError as e:
-        raise CommandError("cannot write the run record in %s: %s" % (args.run, e.strerror or e)) from None
+        raise cannot("write the run record in", args.run, e) from None
     print("wrote a run record of %d cycles (%d events) to %s (kind board-recording: events and the board's "
           "config, no per-tick trace: `surepick compare` uses it, replay and fit need a sim, virtual-board or HIL "
           "record)" % (cycles, events, args.run), file=sys.stderr)

@@ -10,15 +10,11 @@ import sys
 import time
 
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import CommandError, cannot
 
 # What a run leaves in its --out: the run record, sim run's report, a batch's files.
 RUN_FILES = ("run.json", "cycles.jsonl", "events.csv", "ticks.csv", "report.json", "trajectory.csv",
              "summary.json", "batch.json")
-
-
-def _why(e):
-    return e.strerror or str(e)
 
 
 def check_writable_dir(path, flag="--out"):
@@ -28,14 +24,14 @@ def check_writable_dir(path, flag="--out"):
     except FileExistsError:
         raise CommandError("cannot use %s %s: it is a file, not a directory" % (flag, path)) from None
     except OSError as e:
-        raise CommandError("cannot use %s %s: %s" % (flag, path, _why(e))) from None
+        raise cannot("use " + flag, path, e) from None
     probe = os.path.join(path, ".surepick-write-test-%d" % os.getpid())
     try:
         with open(probe, "w") as f:
             f.write("")
         os.remove(probe)
     except OSError as e:
-        raise CommandError("cannot use %s %s: %s" % (flag, path, _why(e))) from None
+        raise cannot("use " + flag, path, e) from None
 
 
 def check_writable_file(path, flag="--out"):
@@ -53,7 +49,7 @@ def check_writable_file(path, flag="--out"):
             f.write("")
         os.remove(probe)
     except OSError as e:
-        raise CommandError("cannot use %s %s: %s" % (flag, path, _why(e))) from None
+        raise cannot("use " + flag, path, e) from None
 
 
 def run_files_in(path):
@@ -109,7 +105,7 @@ def own_dir(path, flag="--out"):
     try:
         f = open(name, "a+")
     except OSError as e:
-        raise CommandError("cannot use %s %s: %s" % (flag, path, _why(e))) from None
+        raise cannot("use " + flag, path, e) from None
     f.seek(0)
     before = f.read()
     try:
@@ -170,7 +166,7 @@ def prepare_run_dir(path, resume=False, force=False, flag="--out", can_resume=Tr
             try:
                 os.remove(os.path.join(path, n))
             except OSError as e:
-                raise CommandError("cannot clear %s %s: %s: %s" % (flag, path, n, _why(e))) from None
+                raise cannot("clear %s %s:" % (flag, path), n, e) from None
         state = "cleared"
     elif found and resume:
         state = "resume"

@@ -5,7 +5,7 @@ import os
 import sys
 
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import config_overrides_file, key_value, plant_params_file, seed_arg
 from surepick.host.cli.outputs import prepare_run_dir
 
@@ -213,7 +213,7 @@ def _run(args, overrides, cfg, plant_params, job=None, arm=None):
     except KeyboardInterrupt:
         return _interrupted(args, len(writer.cycles))
     except OSError as e:
-        raise CommandError("cannot write the report in %s: %s" % (args.out, e.strerror or e), exitcodes.FAILED) from None
+        raise cannot("write the report in", args.out, e, exitcodes.FAILED) from None
     s = summarise(writer.cycles)
     print("report: %s  (verified placed %d/%d, false successes %d, false failures %d)" % (
         os.path.join(args.out, "report.json"), s["verified_placed"], s["cycles"], s["false_success"],
@@ -325,7 +325,7 @@ def _run_rp2040(args, overrides, cfg, plant_params, arm=None):
         runrecord.write(str(args.out), meta, recs, events, ticks)
         cycle.write_report(str(args.out), meta, recs, events)
     except OSError as e:
-        raise CommandError("cannot write the run record in %s: %s" % (args.out, e.strerror or e)) from None
+        raise cannot("write the run record in", args.out, e) from None
     ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
     print("report: %s; run record: %s  (kind rp2040; verified placed %d/%d)"
           % (os.path.join(args.out, "report.json"), os.path.join(args.out, "run.json"), ok, len(recs)))

@@ -8,7 +8,7 @@ import sys
 import time
 
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import CommandError, cannot
 
 RANGE_HELP = "start:stop:step (stop included when a step lands on it: 0:14:1 is 15 values), a,b,c or one value"
 
@@ -157,7 +157,7 @@ def _sweep(args):
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
-        raise CommandError("cannot use --out %s: %s" % (args.out, e.strerror or e)) from None
+        raise cannot("use --out", args.out, e) from None
     own_dir(args.out)
     command = ["surepick"] + sys.argv[1:]
     if not args.resume:

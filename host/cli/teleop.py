@@ -8,7 +8,7 @@ import os
 import sys
 
 from surepick.host.cli import exitcodes
-from surepick.host.cli.errors import CommandError
+from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import config_overrides_file
 
 SOURCE_HELP = (
@@ -212,7 +212,7 @@ def run_session(args, source, settings, out_dir, observers=()):
         except (KeyError, ValueError) as e:
             raise CommandError(str(e)) from None
         except OSError as e:
-            raise CommandError("cannot write the session log in %s: %s" % (out_dir, e.strerror or e)) from None
+            raise cannot("write the session log in", out_dir, e) from None
         session.observers.extend(observers)
         board = getattr(target, "realtime", False)
         live = source.realtime or args.realtime or board

@@ -88,12 +88,12 @@ def _models():
     return rp2_chips.MODELS
 
 
-def _list(address, kind, flash, plant_service, scenario=None, seed=None, control=None):
+def _list(address, kind, flash, world_service, scenario=None, seed=None, control=None):
     # In the per-user board registry while it serves: a verb without --port (auto) finds it, and
     # a tool given its port finds its control channel (bring-up's stand-in person), if it has one.
     from surepick.host.vboard.registry import Registration
-    if plant_service is not None:
-        scenario, seed = plant_service.scenario_name, plant_service.seed
+    if world_service is not None:
+        scenario, seed = world_service.scenario_name, world_service.seed
     entry = {"console": [address], "kind": kind, "flash": str(flash) if flash else None,
              "scenario": scenario, "seed": seed}
     if control is not None:
@@ -145,16 +145,16 @@ def run(args):
         arm_note = ""
         if args.flash:
             arm, arm_note = board_arm.for_flash_dir(args.flash, arm)
-        plant_service = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms,
+        world_service = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms,
                                            args.power_cut_random, realtime=args.realtime, arm=arm,
                                            plant_params=_standin_params(args, arm))
         vboard = VirtualBoard(
             args.flash, pty=True, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote,
-            plant_service=plant_service, scenario=args.scenario, seed=args.seed, model=args.model,
+            world_service=world_service, scenario=args.scenario, seed=args.seed, model=args.model,
             micropython=args.micropython, log=None if args.quiet else _note,
             on_fail=lambda e: stop.set())
-        wire(vboard, plant_service)
+        wire(vboard, world_service)
         if not args.flash:
             arm, arm_note = board_arm.for_flash_dir(vboard.flash_dir, arm)
     except (ValueError, OSError) as e:  # a bad --listen, --flash or scenario
@@ -169,9 +169,9 @@ def run(args):
             _note("flash is %s" % vboard.flash_dir)
         if arm_note:
             _note(arm_note)
-        if plant_service is not None:
+        if world_service is not None:
             _note("plant: scenario %s, seed %d, lockstep virtual time%s"
-                  % (plant_service.scenario_name, plant_service.seed,
+                  % (world_service.scenario_name, world_service.seed,
                      ", paced by the wall clock" if args.realtime else ""))
             if args.power_cut_random is not None:
                 _note("power cut at %d ms of plant time" % random_cut_ms(args.power_cut_random))

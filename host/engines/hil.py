@@ -22,7 +22,7 @@ from surepick.shared_fsm import link
 from surepick.host.link.answers import refusal
 from surepick.shared_fsm import states
 from surepick.host.engines.inproc import machine_belief
-from surepick.host.engines.plant_service import KEEP, NO_STATE, REPLY, PlantService, _Cut
+from surepick.host.engines.world_service import KEEP, NO_STATE, REPLY, WorldService, _Cut
 from surepick.firmware.controller import Sensors
 from surepick.firmware import settings as fw_settings
 from surepick.shared_fsm.machine import Inputs
@@ -38,8 +38,8 @@ class HilError(LinkError):
     """A HIL session that cannot go on (board refused HIL, stopped answering)."""
 
 
-class HilPlant(PlantService):
-    # PlantService without its server: step() is one lockstep exchange.
+class HilPlant(WorldService):
+    # WorldService without its server: step() is one lockstep exchange.
     def step(self, advance_ms, pulses, state=NO_STATE):
         _, now, pot, cur, rail, flags = REPLY.unpack(self._exchange(advance_ms, pulses, state))
         return now, pot, cur, rail, flags & 7     # bits 0..2 are link.HIL_PIN_* levels

@@ -1,5 +1,5 @@
 # A scenario's cycles run by the FIRMWARE on the virtual board (host/vboard: the unix
-# `micropython` with the virtual HAL, in lockstep with the world of engines/plant_service.py)
+# `micropython` with the virtual HAL, in lockstep with the world of engines/world_service.py)
 # and written as a run record of kind `virtual-board` (records/runrecord.py, docs/run-record.md):
 # the same directory `surepick sim run` writes, so replay, compare and fit read both alike.
 #
@@ -39,7 +39,7 @@ from surepick.shared_fsm.machine import Job
 from surepick.firmware import calibrate
 from surepick.host.engines import loopfigures
 from surepick.host.engines.inproc import machine_belief
-from surepick.host.engines.plant_service import EXCHANGE_FIELDS
+from surepick.host.engines.world_service import EXCHANGE_FIELDS
 from surepick.sim.world import CAL_AT_MS, CYCLE_LIMIT_MS, JUDGE_TAIL_MS
 from surepick.host.user_error import Failure
 
@@ -202,14 +202,14 @@ class BoardCycle:
         self.ended_at = None
 
     def run(self):
-        from surepick.host.engines.plant_service import PlantService
+        from surepick.host.engines.world_service import WorldService
         from surepick.host.vboard import VirtualBoard
         from surepick.host.engines.vboard_plant import wire
         install_firmware(self.flash)
         settings = self.settings
         settings.save(str(self.flash) + fw_settings.PATH)     # the board boots with the run's settings
         write_arm(self.flash, self.arm)                         # ... and the run's arm, as deploy --arm ships it
-        ps = PlantService(self.scenario, self.seed, self.values, self.plant_params, self.cycle, cfg=settings.cfg,
+        ps = WorldService(self.scenario, self.seed, self.values, self.plant_params, self.cycle, cfg=settings.cfg,
                           arm=self.arm)
         self.ps = ps
         self.log = ps.record()
@@ -228,14 +228,14 @@ class BoardCycle:
         ps.hold_for_line_at(cal_hold)
         ps.hold_for_line_at(job_hold)
         # The in-process engine's end: the machine is idle after the step that ended the cycle,
-        # then JUDGE_TAIL_MS more; the plant holds there by itself (plant_service.py).
+        # then JUDGE_TAIL_MS more; the plant holds there by itself (world_service.py).
         ps.hold_after_cycle_end(JUDGE_TAIL_MS)
         ps.hold_for_line_at(CYCLE_LIMIT_MS)       # a cycle that never ends stops there, not where the host looked
         self.requests = (("calibrate", cal_at), ("job", job_at))   # (what, the tick that handles it)
         # The run's own board: no control channel and no entry in the person's board registry, so
         # `--port auto`, `doctor` or a poller in another terminal can neither find it nor take
         # its console (a second client there changes the ticks the run records).
-        board = wire(VirtualBoard(self.flash, plant_service=ps, scenario=self.scenario, seed=self.seed,
+        board = wire(VirtualBoard(self.flash, world_service=ps, scenario=self.scenario, seed=self.seed,
                                   control=False), ps)
         t0 = time.monotonic()
         deadline = t0 + self.timeout_s
@@ -291,7 +291,7 @@ class BoardCycle:
 
 # ---- the shadow board: the firmware's machine inputs from the recorded raw readings -------------
 
-_I = {n: i for i, n in enumerate(EXCHANGE_FIELDS)}     # one recorded exchange (tools/plant_service.py)
+_I = {n: i for i, n in enumerate(EXCHANGE_FIELDS)}     # one recorded exchange (tools/world_service.py)
 
 
 class _EndOfRecord(Exception):
@@ -544,7 +544,7 @@ def _meta(sc, values, seed, model_hash, plant_params, recs, cfg_overrides=None, 
             "plant_params": PlantParams.from_dict(plant_params or {}).to_dict(),
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "source": {"command": SOURCE_COMMAND, "engine": "firmware on host/vboard (unix micropython, "
-                       "firmware/hal/virtual.py) in lockstep with engines/plant_service.py",
+                       "firmware/hal/virtual.py) in lockstep with engines/world_service.py",
                        "ticks": "inputs, commands and state reconstructed by a shadow controller (the firmware's "
                        "drivers) from the raw readings the plant sent; pulses are the firmware's own",
                        "reconstruction": {"pulse_mismatches": sum(r["reconstruction"]["pulse_mismatches"] for r in recs),

@@ -2,7 +2,7 @@
 # is any object with start() -> (host, port) and stop(): the board starts it before the
 # first boot and writes its loopback address into vboard_settings.PLANT, where the virtual
 # board_hal (tools/vhal) finds it. Here: the MuJoCo plant of a sim scenario
-# (tools/plant_service.PlantService), its faults, and the wiring of its controller resets
+# (tools/world_service.WorldService), its faults, and the wiring of its controller resets
 # (brownout, power cut) to the board's power.
 from surepick.sim import seeds
 from surepick.host.vboard.board import VirtualBoard
@@ -25,7 +25,7 @@ def random_cut_ms(seed):
 
 def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut_random=None, realtime=False,
                        arm=None, plant_params=None, overrides=None):
-    """-> a PlantService for `surepick board --scenario NAME --seed N`, or None (no scenario:
+    """-> a WorldService for `surepick board --scenario NAME --seed N`, or None (no scenario:
     a bare board, REPL only). Unknown scenario -> ValueError naming the valid ones. Power cuts
     are in plant (virtual) milliseconds. realtime: virtual time no faster than the wall clock.
     arm: the world's arm (an Arm; None the reference), the board's /arm.json (board_arm.py).
@@ -38,8 +38,8 @@ def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut
     from surepick.sim import scenarios
     if scenario not in scenarios.SCENARIOS:
         raise ValueError("unknown scenario '%s'; valid scenarios: %s" % (scenario, ", ".join(scenario_names())))
-    from surepick.host.engines.plant_service import PlantService
-    service = PlantService(scenario, seed or 0, overrides=overrides, realtime=realtime, arm=arm,
+    from surepick.host.engines.world_service import WorldService
+    service = WorldService(scenario, seed or 0, overrides=overrides, realtime=realtime, arm=arm,
                            plant_params=plant_params)
     if power_cut_at_ms is not None:
         if power_cut_at_ms < 0:
@@ -68,9 +68,9 @@ def wire(board, service):
 def plant_board(flash_dir=None, scenario="nominal", seed=0, power_cut_at_ms=None,
                 power_cut_random=None, realtime=False, overrides=None, **board_kw):
     """A VirtualBoard (not started) with the scenario's plant attached and wired; the plant is
-    board.plant_service. What `VirtualBoard(scenario=..., seed=...)` alone does not do.
+    board.world_service. What `VirtualBoard(scenario=..., seed=...)` alone does not do.
     realtime: the plant no faster than the wall clock (a person, or a live stream, drives it)."""
     service = make_plant_service(scenario, seed, power_cut_at_ms, power_cut_random, realtime=realtime,
                                  overrides=overrides)
-    board = VirtualBoard(flash_dir, plant_service=service, scenario=scenario, seed=seed, **board_kw)
+    board = VirtualBoard(flash_dir, world_service=service, scenario=scenario, seed=seed, **board_kw)
     return wire(board, service)

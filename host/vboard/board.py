@@ -69,7 +69,7 @@ class VirtualBoard:
     pty            serve on a new pty (address = /dev/pts/N); with `listen` too, on both
     listen         "HOST:PORT" for TCP (default without pty: 127.0.0.1:0, a free loopback port)
     allow_remote   permit a non-loopback listen address
-    plant_service  object with start() -> (host, port) and stop(); its address is
+    world_service  object with start() -> (host, port) and stop(); its address is
                    vboard_settings.PLANT inside the board. reset_world() on it (if it has one)
                    is what the control channel's "reset-world" calls.
     scenario, seed passed into vboard_settings (SCENARIO, SEED) for the plant
@@ -88,7 +88,7 @@ class VirtualBoard:
     """
 
     def __init__(self, flash_dir=None, *, pty=False, listen=None, allow_remote=False,
-                 plant_service=None, scenario=None, seed=None, model=None,
+                 world_service=None, scenario=None, seed=None, model=None,
                  micropython=None, heap=None, log=None, on_fail=None, control=True):
         self.micropython = find_micropython(micropython)
         self.model = model
@@ -105,7 +105,7 @@ class VirtualBoard:
         self._listen = None if pty and listen is None else parse_listen(listen or "127.0.0.1:0",
                                                                           allow_remote)
         self._allow_remote = allow_remote
-        self.plant_service = plant_service
+        self.world_service = world_service
         self.plant_address = None
         self.scenario = scenario
         self.seed = seed
@@ -157,8 +157,8 @@ class VirtualBoard:
                     self._log("no pty beside TCP (%s); serving TCP only" % e)
             self.console = consoles[0] if len(consoles) == 1 else Consoles(consoles)
             self.runtime = Runtime(self.micropython)
-            if self.plant_service is not None:
-                self.plant_address = tuple(self.plant_service.start())
+            if self.world_service is not None:
+                self.plant_address = tuple(self.world_service.start())
             self._wake_r, self._wake_w = os.pipe()
             os.set_blocking(self._wake_r, False)
             self._boot(POWER_ON)
@@ -235,7 +235,7 @@ class VirtualBoard:
     # -- the world around the board (the control channel's commands; any thread) ----------------
 
     def status(self):
-        ps = self.plant_service
+        ps = self.world_service
         out = {"console": self.addresses, "flash": str(self.flash_dir), "unique_id": self.unique_id,
                "model": self.model, "machine": self._machine,
                "boot_count": self.boot_count, "repl_mode": self.repl_mode,
@@ -250,7 +250,7 @@ class VirtualBoard:
         arm at home, the scenario's faults armed again) for its next cycle; the board runs on,
         as a bench where someone put the part back. -> {"world": N, "previous": [outcome, reason]}
         of the world before."""
-        ps = self.plant_service
+        ps = self.world_service
         if ps is None or not hasattr(ps, "reset_world"):
             raise ControlError("this virtual board has no plant (start it with --scenario NAME)")
         previous = list(ps.verdict()[:2])
@@ -265,7 +265,7 @@ class VirtualBoard:
     # ---- what a person at the bench sees and does (bring-up's stand-in operator) ----
 
     def _bench(self):
-        ps = self.plant_service
+        ps = self.world_service
         if ps is None or not hasattr(ps, "look"):
             raise ControlError("this virtual board has no plant (start it with --scenario NAME)")
         return ps
@@ -412,7 +412,7 @@ class VirtualBoard:
         # A Pico's PWM stops in any reset, a soft one too (machine_pwm_deinit_all): the servos go
         # limp until the next boot starts them. The plant hears of it (a power cut it caused
         # itself it knows already).
-        ps = self.plant_service
+        ps = self.world_service
         if ps is not None and hasattr(ps, "board_reset"):
             ps.board_reset()
 
@@ -537,8 +537,8 @@ class VirtualBoard:
             done.set()
         if self.console is not None:
             self.console.close()
-        if self.plant_service is not None and self.plant_address is not None:
-            self.plant_service.stop()
+        if self.world_service is not None and self.plant_address is not None:
+            self.world_service.stop()
             self.plant_address = None
         if self.runtime is not None:
             self.runtime.cleanup()

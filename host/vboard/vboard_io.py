@@ -1,9 +1,9 @@
 # Runs INSIDE the virtual board's `micropython` (boot_shim.py preloads it), never under CPython.
 # The board's pins as wired on the virtual bench, and the one owner of the lockstep socket to the
-# plant (engines/plant_service.py): the firmware's HAL (firmware/hal/virtual.py) and the board's
+# plant (engines/world_service.py): the firmware's HAL (firmware/hal/virtual.py) and the board's
 # `machine` module (vboard_machine.py) both read and drive the bench through this module.
 #
-# Exchange (little-endian, one message each way; plant_service.py has the other end):
+# Exchange (little-endian, one message each way; world_service.py has the other end):
 #   board -> plant  14 bytes  'S' u16 advance_ms, 5 x u16 pulse_us (0 = PWM off, 0xFFFF = never set),
 #                             u8 the machine's state as the firmware last reported it (0xFF = none)
 #   plant -> board  12 bytes  'R' u32 now_ms, u16 pot, u16 current, u16 rail (read_u16 counts),

@@ -1,11 +1,11 @@
 # End to end on the virtual board: the firmware and shared_fsm deployed into a flash directory,
 # run by the real unix `micropython` under tools/vboard with the virtual HAL (tools/vhal) in
-# lockstep with the MuJoCo plant (tools/plant_service.py). A JOB goes over the link; the board
+# lockstep with the MuJoCo plant (tools/world_service.py). A JOB goes over the link; the board
 # must report PLACED and the plant's ground truth must show the part resting in the bin.
 import time
 
 from surepick.host import vboard
-from surepick.host.engines.plant_service import PlantService
+from surepick.host.engines.world_service import WorldService
 from surepick.shared_fsm import codes, link, states
 
 from tests.support.vboard import Console, deploy_firmware
@@ -18,10 +18,10 @@ def _is(ftype):
 
 def test_job_over_the_link_places_the_part_in_the_bin(tmp_path):
     deploy_firmware(tmp_path)
-    ps = PlantService("nominal", seed=1)
+    ps = WorldService("nominal", seed=1)
     pick, place, width = ps.job_um()
     t0 = time.monotonic()
-    with vboard.VirtualBoard(tmp_path, plant_service=ps) as board:   # main.py picks hal.virtual
+    with vboard.VirtualBoard(tmp_path, world_service=ps) as board:   # main.py picks hal.virtual
         con = Console(board.address)
         try:
             hello = con.wait(_is(link.T_HELLO), 20)

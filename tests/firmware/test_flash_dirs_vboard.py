@@ -5,7 +5,7 @@
 # lockstep. Whatever the directory held is moved aside (<name>.dir), never deleted.
 import pytest
 
-from surepick.host.engines.plant_service import PlantService
+from surepick.host.engines.world_service import WorldService
 from surepick.host.engines.vboard import BoardConsole
 from surepick.shared_fsm import codes, link
 from surepick.host.vboard import VirtualBoard
@@ -30,9 +30,9 @@ def test_a_directory_where_a_board_file_belongs_boots_and_the_loop_keeps_running
     deploy_firmware(flash)
     (flash / path).mkdir()
     (flash / path / "keep.txt").write_text("someone's file\n")
-    ps = PlantService("nominal", seed=1)
+    ps = WorldService("nominal", seed=1)
     pick, place, width = ps.job_um()
-    with VirtualBoard(flash, plant_service=ps, heap=PICO_HEAP) as board:
+    with VirtualBoard(flash, world_service=ps, heap=PICO_HEAP) as board:
         con = BoardConsole(board.address)
         try:
             assert con.wait(lambda f: f.ftype == link.T_HELLO, 120) is not None, board.transcript()[-1500:]

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from surepick.host.engines.plant_service import PlantService, KEEP, EXCHANGE_FIELDS
+from surepick.host.engines.world_service import WorldService, KEEP, EXCHANGE_FIELDS
 from surepick.host.engines.vboard import BoardConsole
 from tests.support.vboard import deploy_firmware
 from surepick.shared_fsm import link
@@ -152,13 +152,13 @@ def boot_hostile(tmp_path, files, keys=()):
     flash.mkdir()
     deploy_firmware(flash)
     _write_flash(flash, files)
-    ps = PlantService("nominal", seed=1)
+    ps = WorldService("nominal", seed=1)
     exchanges = ps.record()
     # Virtual time stands at the boot's first reading until this test has connected and sent a
     # line: a console no one has open drops what the board writes (as a USB port does), so a
     # HELLO written before a slow or busy host connected would be lost.
     ps.hold_for_line_at(0)
-    with VirtualBoard(flash, plant_service=ps, heap=PICO_HEAP) as board:
+    with VirtualBoard(flash, world_service=ps, heap=PICO_HEAP) as board:
         con = BoardConsole(board.address)
         try:
             con.send(link.request(link.T_STATUS, 1))     # read at the first tick, after HELLO

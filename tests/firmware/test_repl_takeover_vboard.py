@@ -1,7 +1,7 @@
 # Taking over the REPL on the virtual board, the way a human does: `mpremote resume exec` Ctrl-Cs
 # the running firmware in the middle of a job (the part held, the arm carrying it) and runs code
 # at the REPL. The e-stop must still be honoured (docs/safety.md, taking over the board): pressed in the
-# plant (PlantService.inject("estop")), every servo freezes at the pulse it had at the press and
+# plant (WorldService.inject("estop")), every servo freezes at the pulse it had at the press and
 # stays there, whatever the REPL code writes. Checked from the plant's own exchange log (the
 # pulses it was given, and the e-stop level it answered) and its physics (the part still held).
 import json
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from surepick.firmware import settings as fw_settings
 from surepick.host import vboard
-from surepick.host.engines.plant_service import EXCHANGE_FIELDS, PlantService
+from surepick.host.engines.world_service import EXCHANGE_FIELDS, WorldService
 from surepick.shared_fsm import link, states
 from surepick.shared_fsm.config import FIELDS as CONFIG_FIELDS
 
@@ -64,10 +64,10 @@ def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
     slow.set("arm_speed_mdeg_s", fw_settings.Settings().cfg.arm_speed_mdeg_s // SLOWER)
     slow.set("move_timeout_ms", MOVE_TIMEOUT_MS)
     (tmp_path / fw_settings.PATH.lstrip("/")).write_text(json.dumps(slow.to_json_dict()))
-    ps = PlantService("nominal", seed=7, realtime=True)
+    ps = WorldService("nominal", seed=7, realtime=True)
     log = ps.record()
     pick, place, width = ps.job_um()
-    with vboard.VirtualBoard(tmp_path, plant_service=ps) as board:
+    with vboard.VirtualBoard(tmp_path, world_service=ps) as board:
         con = Console(board.address)
         try:
             assert con.wait(lambda f: f.ftype == link.T_HELLO, 20) is not None, con.tail()

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from surepick.host import vboard
-from surepick.host.engines.plant_service import PlantService
+from surepick.host.engines.world_service import WorldService
 from surepick.firmware.boot_recovery import ACT_FAULT, ACT_NORMAL
 from surepick.shared_fsm import codes, link, states
 
@@ -57,8 +57,8 @@ def _reply(rid):
 def _hang_board(tmp_path, seed=3):
     deploy_firmware(tmp_path)
     (tmp_path / "main.py").write_text(HANG_MAIN)
-    ps = PlantService("nominal", seed=seed)
-    return ps, vboard.VirtualBoard(tmp_path, plant_service=ps)
+    ps = WorldService("nominal", seed=seed)
+    return ps, vboard.VirtualBoard(tmp_path, world_service=ps)
 
 
 def _hang_and_wait_for_the_next_boot(board, con):
@@ -140,9 +140,9 @@ def test_no_spurious_reset_and_the_longest_tick_at_rest(tmp_path):
     # A job, then flash writes at rest (config saves, log commits, the rest pose), then idle:
     # one boot throughout. The loop's own figures are read at the REPL after Ctrl-C.
     deploy_firmware(tmp_path)
-    ps = PlantService("nominal", seed=5)
+    ps = WorldService("nominal", seed=5)
     pick, place, width = ps.job_um()
-    with vboard.VirtualBoard(tmp_path, plant_service=ps) as board:
+    with vboard.VirtualBoard(tmp_path, world_service=ps) as board:
         con = Console(board.address)
         try:
             t0 = time.monotonic()

@@ -6,7 +6,7 @@ import io
 import json
 import time
 
-from surepick.host.engines.plant_service import PlantService
+from surepick.host.engines.world_service import WorldService
 from surepick.host import rejects
 from tests.support.vboard import deploy_firmware
 from surepick.host.monitor.plain import PlainPrinter
@@ -61,7 +61,7 @@ def test_describe_reads_like_a_sentence():
 
 def test_job_status_and_monitor_name_what_the_board_rejected(tmp_path):
     flash = _hostile_flash(tmp_path)
-    with VirtualBoard(flash, plant_service=PlantService("nominal", seed=1)) as board:
+    with VirtualBoard(flash, world_service=WorldService("nominal", seed=1)) as board:
         port = board.address
         out = None
         for _ in range(80):       # until the firmware answers (it boots main.py from the flash)

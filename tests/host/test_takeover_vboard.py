@@ -8,7 +8,7 @@ import socket
 import threading
 import time
 
-from surepick.host.engines.plant_service import EXCHANGE_FIELDS, PlantService
+from surepick.host.engines.world_service import EXCHANGE_FIELDS, WorldService
 from surepick.host.link import busy
 from surepick.host.link.client import LinkClient
 from surepick.host.link.frames import FrameParser
@@ -54,8 +54,8 @@ def _status(board):
 @NEEDS_MICROPYTHON
 def test_busy_board_is_refused_and_the_job_goes_on(tmp_path):
     deploy_firmware(tmp_path)
-    ps = PlantService("nominal", seed=2, realtime=True)   # a job at a Pico's pace
-    with VirtualBoard(tmp_path, plant_service=ps) as board:
+    ps = WorldService("nominal", seed=2, realtime=True)   # a job at a Pico's pace
+    with VirtualBoard(tmp_path, world_service=ps) as board:
         _start_job(board, ps, 1, states.DESCEND)
         for args in (("deploy", "--source", "--no-wait"), ("config", "set", "grasp_dwell_ms", "380"),
                      ("calibrate", "pot")):
@@ -81,9 +81,9 @@ def test_busy_board_is_refused_and_the_job_goes_on(tmp_path):
 @NEEDS_MICROPYTHON
 def test_force_brings_the_arm_to_rest_then_takes_over(tmp_path):
     deploy_firmware(tmp_path)
-    ps = PlantService("nominal", seed=2, realtime=True)   # a job at a Pico's pace
+    ps = WorldService("nominal", seed=2, realtime=True)   # a job at a Pico's pace
     log = ps.record()
-    with VirtualBoard(tmp_path, plant_service=ps) as board:
+    with VirtualBoard(tmp_path, world_service=ps) as board:
         # config set --force in LIFT: aborted, at rest, then saved
         _start_job(board, ps, 1, states.LIFT)
         r = surepick("config", "set", "grasp_dwell_ms", "380", "--force", "--port", board.address)
@@ -112,9 +112,9 @@ def test_force_brings_the_arm_to_rest_then_takes_over(tmp_path):
 @NEEDS_MICROPYTHON
 def test_force_deploy_in_transfer_waits_for_rest(tmp_path):
     deploy_firmware(tmp_path)
-    ps = PlantService("nominal", seed=2, realtime=True)
+    ps = WorldService("nominal", seed=2, realtime=True)
     log = ps.record()
-    with VirtualBoard(tmp_path, plant_service=ps) as board:
+    with VirtualBoard(tmp_path, world_service=ps) as board:
         # deploy --force in TRANSFER: aborted, at rest, deployed, hello
         _start_job(board, ps, 1, states.TRANSFER)
         n0 = len(log)

@@ -134,7 +134,7 @@ class PlantBench:
                 os.environ.pop("XDG_RUNTIME_DIR", None)
             else:
                 os.environ["XDG_RUNTIME_DIR"] = saved
-        self.plant = self.board.plant_service
+        self.plant = self.board.world_service
         self.port = self.board.address
         self.procs = []
 

@@ -8,11 +8,11 @@
 import threading
 import time
 
-from surepick.host.engines.plant_service import NO_STATE, PlantService
+from surepick.host.engines.world_service import NO_STATE, WorldService
 from surepick.shared_fsm import states
 
 
-class HeldWhileBusy(PlantService):
+class HeldWhileBusy(WorldService):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self.busy = threading.Event()

@@ -35,12 +35,12 @@ def run_scenario(flash, scenario, seed, tail_ms=JUDGE_TAIL_MS, timeout=90, **pla
     and do what the in-process engine does: calibrate the current offset in the tick at
     sim.world.CAL_AT_MS, then send the scenario's job; both requests travel over the console and
     are read while virtual time holds, so the run is deterministic. Returns (EVENT fields list,
-    the PlantService, all frames, wall seconds, boots)."""
+    the WorldService, all frames, wall seconds, boots)."""
     from surepick.sim.world import CAL_AT_MS
     from surepick.host.engines.vboard_plant import plant_board
     deploy_firmware(flash)
     board = plant_board(flash, scenario, seed, **plant_kw)
-    ps = board.plant_service
+    ps = board.world_service
     ps.hold_for_line_at(CAL_AT_MS)
     ps.hold_for_line_at(JOB_HOLD_MS)
     pick, place, width = ps.job_um()

@@ -117,7 +117,7 @@ def run_night(count, seed, every, wall_s):
         install_firmware(flash)
         Path(flash, "main.py").write_text(heap.RUN_MAIN)   # the heap probe (it runs the firmware's app.main)
         board = plant_board(flash, "feeder", seed)
-        ps = board.plant_service
+        ps = board.world_service
         feeder = ps.world.feeder
         ps.hold_for_line_at(RUN_AT_MS)
         pick, place, width = ps.job_um()

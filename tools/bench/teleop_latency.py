@@ -85,7 +85,7 @@ def bench_board(args, samples):
     with tempfile.TemporaryDirectory(prefix="surepick-bench-teleop-") as d:
         deploy_firmware(d)
         b = plant_board(d, "nominal", 0, realtime=True)     # a live stream: the board at a Pico's pace
-        ps = b.plant_service
+        ps = b.world_service
         with b:
             con = Console(b.address)
             booted = con.wait(lambda f: f.ftype == link.T_TELEMETRY, 60)

@@ -4,13 +4,13 @@
 # read_inputs() of the firmware (boot sense and tick alike) converts pot, current and rail in
 # that order, so one group of conversions starting at the pot channel is one read.
 #
-# The result is the exchange log of engines/plant_service.py (EXCHANGE_FIELDS, one entry per
+# The result is the exchange log of engines/world_service.py (EXCHANGE_FIELDS, one entry per
 # read), which engines/vboard.py's shadow controller replays: entry k holds the readings of the
 # k-th read, the firmware's clock then (ms), and the pulses and state as they stood just before
 # the period of that read began (what the previous tick wrote).
 import bisect
 
-from surepick.host.engines.plant_service import EXCHANGE_FIELDS
+from surepick.host.engines.world_service import EXCHANGE_FIELDS
 from surepick.host.engines.rp2040.wiring import KEEP, NO_STATE, u16_of
 
 

@@ -20,7 +20,7 @@ from surepick.firmware import settings as fw_settings
 from surepick.host.link.frames import FrameParser
 from surepick.shared_fsm import kinematics, link, states
 
-KEEP = 0xFFFF          # engines/plant_service.py: a pulse the firmware never set
+KEEP = 0xFFFF          # engines/world_service.py: a pulse the firmware never set
 NO_STATE = 0xFF
 
 
@@ -43,7 +43,7 @@ class Window:
 
 
 class ChipWorld:
-    """chip: a started Chip in lockstep; world: a sim.world.World (or a PlantService's world).
+    """chip: a started Chip in lockstep; world: a sim.world.World (or a WorldService's world).
 
     step() runs one period. frames: every link frame the chip sent (host.link.frames.Frame);
     windows / conversions: kept when record=True (the run record's reconstruction)."""

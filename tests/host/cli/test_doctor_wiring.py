@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from surepick.host.engines.plant_service import PlantService
+from surepick.host.engines.world_service import WorldService
 from surepick.host.engines.vboard_plant import wire
 from surepick.sim.params import PlantParams
 from surepick.host.vboard import VirtualBoard
@@ -40,8 +40,8 @@ class _Board:
         flash.mkdir()
         deploy_firmware(flash)
         self.env = dict(os.environ, XDG_RUNTIME_DIR=short_runtime_dir())
-        self.ps = PlantService("nominal", 0, plant_params=plant_params, realtime=True)
-        self.board = wire(VirtualBoard(flash, plant_service=self.ps, scenario="nominal", seed=0, control=False),
+        self.ps = WorldService("nominal", 0, plant_params=plant_params, realtime=True)
+        self.board = wire(VirtualBoard(flash, world_service=self.ps, scenario="nominal", seed=0, control=False),
                           self.ps)
         self.board.start()
 

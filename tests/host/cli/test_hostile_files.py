@@ -189,7 +189,7 @@ def test_a_job_refused_for_a_latched_fault_sets_nothing_on_the_board(tmp_path):
         con = Console(b.address)
         try:
             assert con.wait(lambda f: f.ftype == link.T_TELEMETRY, 60) is not None
-            _quiet_flash(flash, b.plant_service, con)
+            _quiet_flash(flash, b.world_service, con)
             con.send(link.job(7, (160000, -60000, 15500, -90000), (150000, 80000, 20500, -90000), 25000))
             r = con.wait(lambda f: f.ftype == link.T_REPLY and f.fields[0] == 7, 30)
             assert r is not None and r.fields[1] == link.OK, r
@@ -197,7 +197,7 @@ def test_a_job_refused_for_a_latched_fault_sets_nothing_on_the_board(tmp_path):
             con.send(link.request(link.T_ABORT, 8, ()))
             r = con.wait(lambda f: f.ftype == link.T_REPLY and f.fields[0] == 8, 30)
             assert r is not None and r.fields[1] == link.OK, r
-            before = _quiet_flash(flash, b.plant_service, con)
+            before = _quiet_flash(flash, b.world_service, con)
         finally:
             con.close()
         r = surepick("job", "start", "--job", job, "--port", b.address, timeout=120)
@@ -205,7 +205,7 @@ def test_a_job_refused_for_a_latched_fault_sets_nothing_on_the_board(tmp_path):
         assert "approach_height_um" not in r.stdout, r.stdout
         con = Console(b.address)
         try:
-            after = _quiet_flash(flash, b.plant_service, con)
+            after = _quiet_flash(flash, b.world_service, con)
         finally:
             con.close()
     assert before == after, sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))

@@ -34,7 +34,7 @@ def night(tmp_path, seed, count, away_after=None, wall_s=1800):
     flash = tmp_path / "flash"
     deploy_firmware(flash)
     board = plant_board(flash, "feeder", seed)
-    ps = board.plant_service
+    ps = board.world_service
     feeder = ps.world.feeder
     # the host sends nothing before the run but its RUN (the job needs no setting), read at
     # RUN_AT_MS: the night's course depends on the scenario and seed only, not on the host

@@ -65,7 +65,7 @@ def test_a_tray_with_two_empty_slots(tmp_path, policy):
         machine["run_on_fail"] = 1
     (flash / "config.json").write_text(json.dumps({"version": settings.VERSION, "board": {}, "machine": machine}))
     board = plant_board(flash, "tray", SEED)
-    ps = board.plant_service
+    ps = board.world_service
     # (the RUN, last: read from its hold on, whatever its length)
     hold_for_lines(ps, RUN_AT_MS, [link.request(link.T_CONFIG_GET, 1, ("approach_height_um",)), b"RUN"])
     empty = ps.setup["tray_empty"]

@@ -104,7 +104,7 @@ def held_port(tmp_path_factory):
     flash.mkdir()
     deploy_firmware(flash)
     ps = HeldWhileBusy("part_missing", seed=2)
-    with VirtualBoard(flash, plant_service=ps, scenario="part_missing", seed=2) as b:
+    with VirtualBoard(flash, world_service=ps, scenario="part_missing", seed=2) as b:
         deadline = time.monotonic() + 60
         while True:                                 # until the firmware is up
             r = surepick("job", "status", "--port", b.address)

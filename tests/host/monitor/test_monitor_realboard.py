@@ -96,8 +96,8 @@ def stored(db):
 
 
 def job_args():
-    from surepick.host.engines.plant_service import PlantService
-    pick, place, width = PlantService("nominal", SEED).job_um()
+    from surepick.host.engines.world_service import WorldService
+    pick, place, width = WorldService("nominal", SEED).job_um()
     return tuple(pick) + tuple(place) + (width,)
 
 
@@ -239,7 +239,7 @@ def test_live_view_shows_a_running_job_on_the_real_firmware(tmp_path):
         board.wait_repl(20)
         res = dp.deploy(board.address, wait_hello=True, hello_timeout=30)
         bid = res.hello[0]
-        _paced(board.plant_service)
+        _paced(board.world_service)
         with LinkClient(board.address) as c:     # the job starts before the monitor joins
             r = c.request(link.T_JOB, job_args(), timeout=5)
             assert r.ok, r

@@ -198,7 +198,7 @@ def test_the_taught_job_places_the_part_on_the_virtual_board(taught, tmp_path):
     flash = tmp_path / "flash"
     deploy_firmware(flash)
     b = plant_board(flash, "nominal", 3)
-    ps = b.plant_service
+    ps = b.world_service
     ps.judge.lift_height_mm = job.approach_height_mm      # the job's lift, as the board will do it
     with b:
         con = Console(b.address)

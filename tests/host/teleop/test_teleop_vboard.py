@@ -1,6 +1,6 @@
 # Teleop into the firmware on the virtual board (the real `micropython` running the deployed
 # firmware, in lockstep with the MuJoCo plant). What the board did is measured from the plant
-# exchange log (engines/plant_service.py: every tick's five servo pulses, on the plant's clock),
+# exchange log (engines/world_service.py: every tick's five servo pulses, on the plant's clock),
 # never from what the firmware says about itself:
 #   - the deadman: the stream stops while the arm is still on its way -> within 200 ms + one
 #     loop period of the last setpoint the pulses stop changing, short of where it was going;
@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from surepick.host.engines.plant_service import EXCHANGE_FIELDS, KEEP, PlantService
+from surepick.host.engines.world_service import EXCHANGE_FIELDS, KEEP, WorldService
 from surepick.host.engines.vboard_plant import plant_board, wire
 from surepick.firmware import settings as fw_settings
 from surepick.host.link.client import LinkClient
@@ -35,9 +35,9 @@ def _board(tmp_path, plant_params=None):
     if plant_params is None:
         b = plant_board(flash, "nominal", 1, realtime=True)
     else:
-        service = PlantService("nominal", 1, plant_params=plant_params, realtime=True)
-        b = wire(VirtualBoard(flash, plant_service=service, scenario="nominal", seed=1), service)
-    ps = b.plant_service
+        service = WorldService("nominal", 1, plant_params=plant_params, realtime=True)
+        b = wire(VirtualBoard(flash, world_service=service, scenario="nominal", seed=1), service)
+    ps = b.world_service
     log = ps.record()
     with b:
         con = Console(b.address)

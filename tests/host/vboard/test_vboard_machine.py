@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from surepick.host.engines.plant_service import PlantService
+from surepick.host.engines.world_service import WorldService
 from tests.support.vboard import deploy_firmware
 from surepick.host.link.client import LinkClient
 from surepick.shared_fsm import link
@@ -156,8 +156,8 @@ def _wait(pred, timeout=20.0):
 
 @pytest.fixture
 def plant_board(flash):
-    ps = PlantService("nominal", seed=2)
-    with VirtualBoard(flash, plant_service=ps, scenario="nominal", seed=2) as b:
+    ps = WorldService("nominal", seed=2)
+    with VirtualBoard(flash, world_service=ps, scenario="nominal", seed=2) as b:
         b.wait_repl(30)
         yield b, ps
 
@@ -208,8 +208,8 @@ def test_servo_pwm_drives_the_plant(plant_board):
 
 def test_the_firmware_and_the_repl_share_one_plant_connection(flash):
     deploy_firmware(flash)
-    ps = PlantService("nominal", seed=3)
-    with VirtualBoard(flash, plant_service=ps, scenario="nominal", seed=3) as b:
+    ps = WorldService("nominal", seed=3)
+    with VirtualBoard(flash, world_service=ps, scenario="nominal", seed=3) as b:
         with LinkClient(b.address) as c:
             r = c.request(link.T_PING, (), timeout=30)
             assert r.ok
@@ -236,8 +236,8 @@ def test_one_flash_is_one_board_id_across_seeds_scenarios_and_restarts(tmp_path)
         deploy_firmware(d)
 
     def board_id(flash, scenario, seed):
-        ps = PlantService(scenario, seed=seed) if scenario else None
-        with VirtualBoard(flash, plant_service=ps, scenario=scenario, seed=seed) as b:
+        ps = WorldService(scenario, seed=seed) if scenario else None
+        with VirtualBoard(flash, world_service=ps, scenario=scenario, seed=seed) as b:
             with LinkClient(b.address) as c:
                 r = c.request(link.T_PING, (), timeout=30)
                 assert r.ok, r

@@ -280,7 +280,7 @@ def test_plant_settings_reach_the_board_outside_its_filesystem(flash):
             self.stopped = True
 
     plant = Plant()
-    b = make_board(flash, plant_service=plant, scenario="pick-one", seed=7)
+    b = make_board(flash, world_service=plant, scenario="pick-one", seed=7)
     try:
         b.wait_repl()
         out = exec_out(b, "import vboard_settings as s\n"

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from surepick.host.engines.plant_service import PlantService
+from surepick.host.engines.world_service import WorldService
 from tests.support.vboard import deploy_firmware
 from surepick.host.vboard import VirtualBoard, control
 
@@ -113,7 +113,7 @@ def test_the_world_is_not_reset_under_a_moving_arm(flash):
     # A board in this process whose virtual time waits on the console while the job runs
     # (tests/support/held_plant.py): the arm is moving when the test asks, however fast the host.
     ps = HeldWhileBusy("nominal", seed=6)
-    with VirtualBoard(flash, plant_service=ps, scenario="nominal", seed=6) as b:
+    with VirtualBoard(flash, world_service=ps, scenario="nominal", seed=6) as b:
         r = cli("job", "start", "--port", b.address)
         assert r.returncode == 0, (r.stdout, r.stderr)
         assert ps.busy.wait(60), "the machine never left IDLE"

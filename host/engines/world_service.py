@@ -1,7 +1,7 @@
 # The virtual board's world, served: one sim.world.World (the MuJoCo arm of a scenario and seed,
 # its injected faults and its judge) behind the lockstep exchange that the virtual HAL
 # (firmware/hal/virtual.py) speaks over a loopback TCP socket. It has no world logic of its own:
-# each message is one World.exchange. It is the virtual board's `plant_service` hook:
+# each message is one World.exchange. It is the virtual board's `world_service` hook:
 # start() -> (host, port), stop().
 #
 # Exchange, one message each way per control tick (little-endian):
@@ -53,7 +53,7 @@ class _Cut(Exception):
     pass
 
 
-class PlantService:
+class WorldService:
     # cfg: the machine Config the board runs with (the judge's lift height), None for the defaults.
     # arm: the arm description the world is built from (an Arm; None: the reference arm). The
     # board must boot with the same one as its /arm.json (engines/vboard.py writes it there).

@@ -125,7 +125,7 @@ def run(args):
 
     from surepick.host.vboard import VirtualBoard
     from surepick.host.engines import board_arm
-    from surepick.host.engines.vboard_plant import make_plant_service, random_cut_ms, wire
+    from surepick.host.engines.vboard_world import make_world_service, random_cut_ms, wire
     arm = _arm(args)
 
     stop = threading.Event()
@@ -145,7 +145,7 @@ def run(args):
         arm_note = ""
         if args.flash:
             arm, arm_note = board_arm.for_flash_dir(args.flash, arm)
-        world_service = make_plant_service(args.scenario, args.seed, args.power_cut_at_ms,
+        world_service = make_world_service(args.scenario, args.seed, args.power_cut_at_ms,
                                            args.power_cut_random, realtime=args.realtime, arm=arm,
                                            plant_params=_standin_params(args, arm))
         vboard = VirtualBoard(

@@ -204,7 +204,7 @@ class BoardCycle:
     def run(self):
         from surepick.host.engines.world_service import WorldService
         from surepick.host.vboard import VirtualBoard
-        from surepick.host.engines.vboard_plant import wire
+        from surepick.host.engines.vboard_world import wire
         install_firmware(self.flash)
         settings = self.settings
         settings.save(str(self.flash) + fw_settings.PATH)     # the board boots with the run's settings

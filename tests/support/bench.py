@@ -119,7 +119,7 @@ class PlantBench:
     private runtime directory. `with PlantBench(tmp_path, "estop", 1) as b: b.run("job", ...)`."""
 
     def __init__(self, tmp_path, scenario="nominal", seed=2, realtime=False):
-        from surepick.host.engines.vboard_plant import plant_board
+        from surepick.host.engines.vboard_world import board_in_world
         self.tmp = tmp_path
         self.env = bench_env(tmp_path)
         flash = tmp_path / "flash"
@@ -128,7 +128,7 @@ class PlantBench:
         saved = os.environ.get("XDG_RUNTIME_DIR")
         os.environ["XDG_RUNTIME_DIR"] = self.env["XDG_RUNTIME_DIR"]   # its registry entry: --reset-world finds it
         try:
-            self.board = plant_board(flash, scenario, seed, realtime=realtime).start()
+            self.board = board_in_world(flash, scenario, seed, realtime=realtime).start()
         finally:
             if saved is None:
                 os.environ.pop("XDG_RUNTIME_DIR", None)

@@ -37,9 +37,9 @@ def run_scenario(flash, scenario, seed, tail_ms=JUDGE_TAIL_MS, timeout=90, **pla
     are read while virtual time holds, so the run is deterministic. Returns (EVENT fields list,
     the WorldService, all frames, wall seconds, boots)."""
     from surepick.sim.world import CAL_AT_MS
-    from surepick.host.engines.vboard_plant import plant_board
+    from surepick.host.engines.vboard_world import board_in_world
     deploy_firmware(flash)
-    board = plant_board(flash, scenario, seed, **plant_kw)
+    board = board_in_world(flash, scenario, seed, **plant_kw)
     ps = board.world_service
     ps.hold_for_line_at(CAL_AT_MS)
     ps.hold_for_line_at(JOB_HOLD_MS)

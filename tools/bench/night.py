@@ -25,7 +25,7 @@ from surepick.firmware.flashlog import GEN_MOD
 from surepick.host import production
 from surepick.host.engines.rp2040 import heap
 from surepick.host.engines.vboard import install_firmware
-from surepick.host.engines.vboard_plant import plant_board
+from surepick.host.engines.vboard_world import board_in_world
 from surepick.host.link import hub_client
 from surepick.host.link.client import LinkClient
 from surepick.host.link.frames import as_dict
@@ -116,7 +116,7 @@ def run_night(count, seed, every, wall_s):
     try:
         install_firmware(flash)
         Path(flash, "main.py").write_text(heap.RUN_MAIN)   # the heap probe (it runs the firmware's app.main)
-        board = plant_board(flash, "feeder", seed)
+        board = board_in_world(flash, "feeder", seed)
         ps = board.world_service
         feeder = ps.world.feeder
         ps.hold_for_line_at(RUN_AT_MS)

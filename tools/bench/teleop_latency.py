@@ -77,14 +77,14 @@ def bench_sim(args, samples):
 
 
 def bench_board(args, samples):
-    from surepick.host.engines.vboard_plant import plant_board
+    from surepick.host.engines.vboard_world import board_in_world
     from surepick.host.link.client import LinkClient
     from surepick.shared_fsm import link
     from surepick.host.teleop.board_target import BoardTarget
     from tests.support.vboard import Console, deploy_firmware
     with tempfile.TemporaryDirectory(prefix="surepick-bench-teleop-") as d:
         deploy_firmware(d)
-        b = plant_board(d, "nominal", 0, realtime=True)     # a live stream: the board at a Pico's pace
+        b = board_in_world(d, "nominal", 0, realtime=True)     # a live stream: the board at a Pico's pace
         ps = b.world_service
         with b:
             con = Console(b.address)

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from surepick.host.engines.world_service import WorldService
-from surepick.host.engines.vboard_plant import wire
+from surepick.host.engines.vboard_world import wire
 from surepick.sim.params import PlantParams
 from surepick.host.vboard import VirtualBoard
 

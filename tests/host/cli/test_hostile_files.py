@@ -177,14 +177,14 @@ def test_a_job_refused_for_a_latched_fault_sets_nothing_on_the_board(tmp_path):
     # `job start --job` with an approach height on a board with a latched fault: refused, and
     # every file on its flash byte-identical (it once saved the height first, then was refused).
     pytest.importorskip("mujoco")
-    from surepick.host.engines.vboard_plant import plant_board
+    from surepick.host.engines.vboard_world import board_in_world
     from surepick.shared_fsm import codes, link
     from tests.support.vboard import Console, deploy_firmware
     job = tmp_path / "job.json"
     job.write_bytes(_job(approach_height_mm=65.0, max_attempts=2))
     flash = tmp_path / "flash"
     deploy_firmware(flash)
-    b = plant_board(flash, "nominal", 3)
+    b = board_in_world(flash, "nominal", 3)
     with b:
         con = Console(b.address)
         try:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from surepick.host.engines.vboard_plant import plant_board
+from surepick.host.engines.vboard_world import board_in_world
 from tests.support.cli import SUREPICK_BIN
 from tests.support.held_plant import held_at
 from tests.support.vboard import deploy_firmware
@@ -33,7 +33,7 @@ def night(tmp_path, seed, count, away_after=None, wall_s=1800):
     # reads what the board did alone. wall_s: a hang guard only (the night's pace is the host's)
     flash = tmp_path / "flash"
     deploy_firmware(flash)
-    board = plant_board(flash, "feeder", seed)
+    board = board_in_world(flash, "feeder", seed)
     ps = board.world_service
     feeder = ps.world.feeder
     # the host sends nothing before the run but its RUN (the job needs no setting), read at

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from surepick.host.engines.vboard_plant import plant_board
+from surepick.host.engines.vboard_world import board_in_world
 from surepick.sim import scenarios
 from surepick.firmware import settings
 from surepick.shared_fsm import link
@@ -64,7 +64,7 @@ def test_a_tray_with_two_empty_slots(tmp_path, policy):
     if policy == "stop":
         machine["run_on_fail"] = 1
     (flash / "config.json").write_text(json.dumps({"version": settings.VERSION, "board": {}, "machine": machine}))
-    board = plant_board(flash, "tray", SEED)
+    board = board_in_world(flash, "tray", SEED)
     ps = board.world_service
     # (the RUN, last: read from its hold on, whatever its length)
     hold_for_lines(ps, RUN_AT_MS, [link.request(link.T_CONFIG_GET, 1, ("approach_height_um",)), b"RUN"])

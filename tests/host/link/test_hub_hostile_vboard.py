@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from surepick.host.engines.vboard_plant import plant_board
+from surepick.host.engines.vboard_world import board_in_world
 from surepick.host.link import hub_client, hubwire, rundir
 from surepick.host.link.client import LinkClient
 from surepick.shared_fsm import link
@@ -26,7 +26,7 @@ pytestmark = NEEDS_MICROPYTHON
 def board(tmp_path, hub_rundir):
     flash = tmp_path / "flash"
     deploy_firmware(flash)
-    b = plant_board(flash, "nominal", 1, realtime=True)
+    b = board_in_world(flash, "nominal", 1, realtime=True)
     with b:
         yield b, flash
 

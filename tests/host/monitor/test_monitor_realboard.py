@@ -226,11 +226,11 @@ def test_live_view_shows_a_running_job_on_the_real_firmware(tmp_path):
     import re
 
     from surepick.host.link.client import LinkClient
-    from surepick.host.engines.vboard_plant import plant_board
+    from surepick.host.engines.vboard_world import board_in_world
 
     flash = tmp_path / "flash"
     flash.mkdir()
-    board = plant_board(flash, "nominal", SEED).start()
+    board = board_in_world(flash, "nominal", SEED).start()
     name = "surepick-rb-%d" % os.getpid()
     sock = str(tmp_path / "tmux.sock")   # a private tmux server: never touches the user's
     tmux = ["tmux", "-S", sock]

@@ -190,14 +190,14 @@ def test_the_taught_job_places_the_part_in_the_sim(taught, tmp_path):
 
 @NEEDS_MICROPYTHON
 def test_the_taught_job_places_the_part_on_the_virtual_board(taught, tmp_path):
-    from surepick.host.engines.vboard_plant import plant_board
+    from surepick.host.engines.vboard_world import board_in_world
     from tests.support.vboard import Console, deploy_firmware
     from surepick.shared_fsm import link
     d, _ = taught
     job = jobfile.load(d / "job.json")
     flash = tmp_path / "flash"
     deploy_firmware(flash)
-    b = plant_board(flash, "nominal", 3)
+    b = board_in_world(flash, "nominal", 3)
     ps = b.world_service
     ps.judge.lift_height_mm = job.approach_height_mm      # the job's lift, as the board will do it
     with b:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from surepick.host.engines.world_service import EXCHANGE_FIELDS, KEEP, WorldService
-from surepick.host.engines.vboard_plant import plant_board, wire
+from surepick.host.engines.vboard_world import board_in_world, wire
 from surepick.firmware import settings as fw_settings
 from surepick.host.link.client import LinkClient
 from surepick.shared_fsm import codes, kinematics, link, servo_cal
@@ -33,7 +33,7 @@ def _board(tmp_path, plant_params=None):
     flash = tmp_path / "flash"
     deploy_firmware(flash)
     if plant_params is None:
-        b = plant_board(flash, "nominal", 1, realtime=True)
+        b = board_in_world(flash, "nominal", 1, realtime=True)
     else:
         service = WorldService("nominal", 1, plant_params=plant_params, realtime=True)
         b = wire(VirtualBoard(flash, world_service=service, scenario="nominal", seed=1), service)

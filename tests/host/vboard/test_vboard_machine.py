@@ -155,7 +155,7 @@ def _wait(pred, timeout=20.0):
 # -- with the MuJoCo bench ------------------------------------------------------------------------
 
 @pytest.fixture
-def plant_board(flash):
+def board_in_world(flash):
     ps = WorldService("nominal", seed=2)
     with VirtualBoard(flash, world_service=ps, scenario="nominal", seed=2) as b:
         b.wait_repl(30)
@@ -167,8 +167,8 @@ READ_BENCH = ("from machine import Pin, ADC\n"
               "print(ADC(26).read_u16(), ADC(27).read_u16(), ADC(28).read_u16())")
 
 
-def test_pins_and_adc_read_the_plant(plant_board):
-    b, ps = plant_board
+def test_pins_and_adc_read_the_plant(board_in_world):
+    b, ps = board_in_world
     pins, adc = exec_out(b, READ_BENCH)
     pot, cur, rail = (int(v) for v in adc.split())
     with ps.lock:
@@ -188,8 +188,8 @@ def test_pins_and_adc_read_the_plant(plant_board):
     assert pins == "[1, 0, 0]" and adc.split()[0] == "65535", (pins, adc)
 
 
-def test_servo_pwm_drives_the_plant(plant_board):
-    b, ps = plant_board
+def test_servo_pwm_drives_the_plant(board_in_world):
+    b, ps = board_in_world
     out = exec_out(b, "\n".join([
         "from machine import Pin, PWM, ADC",
         "import time",

@@ -23,7 +23,7 @@ def random_cut_ms(seed):
     return seeds.rng("power_cut", seed).randrange(lo // 2, hi // 2) * 2
 
 
-def make_plant_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut_random=None, realtime=False,
+def make_world_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut_random=None, realtime=False,
                        arm=None, plant_params=None, overrides=None):
     """-> a WorldService for `surepick board --scenario NAME --seed N`, or None (no scenario:
     a bare board, REPL only). Unknown scenario -> ValueError naming the valid ones. Power cuts
@@ -65,12 +65,12 @@ def wire(board, service):
     return board
 
 
-def plant_board(flash_dir=None, scenario="nominal", seed=0, power_cut_at_ms=None,
+def board_in_world(flash_dir=None, scenario="nominal", seed=0, power_cut_at_ms=None,
                 power_cut_random=None, realtime=False, overrides=None, **board_kw):
     """A VirtualBoard (not started) with the scenario's plant attached and wired; the plant is
     board.world_service. What `VirtualBoard(scenario=..., seed=...)` alone does not do.
     realtime: the plant no faster than the wall clock (a person, or a live stream, drives it)."""
-    service = make_plant_service(scenario, seed, power_cut_at_ms, power_cut_random, realtime=realtime,
+    service = make_world_service(scenario, seed, power_cut_at_ms, power_cut_random, realtime=realtime,
                                  overrides=overrides)
     board = VirtualBoard(flash_dir, world_service=service, scenario=scenario, seed=seed, **board_kw)
     return wire(board, service)

@@ -38,7 +38,7 @@ class HilError(LinkError):
     """A HIL session that cannot go on (board refused HIL, stopped answering)."""
 
 
-class HilPlant(WorldService):
+class HilWorldService(WorldService):
     # WorldService without its server: step() is one lockstep exchange.
     def step(self, advance_ms, pulses, state=NO_STATE):
         _, now, pot, cur, rail, flags = REPLY.unpack(self._exchange(advance_ms, pulses, state))
@@ -116,7 +116,7 @@ class HilSession:
         self.settings = None      # the board's (firmware Settings), read by open()
         self.cfg = None
         self.period = None
-        self.plant = None
+        self.world = None
         self.mirror = None
         self.client = client or LinkClient(port)
         self.log = log or (lambda msg: None)
@@ -213,8 +213,8 @@ class HilSession:
         self.settings = settings
         self.cfg = settings.cfg
         self.period = self.cfg.loop_period_ms
-        if self.plant is None:
-            self.plant = HilPlant(self.scenario, self.seed, cfg=self.cfg, arm=self.arm)
+        if self.world is None:
+            self.world = HilWorldService(self.scenario, self.seed, cfg=self.cfg, arm=self.arm)
         self.mirror = InputMirror(settings)
 
     def enter(self, mode):
@@ -257,7 +257,7 @@ class HilSession:
 
     def _run_lockstep(self):
         c = self.client
-        p = self.plant
+        p = self.world
         readings = {}
         now, pot, cur, rail, pins = p.step(0, self._pulses)
         done_at = None
@@ -293,7 +293,7 @@ class HilSession:
         return done_at
 
     def _job_args(self):
-        pick, place, width = self.plant.job_um()
+        pick, place, width = self.world.job_um()
         self.job = {"pick_um": list(pick), "place_um": list(place), "part_width_um": width,
                     "max_attempts": self.cfg.max_attempts, "t_ms": None}
         return tuple(pick) + tuple(place) + (width,)
@@ -302,7 +302,7 @@ class HilSession:
         # A reader thread timestamps every frame as it arrives, so the figures measure the link
         # and the board, not how long this thread was busy stepping the plant.
         c = self.client
-        p = self.plant
+        p = self.world
         readings = {}
         inbox = queue.Queue()
         stop = threading.Event()
@@ -378,7 +378,7 @@ class HilSession:
     def link_figures(self):
         lat = [v * 1e6 for v in self.latency_s]
         out = {"acts": self.acts, "sensor_frames": self._seq, "wall_s": round(self.wall_s, 3),
-               "plant_ms": self.plant.now_ms}
+               "plant_ms": self.world.now_ms}
         if lat:
             out.update(latency_us_median=round(statistics.median(lat)), latency_us_p99=round(percentile(lat, 99)),
                        latency_us_max=round(max(lat)),
@@ -390,13 +390,13 @@ class HilSession:
             out.update(board_period_us_median=statistics.median(bp), board_period_us_p99=percentile(bp, 99))
         if self.mode == "realtime":
             out["late_sends"] = self.late_sends
-            out["realtime_ratio"] = round(self.plant.now_ms / 1000.0 / self.wall_s, 3) if self.wall_s else None
+            out["realtime_ratio"] = round(self.world.now_ms / 1000.0 / self.wall_s, 3) if self.wall_s else None
         return out
 
     def _record(self, done_at):
         evs = self.events
         fsm_outcome, fsm_fault, fault_state = machine_belief(evs, done_at is not None)
-        j_out, j_reason, j_details = self.plant.verdict()
+        j_out, j_reason, j_details = self.world.verdict()
         answer = "placed" if fsm_outcome == "placed" else (fsm_fault or fsm_outcome)
         return {
             "cycle": 0, "seed": self.seed, "mode": self.mode,
@@ -406,7 +406,7 @@ class HilSession:
             "judge_outcome": j_out, "judge_reason": j_reason, "judge": j_details,
             "outcome": answer,
             "success": fsm_outcome == "placed" and j_out == "placed",
-            "sim_ms": self.plant.now_ms, "job": self.job,
+            "sim_ms": self.world.now_ms, "job": self.job,
             "board": {"board_id": self.identity[0] if self.identity else None,
                       "fw_version": self.identity[1] if self.identity and len(self.identity) > 1 else None},
             "link": self.link_figures(),
@@ -422,8 +422,8 @@ def record(session, rec):
     v = versions()
     if rec["board"]["fw_version"]:
         v["firmware"] = rec["board"]["fw_version"]
-    meta = {"kind": "hil", "scenario": session.scenario, "params": session.plant.values, "seed": session.seed,
-            "versions": v, "model_hash": session.plant.plant.model_hash(), "config": session.cfg.to_dict(),
+    meta = {"kind": "hil", "scenario": session.scenario, "params": session.world.values, "seed": session.seed,
+            "versions": v, "model_hash": session.world.plant.model_hash(), "config": session.cfg.to_dict(),
             "config_source": "read from the board over the link before HIL began",
             "board_settings": dict(session.settings.board),
             "loop_period_ms": session.period, "plant_params": PlantParams.from_dict({}).to_dict(),

@@ -32,7 +32,7 @@ def add_arguments(p):
 
 def run(args):
     from surepick.sim import scenarios
-    from surepick.host.engines.hil import HilSession, record
+    from surepick.host.engines.hil import HilCycle, record
     from surepick.host.records import runrecord
     if args.scenario not in scenarios.SCENARIOS:
         raise CommandError("unknown scenario '%s'; valid: %s"
@@ -53,7 +53,7 @@ def run(args):
         status.close()
         print("surepick hil: " + msg, file=sys.stderr)
     try:
-        hil = HilSession(port, args.scenario, args.seed, args.mode, log=log, arm=arm)
+        hil = HilCycle(port, args.scenario, args.seed, args.mode, log=log, arm=arm)
     except ValueError as e:
         raise CommandError(str(e)) from None
     hil.progress = lambda now, st: status.update("%.1f s of plant time, board in %s" % (now / 1000.0, states.name(st)))

@@ -35,7 +35,7 @@ ACT_TIMEOUT_S = 2.0       # lockstep: no HIL_ACT this long after a sensor frame 
 
 
 class HilError(LinkError):
-    """A HIL session that cannot go on (board refused HIL, stopped answering)."""
+    """A HIL cycle that cannot go on (board refused HIL, stopped answering)."""
 
 
 class HilWorldService(WorldService):
@@ -100,7 +100,7 @@ def percentile(xs, q):
     return s[min(len(s) - 1, int(round(q / 100.0 * (len(s) - 1))))]
 
 
-class HilSession:
+class HilCycle:
     """One HIL cycle of a scenario against the board on `port`. run() -> the cycle's record.
     The plant, the loop period and the config exist once open() has read the board's settings."""
 
@@ -188,7 +188,7 @@ class HilSession:
         self.client.send(frame)
         return sid
 
-    # ---- the session ----
+    # ---- the cycle ----
 
     def open(self):
         c = self.client
@@ -413,7 +413,7 @@ class HilSession:
         }
 
 
-def record(session, rec):
+def record(hil, rec):
     # What the run record (records/runrecord.py, kind "hil") holds: -> (meta, cycles, events,
     # ticks). Tick rows carry what the board's machine read (mirrored through the firmware's
     # drivers), its state and pulses; its commands and arrivals are not on the link (-1).
@@ -422,15 +422,15 @@ def record(session, rec):
     v = versions()
     if rec["board"]["fw_version"]:
         v["firmware"] = rec["board"]["fw_version"]
-    meta = {"kind": "hil", "scenario": session.scenario, "params": session.world.values, "seed": session.seed,
-            "versions": v, "model_hash": session.world.plant.model_hash(), "config": session.cfg.to_dict(),
+    meta = {"kind": "hil", "scenario": hil.scenario, "params": hil.world.values, "seed": hil.seed,
+            "versions": v, "model_hash": hil.world.plant.model_hash(), "config": hil.cfg.to_dict(),
             "config_source": "read from the board over the link before HIL began",
-            "board_settings": dict(session.settings.board),
-            "loop_period_ms": session.period, "plant_params": PlantParams.from_dict({}).to_dict(),
+            "board_settings": dict(hil.settings.board),
+            "loop_period_ms": hil.period, "plant_params": PlantParams.from_dict({}).to_dict(),
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "source": {"command": "surepick hil", "mode": session.mode, "board": rec["board"],
+            "source": {"command": "surepick hil", "mode": hil.mode, "board": rec["board"],
                        "link": rec["link"]}}
     from surepick.host.arms import files
-    meta.update(files.record_fields(session.arm))
-    events = {0: [tuple(e) for e in session.events]}
-    return meta, [rec], events, {0: session.ticks}
+    meta.update(files.record_fields(hil.arm))
+    events = {0: [tuple(e) for e in hil.events]}
+    return meta, [rec], events, {0: hil.ticks}

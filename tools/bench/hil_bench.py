@@ -11,7 +11,7 @@ import statistics
 import tempfile
 import time
 
-from surepick.host.engines.hil import HilSession, percentile
+from surepick.host.engines.hil import HilCycle, percentile
 from surepick.host.engines.vboard import install_firmware as deploy_firmware
 from surepick.host.vboard import VirtualBoard
 
@@ -23,7 +23,7 @@ def lockstep(cycles):
     try:
         with VirtualBoard(flash) as board:
             for seed in range(1, cycles + 1):
-                s = HilSession(board.address, "nominal", seed, "lockstep")
+                s = HilCycle(board.address, "nominal", seed, "lockstep")
                 t0 = time.perf_counter()
                 rec = s.run(clear_fault=True)
                 walls.append(time.perf_counter() - t0)
@@ -45,7 +45,7 @@ def realtime(runs):
     try:
         with VirtualBoard(flash, pty=True) as board:
             for seed in range(1, runs + 1):
-                s = HilSession(board.address, "nominal", seed, "realtime")
+                s = HilCycle(board.address, "nominal", seed, "realtime")
                 rec = s.run(clear_fault=True)
                 s.client.close()
                 lat += [v * 1e6 for v in s.latency_s]

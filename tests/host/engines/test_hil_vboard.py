@@ -91,9 +91,9 @@ def test_malformed_hil_frames_get_error_replies_and_the_loop_goes_on(board):
 
 
 def test_lockstep_nominal_job_is_judged_placed_and_recorded(board, tmp_path):
-    from surepick.host.engines.hil import HilSession, record
+    from surepick.host.engines.hil import HilCycle, record
     from surepick.host.records import runrecord
-    s = HilSession(board.address, "nominal", 1, "lockstep")
+    s = HilCycle(board.address, "nominal", 1, "lockstep")
     t0 = time.monotonic()
     rec = s.run(clear_fault=True)
     s.client.close()
@@ -107,8 +107,8 @@ def test_lockstep_nominal_job_is_judged_placed_and_recorded(board, tmp_path):
 
 
 def test_realtime_reports_latency_and_jitter(board):
-    from surepick.host.engines.hil import HilSession
-    s = HilSession(board.address, "nominal", 2, "realtime")
+    from surepick.host.engines.hil import HilCycle
+    s = HilCycle(board.address, "nominal", 2, "realtime")
     rec = s.run(clear_fault=True)
     s.client.close()
     lk = rec["link"]

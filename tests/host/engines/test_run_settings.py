@@ -69,14 +69,14 @@ def test_virtual_board(tmp_path):
 @NEEDS_MICROPYTHON
 def test_hil_against_the_virtual_board(tmp_path):
     # The board's settings are on its flash; HIL reads them from the board over the link.
-    from surepick.host.engines.hil import HilSession, record
+    from surepick.host.engines.hil import HilCycle, record
     from surepick.host.vboard import VirtualBoard
     from tests.support.vboard import deploy_firmware
     flash = tmp_path / "flash"
     deploy_firmware(flash)
     fw_settings.Settings(machine=CFG).save(str(flash) + fw_settings.PATH)
     with VirtualBoard(flash) as board:
-        s = HilSession(board.address, "nominal", 3, "lockstep")
+        s = HilCycle(board.address, "nominal", 3, "lockstep")
         try:
             rec = s.run(clear_fault=True)
         finally:

@@ -2,7 +2,7 @@
 # motion planner, the boot (sense, recovery decision, servo start), calibration and the tick
 # order. It exists once: the firmware's App is this core plus link, flash log, telemetry, HIL and
 # LED (app.py), and the host simulator, the virtual board's shadow and the fit run this same code
-# with the plant's pins as their HAL (hal/plant_pins.py).
+# with the plant's pins as their HAL (hal/world_pins.py).
 #
 # One tick, in order: inputs -> machine.step -> watches (gripper stall, servo rail) -> rescue /
 # calibration / teleop mode -> motion.tick -> servo drive -> at-rest tracking. The caller owns the

@@ -2,7 +2,7 @@
 #   rp2040      a real Raspberry Pi Pico (and the emulated RP2040): machine.PWM/ADC/Pin/WDT
 #   virtual     the virtual board: the unix micropython binary, lockstep with the MuJoCo plant
 #   hil         the read/PWM half fed by HIL frames from the host's plant (swapped in by the app)
-#   plant_pins  the in-process simulator's pins over a sim.plant.Plant (host only)
+#   world_pins  the in-process simulator's pins over a sim.world.World (host only)
 #   scripted    a scripted stand-in for tests and benchmarks (both interpreters)
 
 

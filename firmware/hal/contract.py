@@ -3,7 +3,7 @@
 #   PINS   what the drivers call (firmware/sensors.py, firmware/servo.py): ADC counts, pin
 #          levels, servo pulses. hil.HilPins is this.
 #   BOARD  the whole board HAL: PINS plus set-up, clock, watchdog, identity, console and the
-#          RESET_* constants. rp2040 (a real Pico), virtual (the virtual board), plant_pins (the
+#          RESET_* constants. rp2040 (a real Pico), virtual (the virtual board), world_pins (the
 #          in-process simulator) and scripted (the tests' and benchmarks' stand-in) are this, as
 #          module functions or as an object's methods.
 # tests/firmware/test_hal_contract.py checks each implementation against it.

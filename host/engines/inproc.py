@@ -1,5 +1,5 @@
 # The in-process engine: one pick-and-place cycle of a scenario, the firmware's own controller
-# (firmware/controller.py) on the world's pins (firmware/hal/plant_pins.py) in this process.
+# (firmware/controller.py) on the world's pins (firmware/hal/world_pins.py) in this process.
 # The engine only moves time and plays the operator: it asks for the current calibration at
 # CAL_AT_MS and gives the scenario's job when that ends, as the virtual-board engine does over
 # the link; a brownout resets the controller, which then boots from its flash like a board.
@@ -14,7 +14,7 @@ import time
 from surepick.firmware.controller import Controller, E_PAYLOAD
 from surepick.firmware.telemetry import LoopStats
 from surepick.host.engines.loopfigures import from_stats
-from surepick.firmware.hal.plant_pins import _TICKS_MASK, PlantPins
+from surepick.firmware.hal.world_pins import _TICKS_MASK, WorldPins
 from surepick.shared_fsm import codes, link, states
 from surepick.shared_fsm.machine import Job, fault_where
 from surepick.shared_fsm.ticks import ticks_diff
@@ -115,7 +115,7 @@ class SimulatedBoard:
 
     def power_on(self):
         # A fresh controller: RAM empty, settings and files from flash, boot as the firmware does.
-        self.pins = PlantPins(self.world)
+        self.pins = WorldPins(self.world)
         self.ctl = Controller(self.pins, self.flash)
         if self.on_boot is not None:
             self.on_boot(self.ctl)
@@ -165,7 +165,7 @@ class SimulatedBoard:
 
 class FastBoard(SimulatedBoard):
     """SimulatedBoard for the in-process engine's fast path: step() with the pins' exchange
-    (PlantPins.advance) and clock inlined, the same calls in the same order (the world's
+    (WorldPins.advance) and clock inlined, the same calls in the same order (the world's
     exchange, then one read of every input). SimulatedBoard stays the reference."""
 
     def step(self, after_tick=None):

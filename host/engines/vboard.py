@@ -17,7 +17,7 @@
 #   ticks.csv     the firmware does not stream its machine's per-tick inputs, but the plant service
 #                 records every exchange (the raw ADC counts and pin levels the board was sent, the
 #                 pulses it wrote back). A shadow board -- the firmware's own controller
-#                 (firmware/controller.py) on PlantPins -- is run on those recorded readings
+#                 (firmware/controller.py) on WorldPins -- is run on those recorded readings
 #                 instead of a world. Its Machine.inp at each step is the firmware's (same driver code on the
 #                 same counts), and so are its commands and state. The pulses column is the
 #                 firmware's own, as the plant received them. The reconstruction is checked, not
@@ -299,7 +299,7 @@ class _EndOfRecord(Exception):
 
 
 class RecordedWorld:
-    # Stands where sim.world.World stands for the shadow controller's PlantPins, serving the
+    # Stands where sim.world.World stands for the shadow controller's WorldPins, serving the
     # readings the firmware was sent, exchange by exchange; it checks that what the shadow
     # writes is what the firmware wrote.
     def __init__(self, log, pulse_tol=0, arm=None):

@@ -26,7 +26,7 @@ JAW_MAX_UM = 45000
 
 
 class PlantWorld:
-    """A bare plant as the board's world (firmware/hal/plant_pins.py): no scenario, no faults, no
+    """A bare plant as the board's world (firmware/hal/world_pins.py): no scenario, no faults, no
     judge; the pulses reach the servos and time moves on."""
 
     def __init__(self, plant, arm=None):

@@ -35,10 +35,10 @@ IMPLEMENTATIONS = (
      "from surepick.firmware.hal.hil import HilPins\n"
      "from surepick.firmware.settings import Pins, board_defaults\n"
      "impl = HilPins(Pins(board_defaults()), 1, [1500, 1500, 1500, 1500, 1500])"),
-    ("plant_pins", "BOARD", (CPY,),
-     "from surepick.firmware.hal.plant_pins import PlantPins\n"
+    ("world_pins", "BOARD", (CPY,),
+     "from surepick.firmware.hal.world_pins import WorldPins\n"
      "from surepick.sim.world import World\n"
-     "impl = PlantPins(World())"),
+     "impl = WorldPins(World())"),
 )
 
 # The RP2040 port's `machine`, as far as hal/rp2040.py touches it at import and in reset_cause()

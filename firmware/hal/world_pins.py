@@ -14,7 +14,7 @@ from .contract import RESET_HARD, RESET_POWER_ON, RESET_SOFT, RESET_UNKNOWN, RES
 _TICKS_MASK = 0x3FFFFFFF
 
 
-class PlantPins:
+class WorldPins:
     # The contract's constants, as the module-level HALs have them.
     RESET_UNKNOWN = RESET_UNKNOWN
     RESET_POWER_ON = RESET_POWER_ON

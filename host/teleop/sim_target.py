@@ -25,7 +25,7 @@ from surepick.host.teleop.ik import ArmModel
 JAW_MAX_UM = 45000
 
 
-class PlantWorld:
+class BareWorld:
     """A bare plant as the board's world (firmware/hal/world_pins.py): no scenario, no faults, no
     judge; the pulses reach the servos and time moves on."""
 
@@ -59,7 +59,7 @@ class SimTarget:
         self.settings = fw_settings.Settings(machine=cfg_overrides)
         self.period_ms = self.settings.cfg.loop_period_ms     # the board's loop period
         self.lock = threading.Lock()     # held while the physics moves (a viewer syncs under it)
-        self.board = SimulatedBoard(PlantWorld(self.plant, arm), self.settings)
+        self.board = SimulatedBoard(BareWorld(self.plant, arm), self.settings)
         self.ctl = self.board.ctl
         self.refused = collections.Counter()   # the board's reasons for refused setpoints
         self.rearms = 0

@@ -28,7 +28,7 @@ from surepick.host.engines import vboard
 from surepick.host.engines.rp2040 import flashimage
 from surepick.host.engines.rp2040.chip import Chip
 from surepick.host.engines.rp2040.readings import exchange_log
-from surepick.host.engines.rp2040.wiring import ChipWorld
+from surepick.host.engines.rp2040.wiring import WiredChip
 from surepick.firmware import settings as fw_settings
 from surepick.shared_fsm import codes, link, states
 from surepick.shared_fsm.config import Config
@@ -136,7 +136,7 @@ class ChipCycle:
         chip = Chip(self.uf2, flash=self.flash_image, lockstep=True, flash_timing=True)
         chip.start(wait_usb=False)
         try:
-            cw = ChipWorld(chip, world, settings, record=True, on_text=self._text, arm=self.arm)
+            cw = WiredChip(chip, world, settings, record=True, on_text=self._text, arm=self.arm)
             self.cw = cw
             # 1. Boot: HELLO, then the first loop tick (the read after the boot sense's).
             self._until(lambda f: f.ftype == link.T_HELLO, BOOT_LIMIT_MS, "the firmware's HELLO")

@@ -67,9 +67,9 @@ class ChipBoard:
                          lockstep=lockstep, log=None)
         self.chip.start(wait_usb=not lockstep)
         if lockstep:
-            from surepick.host.engines.rp2040.wiring import ChipWorld
+            from surepick.host.engines.rp2040.wiring import WiredChip
             self.world = World(self.scenario, None, self.seed, 0, arm=self.arm)
-            self.wired = ChipWorld(self.chip, self.world, arm=self.arm)
+            self.wired = WiredChip(self.chip, self.world, arm=self.arm)
             self._thread = threading.Thread(target=self._run, name="rp2040-plant", daemon=True)
             self._thread.start()
             self._serve_control()

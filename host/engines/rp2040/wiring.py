@@ -42,7 +42,7 @@ class Window:
         self.conn = conn          # controller life (1, +1 per reset)
 
 
-class ChipWorld:
+class WiredChip:
     """chip: a started Chip in lockstep; world: a sim.world.World (or a WorldService's world).
 
     step() runs one period. frames: every link frame the chip sent (host.link.frames.Frame);

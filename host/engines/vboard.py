@@ -182,7 +182,7 @@ def write_arm(flash, arm):
 
 # ---- one cycle on the board ---------------------------------------------------------------------
 
-class BoardCycle:
+class VboardCycle:
     """What one cycle on the virtual board left: the plant service (with its exchange log and
     judge), the frames, the flash directory, the job as sent, wall seconds."""
 
@@ -442,7 +442,7 @@ def _event_key(e):
 def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, allow_mismatch=False,
               timeout_s=180, on_progress=None, cfg_overrides=None, arm=None):
     """One cycle on a fresh virtual board. -> (cycle record dict for cycles.jsonl, events,
-    tick rows, BoardCycle). cfg_overrides: the run's machine config (the board's /config.json)."""
+    tick rows, VboardCycle). cfg_overrides: the run's machine config (the board's /config.json)."""
     settings = fw_settings.Settings(machine=cfg_overrides)
     tmp = None
     if workdir is None:
@@ -451,7 +451,7 @@ def run_cycle(scenario, values, seed, cycle, plant_params=None, workdir=None, al
     if flash.exists():
         shutil.rmtree(flash)
     try:
-        bc = BoardCycle(scenario, values, seed, cycle, plant_params, flash, timeout_s, on_progress, settings, arm)
+        bc = VboardCycle(scenario, values, seed, cycle, plant_params, flash, timeout_s, on_progress, settings, arm)
         bc.run()
         shadow = reconstruct(bc, settings)
     finally:

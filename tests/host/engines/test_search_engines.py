@@ -168,7 +168,7 @@ def test_the_board_s_own_event_log_keeps_the_search(tmp_path):
     from surepick.host.engines import vboard
     from surepick.firmware import flashlog, settings
     from surepick.shared_fsm import codes
-    bc = vboard.BoardCycle("part_shifted", None, 1, 0, None, tmp_path / "flash",
+    bc = vboard.VboardCycle("part_shifted", None, 1, 0, None, tmp_path / "flash",
                            settings=settings.Settings(machine=ALWAYS)).run()
     logged = [r for _, _, r in flashlog.FlashLog(str(tmp_path / "flash" / "log")).read_since(0)]
     searched = [tuple(r) for r in logged if r[2] == codes.K_SEARCH]

@@ -150,7 +150,7 @@ def test_engine_vboard_refuses_an_unknown_scenario(tmp_path):
 def test_the_reconstruction_check_catches_a_record_that_is_not_the_firmwares(tmp_path):
     # Feed the shadow board other readings than the firmware got: its pulses stop matching.
     sc_values = None
-    bc = vboard_run.BoardCycle("nominal", sc_values, 2, 0, None, tmp_path / "flash").run()
+    bc = vboard_run.VboardCycle("nominal", sc_values, 2, 0, None, tmp_path / "flash").run()
     good = vboard_run.reconstruct(bc, bc.settings)
     assert good["pulse_mismatches"] == 0
     i = vboard_run._I["pot"]

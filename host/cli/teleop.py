@@ -195,7 +195,7 @@ def open_target(args, arm=None):
 def run_session(args, source, settings, out_dir, observers=()):
     # One session of `source` into the target; -> (summary, target). The log goes to out_dir.
     from surepick.host.teleop import display
-    from surepick.host.teleop.runner import Session, run_live, run_recorded
+    from surepick.host.teleop.runner import TeleopSession, run_live, run_recorded
     from surepick.host.teleop.session_log import SessionLog
     try:
         target, close_target = open_target(args, settings.arm)
@@ -208,7 +208,7 @@ def run_session(args, source, settings, out_dir, observers=()):
     try:
         try:
             log = SessionLog(out_dir)
-            session = Session(settings, target, log)
+            session = TeleopSession(settings, target, log)
         except (KeyError, ValueError) as e:
             raise CommandError(str(e)) from None
         except OSError as e:

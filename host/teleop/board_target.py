@@ -169,7 +169,7 @@ class BoardTarget:
             with self.lock:
                 self.faults.append(f.fields[5])
 
-    # ---- the target interface (runner.Session) ----
+    # ---- the target interface (runner.TeleopSession) ----
 
     def command(self, q_deg, jaw_um):
         # -> the seq of the setpoint that carries this tick's command (the next one to be sent when

@@ -34,7 +34,7 @@ def control_period_ms(settings):
     return p
 
 
-class Session:
+class TeleopSession:
     # The pieces one session wires together.
     def __init__(self, settings, target, log, shaper=None):
         self.settings = settings.check()

@@ -28,7 +28,7 @@ from surepick.host.source_tree import CHECKOUT
 sys.path.insert(0, str(CHECKOUT))    # the test streams (tests/host/teleop/streams.py) drive the sessions
 
 from surepick.host.teleop.pipeline import Settings  # noqa: E402
-from surepick.host.teleop.runner import Session, run_live  # noqa: E402
+from surepick.host.teleop.runner import TeleopSession, run_live  # noqa: E402
 from surepick.host.teleop.session_log import SessionLog  # noqa: E402
 from surepick.host.teleop.sim_target import SimTarget  # noqa: E402
 from surepick.host.teleop.sources.base import PoseSource  # noqa: E402
@@ -59,7 +59,7 @@ def _load():
 
 
 def bench_sim(args, samples):
-    session = Session(Settings(control_hz=args.control_hz), SimTarget(part=None), SessionLog(None))
+    session = TeleopSession(Settings(control_hz=args.control_hz), SimTarget(part=None), SessionLog(None))
     t0 = time.perf_counter()
     s = run_live(session, Paced(samples))
     wall = time.perf_counter() - t0
@@ -94,7 +94,7 @@ def bench_board(args, samples):
                 raise SystemExit("the virtual board's firmware sent no telemetry within 60 s")
             with LinkClient(b.address) as c:
                 target = BoardTarget(c, timeout=10.0)    # a loaded machine slows the first answer
-                session = Session(Settings(control_hz=args.control_hz), target, SessionLog(None))
+                session = TeleopSession(Settings(control_hz=args.control_hz), target, SessionLog(None))
                 v0, t0 = ps.now_ms, time.perf_counter()
                 try:
                     s = run_live(session, Paced(samples))

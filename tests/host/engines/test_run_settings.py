@@ -103,7 +103,7 @@ def test_emulated_rp2040(tmp_path):
 
 def test_teleop_sim_target_ticks_at_the_period():
     from surepick.host.teleop.pipeline import Settings
-    from surepick.host.teleop.runner import Session, run_recorded
+    from surepick.host.teleop.runner import TeleopSession, run_recorded
     from surepick.host.teleop.session_log import SessionLog
     from surepick.host.teleop.sim_target import SimTarget
     from tests.host.teleop.streams import FOLLOWED_MM_S, move_then_circle, path_stream
@@ -117,7 +117,7 @@ def test_teleop_sim_target_ticks_at_the_period():
     target.ctl.tick = watched
     path, duration = move_then_circle(centre_mm=(135.0, -20.0, 65.0), radius_mm=30.0, speed_mm_s=FOLLOWED_MM_S,
                                       laps=0.25)
-    session = Session(Settings(), target, SessionLog(None))
+    session = TeleopSession(Settings(), target, SessionLog(None))
     summary = run_recorded(session, path_stream(path, duration))
     assert summary["board_period_ms"] == PERIOD_MS
     assert len(ticks) > 200 and set(np.diff(ticks).tolist()) == {PERIOD_MS}

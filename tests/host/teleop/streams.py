@@ -94,10 +94,10 @@ def move_then_circle(centre_mm=(170.0, 0.0, 110.0), radius_mm=40.0, speed_mm_s=2
 def run_stream(samples, part=None, tail_s=0.5, **settings):
     # The recorded stream through the whole pipeline into the simulated arm, in virtual time.
     from surepick.host.teleop.pipeline import Settings
-    from surepick.host.teleop.runner import Session, run_recorded
+    from surepick.host.teleop.runner import TeleopSession, run_recorded
     from surepick.host.teleop.session_log import SessionLog
     from surepick.host.teleop.sim_target import SimTarget
-    session = Session(Settings(**settings), SimTarget(part=part), SessionLog(None))
+    session = TeleopSession(Settings(**settings), SimTarget(part=part), SessionLog(None))
     summary = run_recorded(session, samples, tail_s=tail_s)
     return summary, session
 

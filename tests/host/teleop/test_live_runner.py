@@ -2,7 +2,7 @@
 # asserted here (tools/bench/teleop_latency.py measures it; its tiny mode runs with the other benches in
 # tests/bench/test_bench_tiny.py): the threads hand every sample over and latency is measured.
 from surepick.host.teleop.pipeline import Settings
-from surepick.host.teleop.runner import Session, run_live
+from surepick.host.teleop.runner import TeleopSession, run_live
 from surepick.host.teleop.session_log import SessionLog
 from surepick.host.teleop.sim_target import SimTarget
 from surepick.host.teleop.sources.base import PoseSource
@@ -29,7 +29,7 @@ def test_live_runner_hands_every_sample_to_the_control_loop():
                                       approach_s=0.4)
     samples = path_stream(path, duration)
     src = Paced(samples)
-    session = Session(Settings(), SimTarget(part=None), SessionLog(None))
+    session = TeleopSession(Settings(), SimTarget(part=None), SessionLog(None))
     s = run_live(session, src, tail_s=0.2)
     assert src.closed
     assert s["samples"] == len(samples) and s["dropped"] == 0

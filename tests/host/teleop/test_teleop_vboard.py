@@ -201,7 +201,7 @@ def test_a_jump_in_the_stream_keeps_every_servo_within_its_speed_limit(board):
 def test_a_session_through_the_pipeline_is_answered_and_the_arm_follows(board):
     from surepick.host.teleop.board_target import BoardTarget
     from surepick.host.teleop.pipeline import Settings
-    from surepick.host.teleop.runner import Session, run_live
+    from surepick.host.teleop.runner import TeleopSession, run_live
     from surepick.host.teleop.session_log import SessionLog
     from surepick.host.teleop.sources.base import PoseSource
     from tests.host.teleop.streams import HOME_MM, path_stream, smooth_step
@@ -222,7 +222,7 @@ def test_a_session_through_the_pipeline_is_answered_and_the_arm_follows(board):
     samples = path_stream(lambda t: HOME_MM + smooth_step((t - 0.2) / 1.5) * (goal - HOME_MM), 2.5, rate_hz=60.0)
     with LinkClient(b.address) as c:
         target = BoardTarget(c)
-        session = Session(Settings(control_hz=50.0), target, SessionLog(None))
+        session = TeleopSession(Settings(control_hz=50.0), target, SessionLog(None))
         try:
             summary = run_live(session, Paced(samples))
         finally:
@@ -286,7 +286,7 @@ def test_a_host_stall_past_the_deadman_is_held_then_re_armed_without_a_jump(boar
     # the board and the pipeline starts again from the held pose, and the session goes on.
     from surepick.host.teleop.board_target import BoardTarget
     from surepick.host.teleop.pipeline import Settings
-    from surepick.host.teleop.runner import Session, run_live
+    from surepick.host.teleop.runner import TeleopSession, run_live
     from surepick.host.teleop.session_log import SessionLog
     from surepick.host.teleop.sources.base import PoseSource
     from tests.host.teleop.streams import HOME_MM, path_stream, smooth_step
@@ -318,7 +318,7 @@ def test_a_host_stall_past_the_deadman_is_held_then_re_armed_without_a_jump(boar
     samples = path_stream(lambda t: HOME_MM + smooth_step((t - 3.5) / 1.5) * (goal - HOME_MM), 5.5, rate_hz=60.0)
     with LinkClient(b.address) as c:
         target = Stalling(c)
-        session = Session(Settings(control_hz=50.0), target, SessionLog(None))
+        session = TeleopSession(Settings(control_hz=50.0), target, SessionLog(None))
         try:
             summary = run_live(session, Paced(samples))
         finally:
@@ -344,7 +344,7 @@ def test_sessions_one_after_another_start_where_the_arm_is(board):
     # session that started from the held setpoint added its feedforward again: +2.1 mm a session).
     from surepick.host.teleop.board_target import BoardTarget
     from surepick.host.teleop.pipeline import Settings
-    from surepick.host.teleop.runner import Session, run_live
+    from surepick.host.teleop.runner import TeleopSession, run_live
     from surepick.host.teleop.session_log import SessionLog
     from surepick.host.teleop.sources.base import PoseSource
     from tests.host.teleop.streams import HOME_MM, path_stream
@@ -364,7 +364,7 @@ def test_sessions_one_after_another_start_where_the_arm_is(board):
             target = BoardTarget(c)
             held.append(kinematics.forward(list(target.start_q_deg))[:3])
             try:
-                run_live(Session(Settings(control_hz=50.0), target, SessionLog(None)), Paced())
+                run_live(TeleopSession(Settings(control_hz=50.0), target, SessionLog(None)), Paced())
             finally:
                 assert target.close() is True
             assert not target.refused, target.refused

@@ -47,7 +47,7 @@ def step_names(servos):
     return names + [gripper_mod.STEP, "write"]
 
 
-class Session:
+class BringupSteps:
     def __init__(self, state, servos, jog, board_map, operator, say=print, port="PORT", ship=None):
         # ship(arm): the board gets `arm` as its /arm.json and restarts with it, self.map follows
         # (cli/bringup.py); None: servos found mirrored stay so on the board until --apply.

@@ -146,7 +146,7 @@ def _session(args, port, arm, description, servos, names, state, operator):
             state.set_board(want, True)
             board_map.arm = new_arm
             _cleared(jog)
-        session = steps.Session(state, servos, jog, board_map, operator, port=port, ship=ship)
+        session = steps.BringupSteps(state, servos, jog, board_map, operator, port=port, ship=ship)
         try:
             session.run(names, skip=set(args.skip), writer=writer)
         finally:

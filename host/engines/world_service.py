@@ -254,7 +254,7 @@ class WorldService:
                 old.close()
             self.connections += 1
             try:
-                self._session(conn)
+                self._serve_connection(conn)
             except _Cut:
                 self._wait_closed(conn)
             except OSError:
@@ -262,7 +262,7 @@ class WorldService:
             finally:
                 conn.close()
 
-    def _session(self, conn):
+    def _serve_connection(self, conn):
         buf = bytearray(REQUEST.size)
         view = memoryview(buf)
         while not self._stopping:

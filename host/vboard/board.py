@@ -16,7 +16,7 @@ from surepick.host.vboard.console import Consoles, PtyConsole, TcpConsole, parse
 from surepick.host.vboard.control import ControlError, ControlServer, Registration
 from surepick.host.vboard.interp import Interpreter, find_micropython
 from surepick.host.vboard.runtime import Runtime
-from surepick.host.vboard.session import Session
+from surepick.host.vboard.lifetime import InterpreterLifetime
 from surepick.host.vboard.stream import FRIENDLY, ReplModeTracker
 
 # (real clock, an empty gripper) without one, so deployed firmware boots either way.
@@ -124,7 +124,7 @@ class VirtualBoard:
         self.boot_kind = None
         self.reset_cause = PWRON_RESET
         self.safe_mode = False
-        self._session = None
+        self._life = None
         self._tracker = ReplModeTracker()
         self._boot_failures = 0
         self._requests = []         # (reason, threading.Event) from other threads
@@ -206,7 +206,7 @@ class VirtualBoard:
 
     @property
     def pid(self):
-        s = self._session
+        s = self._life
         return s.interp.pid if s else None
 
     def transcript(self):
@@ -347,10 +347,10 @@ class VirtualBoard:
         if self.heap:
             argv += ["-X", "heapsize=" + self.heap]
         argv += ["-i", str(BOOT_SHIM)]
-        self._session = Session(Interpreter(argv, env, cwd=str(self.runtime.path)), mode, self._tracker,
+        self._life = InterpreterLifetime(Interpreter(argv, env, cwd=str(self.runtime.path)), mode, self._tracker,
                                 on_register=self._register_written)
         self._log("boot %d (%s, %s REPL%s), pid %d" % (self.boot_count, kind, mode,
-                  ", safe mode" if self.safe_mode else "", self._session.interp.pid))
+                  ", safe mode" if self.safe_mode else "", self._life.interp.pid))
 
     def _register_written(self, addr, value):
         # The board wrote a register (vboard_model.Registers, which applied the alias there too).
@@ -364,11 +364,11 @@ class VirtualBoard:
                                    0x3000: old & ~value}.get(alias, value)
 
     def _on_exit(self):
-        s = self._session
+        s = self._life
         self._emit(s.flush())
         rc = s.interp.reap()
         s.interp.close()
-        self._session = None
+        self._life = None
         if self._stopping:
             return
         reason = self._kill_reason or s.reset_request
@@ -438,7 +438,7 @@ class VirtualBoard:
         for reason, done in requests:
             if self._kill_reason is None:
                 self._kill_reason = reason
-                self._session.interp.kill()
+                self._life.interp.kill()
             # Released once the next boot has started, so boot_count has moved on by then.
             self._reset_waiters.append(done)
 
@@ -457,7 +457,7 @@ class VirtualBoard:
                 self._on_fail(e)
 
     def _step(self):
-        s = self._session
+        s = self._life
         interp = s.interp
         poller = select.poll()
         poller.register(self._wake_r, select.POLLIN)
@@ -508,8 +508,8 @@ class VirtualBoard:
             interp.kill()  # the board asked (sys.exit in main.py, vboard_ctl.reset)
         if interp.eof:
             self._on_exit()
-        if self._session is not None and self._session.booted:
-            self._note_progress(self._session)
+        if self._life is not None and self._life.booted:
+            self._note_progress(self._life)
 
     def _note_progress(self, s):
         with self._cond:
@@ -530,9 +530,9 @@ class VirtualBoard:
         if self.control is not None:
             self.control.close()
             self.control = None
-        if self._session is not None:
-            self._session.interp.close()
-            self._session = None
+        if self._life is not None:
+            self._life.interp.close()
+            self._life = None
         for done in self._reset_waiters + [d for _, d in self._requests]:
             done.set()
         if self.console is not None:

@@ -187,7 +187,7 @@ def test_an_entry_of_a_dead_process_is_dropped(tmp_path, monkeypatch):
 # -- Ctrl-C while the interpreter is still starting ------------------------------------------
 
 class _Interp:
-    # What Session asks of an Interpreter, recorded (the real one is exercised end to end in
+    # What InterpreterLifetime asks of an Interpreter, recorded (the real one is exercised end to end in
     # test_vboard_mpremote.py and tests/host/deploy).
     def __init__(self):
         self.inq = bytearray()
@@ -207,9 +207,9 @@ class _Interp:
 def test_a_ctrl_c_while_starting_drops_what_came_before_and_keeps_what_came_after():
     # mpremote right after a soft reboot: "\r\x03" (stop the program), then "\r\x01" (raw REPL).
     # The interrupt waits for the flash to be mounted; the Ctrl-A must survive it.
-    from surepick.host.vboard.session import Session
+    from surepick.host.vboard.lifetime import InterpreterLifetime
     interp = _Interp()
-    s = Session(interp, FRIENDLY, ReplModeTracker())
+    s = InterpreterLifetime(interp, FRIENDLY, ReplModeTracker())
     s.client_input(b"junk\r\x03")
     s.client_input(b"\r\x01")
     assert interp.log == [("flush", b"junk\r")]

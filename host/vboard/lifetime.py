@@ -20,7 +20,7 @@ _COALESCE_S = 0.2
 _PROMPTS = {FRIENDLY: b">>> ", RAW: b"\r\n>"}
 
 
-class Session:
+class InterpreterLifetime:
     def __init__(self, interp, mode, tracker, on_register=None):
         self.interp = interp
         self.on_register = on_register   # (address, value) of each register the board writes

@@ -223,13 +223,13 @@ class Doctor:
     # ---- at the REPL ----
 
     def _at_the_repl(self):
-        from surepick.host.deploy import DeployError, DeployTarget
+        from surepick.host.deploy import DeployError, RawReplBoard
         from surepick.host.link.hub_client import raw_console
         self.say("reading the board's files at the REPL%s" % (" (stops the firmware; it is restarted after)"
                                                               if self.running else ""))
         try:
             with raw_console(self.port, "surepick doctor") as console:
-                t = DeployTarget(console)
+                t = RawReplBoard(console)
                 try:
                     t.connect(6)
                 except DeployError as e:

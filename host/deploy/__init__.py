@@ -7,4 +7,4 @@ from surepick.host.deploy.artifacts import (BuildStats, build, default_cache_dir
                                             install_compiled, mpy_cross_version, shipped, source_root)
 from surepick.host.deploy.errors import DeployError  # noqa: F401
 from surepick.host.deploy.install import MANIFEST, TEMP_SUFFIX, Result, deploy  # noqa: F401
-from surepick.host.deploy.target import DeployTarget, MicropythonInfo  # noqa: F401
+from surepick.host.deploy.raw_repl import RawReplBoard, MicropythonInfo  # noqa: F401

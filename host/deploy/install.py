@@ -17,7 +17,7 @@ import time
 
 from surepick.host.deploy.artifacts import Artifact, BuildStats, build, find_mpy_cross, mpy_cross_version
 from surepick.host.deploy.errors import DeployError
-from surepick.host.deploy.target import DeployTarget
+from surepick.host.deploy.raw_repl import RawReplBoard
 
 MIN_MICROPYTHON = (1, 22)
 MANIFEST = "/surepick-manifest.json"
@@ -150,7 +150,7 @@ def _deploy(port, source, src_root, progress, wait_hello, hello_timeout, connect
     say = progress or (lambda msg: None)
     t0 = time.monotonic()
     res = Result()
-    target = DeployTarget(port)
+    target = RawReplBoard(port)
     target.connect(connect_timeout)
     try:
         info = target.info()

@@ -106,12 +106,12 @@ def test_deploy_stops_a_watchdog_left_running(uf2):
     # What a crashed firmware leaves: a watchdog nobody feeds. The deploy's connect stops it at the
     # address the board's machine string leads to (the RP2040's CTRL clear alias, pico-sdk
     # addressmap.h WATCHDOG_BASE 0x40058000 + REG_ALIAS_CLR_BITS 0x3000), and the chip runs on.
-    from surepick.host.deploy.target import DeployTarget
+    from surepick.host.deploy.raw_repl import RawReplBoard
     with Chip(uf2).start() as c:
         out = mpremote(c.address, "exec", "import machine\nw = machine.WDT(timeout=1000)\n"
                        "print('ENABLE', machine.mem32[0x40058000] >> 30 & 1)\n")
         assert "ENABLE 1" in out, out
-        t = DeployTarget(c.address)
+        t = RawReplBoard(c.address)
         t.connect(300)
         try:
             assert t.watchdog_stopped_at == 0x4005B000

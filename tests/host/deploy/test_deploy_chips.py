@@ -64,8 +64,8 @@ def test_a_board_that_is_no_pico_gets_no_register_write(tmp_path):
     flash.mkdir()
     with VirtualBoard(flash) as board:
         board.wait_repl(20)
-        from surepick.host.deploy.target import DeployTarget
-        t = DeployTarget(board.address)
+        from surepick.host.deploy.raw_repl import RawReplBoard
+        t = RawReplBoard(board.address)
         t.connect(10)
         try:
             assert t.watchdog_stopped_at == 0

@@ -243,8 +243,8 @@ def test_device_without_micropython():
         srv.close()
 
 
-class _StubTarget:
-    # Stands in for DeployTarget (mpremote's transport) to test the checks made before anything is copied.
+class _StubRawReplBoard:
+    # Stands in for RawReplBoard (mpremote's transport) to test the checks made before anything is copied.
     info_tuple = None
     hashes_result = ({}, {"/": [], "/lib/surepick": None})
     writes = []
@@ -265,38 +265,38 @@ class _StubTarget:
         return self.hashes_result
 
     def write(self, path, data, on_chunk=None):
-        _StubTarget.writes.append(path)
+        _StubRawReplBoard.writes.append(path)
 
 
 def test_too_old_micropython_is_refused(monkeypatch):
-    _StubTarget.info_tuple = ("micropython", (1, 20, 0), 6, 4096, 300, "rp2", 1)
-    monkeypatch.setattr(install, "DeployTarget", _StubTarget)
+    _StubRawReplBoard.info_tuple = ("micropython", (1, 20, 0), 6, 4096, 300, "rp2", 1)
+    monkeypatch.setattr(install, "RawReplBoard", _StubRawReplBoard)
     with pytest.raises(dp.DeployError, match=r"MicroPython 1\.20\.0; surepick needs 1\.22"):
         dp.deploy("stub", wait_hello=False)
 
 
 def test_not_micropython_is_refused(monkeypatch):
-    _StubTarget.info_tuple = ("circuitpython", (9, 0, 0), 6, 4096, 300, "rp2", 1)
-    monkeypatch.setattr(install, "DeployTarget", _StubTarget)
+    _StubRawReplBoard.info_tuple = ("circuitpython", (9, 0, 0), 6, 4096, 300, "rp2", 1)
+    monkeypatch.setattr(install, "RawReplBoard", _StubRawReplBoard)
     with pytest.raises(dp.DeployError, match="runs circuitpython, not MicroPython"):
         dp.deploy("stub", wait_hello=False)
 
 
 def test_mpy_version_mismatch_suggests_source(monkeypatch):
-    _StubTarget.info_tuple = ("micropython", (1, 22, 0), 5, 4096, 300, "rp2", 1)
-    monkeypatch.setattr(install, "DeployTarget", _StubTarget)
+    _StubRawReplBoard.info_tuple = ("micropython", (1, 22, 0), 5, 4096, 300, "rp2", 1)
+    monkeypatch.setattr(install, "RawReplBoard", _StubRawReplBoard)
     with pytest.raises(dp.DeployError, match="loads .mpy v5 but mpy-cross emits v6.*--source"):
         dp.deploy("stub", wait_hello=False)
 
 
 def test_not_enough_flash_is_checked_before_copying(monkeypatch):
     # 6 free blocks of 4 KB: far less than 26 files need. Nothing may be written.
-    _StubTarget.info_tuple = ("micropython", (1, 24, 1), 6 | (3 << 8) | (4 << 10), 4096, 6, "rp2", 1)
-    _StubTarget.writes = []
-    monkeypatch.setattr(install, "DeployTarget", _StubTarget)
+    _StubRawReplBoard.info_tuple = ("micropython", (1, 24, 1), 6 | (3 << 8) | (4 << 10), 4096, 6, "rp2", 1)
+    _StubRawReplBoard.writes = []
+    monkeypatch.setattr(install, "RawReplBoard", _StubRawReplBoard)
     with pytest.raises(dp.DeployError, match="not enough flash on the board"):
         dp.deploy("stub", wait_hello=False)
-    assert _StubTarget.writes == []
+    assert _StubRawReplBoard.writes == []
 
 
 def test_deploy_waits_for_the_firmware_hello(flash):

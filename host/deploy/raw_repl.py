@@ -162,7 +162,7 @@ def _pyrepr_eval(raw):
     return ast.literal_eval(raw.decode().strip())
 
 
-class DeployTarget:
+class RawReplBoard:
     # The board being deployed to, reached through mpremote's SerialTransport in the raw REPL.
     def __init__(self, port):
         self.port = port

@@ -228,7 +228,7 @@ def _run_rp2040(args):
     old = {s: signal.signal(s, lambda *a: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            board.start()                # an EngineError is a failure (exit 1)
+            board.start()                # an EmulatorError is a failure (exit 1)
         except ValueError as e:          # --arm against a saved image that holds another description
             raise CommandError(str(e)) from None
         note("emulated RP2040 (%s); flash: %s" % (uf2, args.flash or ("MicroPython only" if args.bare

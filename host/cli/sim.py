@@ -318,7 +318,7 @@ def _run_rp2040(args, overrides, cfg, plant_params, arm=None):
         raise CommandError("--resume works with --engine sim and vboard (an rp2040 run is written at its end)")
     prepare_run_dir(args.out, False, args.force)
     from surepick.host.records import runrecord
-    # an EngineError or ChipRunError is a failure (exit 1)
+    # an EmulatorError or ChipRunError is a failure (exit 1)
     meta, recs, events, ticks = cycle.run(args.scenario, args.seed, args.cycles, overrides, plant_params,
                                           uf2=uf2, log=print, cfg_overrides=cfg, arm=arm)
     try:

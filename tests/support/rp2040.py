@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from surepick.host.engines.rp2040 import EngineError, find_uf2
+from surepick.host.engines.rp2040 import EmulatorError, find_uf2
 from surepick.host.engines.rp2040.chip import check_node_modules, find_node
 
 
@@ -13,7 +13,7 @@ def chip_image():
         path = find_uf2()
         find_node()
         check_node_modules()
-    except EngineError as e:  # FirmwareMissing is one
+    except EmulatorError as e:  # FirmwareMissing is one
         if os.environ.get("CI") == "true":
             pytest.fail("CI must run the rp2040 engine: %s" % e, pytrace=False)
         pytest.skip(str(e))

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from surepick.host.engines.rp2040 import Chip, EngineError
+from surepick.host.engines.rp2040 import Chip, EmulatorError
 
 BIN = Path(sys.executable).parent
 MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
@@ -84,7 +84,7 @@ def main(argv=None):
 
     try:
         chip = Chip(args.uf2, throttle=False)
-    except EngineError as e:
+    except EmulatorError as e:
         print("rp2040_emu: %s" % e, file=sys.stderr)
         return 2
     w = time.perf_counter()

@@ -4,7 +4,7 @@ import signal
 import sys
 import threading
 
-from surepick.host.engines.rp2040.chip import Chip, EngineError
+from surepick.host.engines.rp2040.chip import Chip, EmulatorError
 
 
 def main(argv=None):
@@ -30,7 +30,7 @@ def main(argv=None):
                     pty=args.pty, listen=args.listen, throttle=not args.no_throttle,
                     flash_timing=not args.no_flash_timing,
                     log=lambda line: print(line, file=sys.stderr)).start()
-    except EngineError as e:
+    except EmulatorError as e:
         print("surepick-rp2040: %s" % e, file=sys.stderr)
         return 2
     usb = chip.stats()["usb_connected_at_ms"]

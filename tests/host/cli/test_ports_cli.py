@@ -126,14 +126,14 @@ def test_auto_finds_an_emulated_rp2040(tmp_path):
     # board: a verb without --port finds it.
     import sys
 
-    from surepick.host.engines.rp2040 import EngineError, find_uf2
+    from surepick.host.engines.rp2040 import EmulatorError, find_uf2
     from surepick.host.engines.rp2040.chip import check_node_modules, find_node
     from tests.support.bench import bench_env
     try:
         find_uf2()
         find_node()
         check_node_modules()
-    except EngineError as e:
+    except EmulatorError as e:
         if os.environ.get("CI") == "true":
             pytest.fail("CI must run the rp2040 engine: %s" % e, pytrace=False)
         pytest.skip(str(e))

@@ -57,7 +57,7 @@ def test_the_walk_finds_the_domain_errors():
     # The walk is only as good as the imports: errors of each layer must be in it.
     names = {c.__name__ for c in USER_ERRORS}
     for expected in ("LinkError", "NoBoard", "DescriptionError", "JobFileError", "SweepError",
-                     "EngineError", "InstallError", "StateError", "ControlError", "CommandError"):
+                     "EmulatorError", "InstallError", "StateError", "ControlError", "CommandError"):
         assert expected in names
 
 
@@ -86,7 +86,7 @@ def test_each_error_meant_for_the_user_is_one_line_and_its_code(cls, monkeypatch
     # board failed, 2 bad usage) and docs/arm-description.md (a bad description is refused, exit 2)
     ("surepick.host.link.errors", "NoBoard", 1),
     ("surepick.host.deploy.errors", "DeployError", 1),
-    ("surepick.host.engines.rp2040.chip", "EngineError", 1),
+    ("surepick.host.engines.rp2040.chip", "EmulatorError", 1),
     ("surepick.host.engines.rp2040.chip", "FirmwareMissing", 2),
     ("surepick.host.arms.files", "DescriptionError", 2),
     ("surepick.host.teleop.jobfile", "JobFileError", 2),

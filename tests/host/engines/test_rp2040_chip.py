@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import serial
 
-from surepick.host.engines.rp2040 import Chip, EngineError, FirmwareMissing
-from surepick.host.engines.rp2040.chip import ENGINE, NODE_DIR, find_bootrom, find_node
+from surepick.host.engines.rp2040 import Chip, EmulatorError, FirmwareMissing
+from surepick.host.engines.rp2040.chip import EMULATOR, NODE_DIR, find_bootrom, find_node
 
 from tests.support.rp2040 import chip_image
 
@@ -240,14 +240,14 @@ def test_bootrom_as_a_raw_image_and_a_wrong_one(uf2, tmp_path):
         assert mpremote(c.address, "exec", "print(6*7)").strip() == "42"
     wrong = tmp_path / "zeros.bin"
     wrong.write_bytes(bytes(16384))
-    with pytest.raises(EngineError, match="no RP2040 ROM header"):
+    with pytest.raises(EmulatorError, match="no RP2040 ROM header"):
         start(uf2, bootrom=wrong)
 
 
 @pytest.mark.slow
 def test_side_channel_on_a_tcp_port(uf2):
-    # node engine.mjs --control HOST:PORT: the same protocol on a socket instead of stdin/stdout
-    proc = subprocess.Popen([find_node(), str(ENGINE), "--uf2", str(uf2), "--bootrom", str(find_bootrom()),
+    # node emulator.mjs --control HOST:PORT: the same protocol on a socket instead of stdin/stdout
+    proc = subprocess.Popen([find_node(), str(EMULATOR), "--uf2", str(uf2), "--bootrom", str(find_bootrom()),
                              "--control", "127.0.0.1:0", "--lockstep", "--quiet"],
                             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=str(NODE_DIR))
     try:

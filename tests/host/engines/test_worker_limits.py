@@ -79,7 +79,7 @@ def test_the_emulated_rp2040_runs_within_the_bounds():
     from surepick.host.engines.rp2040 import chip
     try:
         c = chip.Chip()
-    except chip.EngineError as e:
+    except chip.EmulatorError as e:
         pytest.skip(str(e))
     try:
         c.start(wait_usb=False)          # node starts and says ready within the memory bound

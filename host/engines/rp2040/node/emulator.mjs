@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // surepick's emulated RP2040: the real MicroPython RP2040 image running in rp2040js.
 //
-//   node engine.mjs [--uf2 FILE] [--bootrom FILE] [--flash FILE] [--save-flash FILE]
+//   node emulator.mjs [--uf2 FILE] [--bootrom FILE] [--flash FILE] [--save-flash FILE]
 //                   [--serial HOST:PORT] [--control stdio|HOST:PORT] [--lockstep]
 //                   [--no-throttle] [--no-flash-timing] [--flash-size BYTES] [--quiet]
 //

@@ -37,7 +37,7 @@ class _OutProxy:
         self.hold = 0
 
 
-class StandInHal:
+class ScriptedHal:
     RESET_UNKNOWN = contract.RESET_UNKNOWN
     RESET_POWER_ON = contract.RESET_POWER_ON
     RESET_WATCHDOG = contract.RESET_WATCHDOG

@@ -36,13 +36,13 @@ import os
 import sys
 from surepick.shared_fsm import link
 from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun
 from surepick.firmware import app as app_mod
 from checks import result
 
 lines = open(sys.argv[1], "rb")
 out = open(sys.argv[3], "w")
-hal = StandInHal(Config(), {})
+hal = ScriptedHal(Config(), {})
 a = app_mod.App(hal, root=sys.argv[2])
 hal.out = a.m.out
 st = {"busy": 0, "ticks": 0, "line_ticks": 0, "not_idle": 0, "tail": 0, "status": 0,

@@ -28,9 +28,9 @@ IMPLEMENTATIONS = (
      "import sys\nsys.path.append('host/vboard')   # its vboard_io, as the virtual board has it\n"
      "from surepick.firmware.hal import virtual as impl"),
     ("scripted", "BOARD", (MPY, CPY),
-     "from surepick.firmware.hal.scripted import StandInHal\n"
+     "from surepick.firmware.hal.scripted import ScriptedHal\n"
      "from surepick.shared_fsm.config import Config\n"
-     "impl = StandInHal(Config())"),
+     "impl = ScriptedHal(Config())"),
     ("hil", "PINS", (MPY, CPY),
      "from surepick.firmware.hal.hil import HilPins\n"
      "from surepick.firmware.settings import Pins, board_defaults\n"

@@ -6,7 +6,7 @@ import sys
 
 from surepick.shared_fsm import link, fake_scenarios, trace_text
 from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun
 from surepick.firmware import app as app_mod
 from checks import result
 
@@ -16,7 +16,7 @@ tail_ms = int(sys.argv[3]) if len(sys.argv) > 3 else 1500
 spec = fake_scenarios.find(scenario)
 
 cfg_for_fake = Config(spec[2])
-hal = StandInHal(cfg_for_fake, spec[1])
+hal = ScriptedHal(cfg_for_fake, spec[1])
 a = app_mod.App(hal, root=flash)
 if spec[2]:
     a.settings.cfg.update(spec[2])   # the scenario's machine overrides, as CONFIG_SET would

@@ -13,13 +13,13 @@ import sys
 
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun
 from surepick.firmware import app as app_mod
 from checks import check, result, finish
 
 flash = sys.argv[1]
 spec = fake_scenarios.find("part_missing")
-hal = StandInHal(Config(spec[2]), spec[1])
+hal = ScriptedHal(Config(spec[2]), spec[1])
 # TELEMETRY as often as it goes (a frame takes six ticks): events land while frames are half built
 with open(flash + "/config.json", "w") as f:
     f.write('{"version": 1, "board": {"telemetry_hz": 50}}')

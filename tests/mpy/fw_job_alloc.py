@@ -11,7 +11,7 @@ import sys
 
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun
 from surepick.firmware import app as app_mod
 from checks import result
 
@@ -39,7 +39,7 @@ def _discard(data):
     pass
 
 
-hal = StandInHal(Config(spec[2]), spec[1])
+hal = ScriptedHal(Config(spec[2]), spec[1])
 hal.console_write = _discard          # the stand-in would keep every frame (heap it grows)
 a = TimedApp(hal, root=flash)
 a.counting = 0

@@ -11,13 +11,13 @@ import sys
 
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config, FIELDS as MACHINE_FIELDS
-from surepick.firmware.hal.scripted import StandInHal
+from surepick.firmware.hal.scripted import ScriptedHal
 from surepick.firmware import app as app_mod
 from surepick.firmware.settings import BOARD_FIELDS
 from checks import check, result, finish
 
 FLASH = sys.argv[1]
-hal = StandInHal(Config(), {})
+hal = ScriptedHal(Config(), {})
 a = app_mod.App(hal, root=FLASH)
 hal.out = a.m.out
 a.boot()

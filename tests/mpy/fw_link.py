@@ -9,13 +9,13 @@ import sys
 
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import StandInHal
+from surepick.firmware.hal.scripted import ScriptedHal
 from surepick.firmware import app as app_mod
 from surepick.firmware import settings as settings_mod
 from checks import check, finish
 
 FLASH = sys.argv[1]
-hal = StandInHal(Config(), {})
+hal = ScriptedHal(Config(), {})
 a = app_mod.App(hal, root=FLASH)
 hal.out = a.m.out
 a.boot()

@@ -14,7 +14,7 @@ from array import array
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
 from surepick.firmware.framewriter import FrameWriter
-from surepick.firmware.hal.scripted import StandInHal
+from surepick.firmware.hal.scripted import ScriptedHal
 
 from surepick.firmware import app as app_mod
 from checks import check, finish, result
@@ -61,7 +61,7 @@ result("frames_identical", same)
 result("ints_identical", same_ints)
 
 # ---- Ctrl-C mid-job ----
-hal = StandInHal(Config(), {})
+hal = ScriptedHal(Config(), {})
 a = app_mod.App(hal, root=FLASH)
 hal.out = a.m.out
 st = {"n": 0, "pulses": None, "state": -1}

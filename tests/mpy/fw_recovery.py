@@ -13,7 +13,7 @@ from surepick.shared_fsm import link, servo_cal, kinematics
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.codes import F_INTERRUPTED, K_NOTE, K_FAULT, R_PLACED, R_RESCUE, R_RESTED
 from surepick.shared_fsm.states import IDLE
-from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun
 from surepick.firmware import boot_recovery as rec
 from surepick.firmware import app as app_mod
 from checks import check, finish, result
@@ -76,7 +76,7 @@ LIFT_XYZ = (160.0, -60.0, 45.5)
 
 
 def make_app(d, held):
-    hal = StandInHal(cfg, {})
+    hal = ScriptedHal(cfg, {})
     hal.sense_enabled = 0
     hal.log_pulses = 1
     a = app_mod.App(hal, root=d)

@@ -6,14 +6,14 @@ import sys
 
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun
 from surepick.firmware import app as app_mod
 from checks import result
 
 flash = sys.argv[1]
 run_frame = bytes([int(sys.argv[2][i:i + 2], 16) for i in range(0, len(sys.argv[2]), 2)])
 spec = fake_scenarios.find("nominal")
-hal = StandInHal(Config(spec[2]), spec[1])
+hal = ScriptedHal(Config(spec[2]), spec[1])
 a = app_mod.App(hal, root=flash)
 hal.out = a.m.out
 

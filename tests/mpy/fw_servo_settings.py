@@ -14,7 +14,7 @@ import sys
 
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun
 from surepick.firmware import app as app_mod
 from checks import result
 
@@ -40,7 +40,7 @@ def boot(name):
             copy(cases + "/" + name + "/" + fn, root + "/" + fn)
         except OSError:
             pass
-    hal = StandInHal(Config(spec[2]), spec[1])
+    hal = ScriptedHal(Config(spec[2]), spec[1])
     hal.log_pulses = 1
     a = app_mod.App(hal, root=root)
     hal.out = a.m.out

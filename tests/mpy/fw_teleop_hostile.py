@@ -13,7 +13,7 @@ import sys
 
 from surepick.shared_fsm import link, servo_cal
 from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import StandInHal
+from surepick.firmware.hal.scripted import ScriptedHal
 from surepick.firmware import app as app_mod
 from checks import check, finish, result, show_at_most
 from prng import Prng
@@ -21,7 +21,7 @@ from prng import Prng
 FLASH = sys.argv[1]
 SEEDS = int(sys.argv[2]) if len(sys.argv) > 2 else 40
 show_at_most(20)
-hal = StandInHal(Config(), {})
+hal = ScriptedHal(Config(), {})
 a = app_mod.App(hal, root=FLASH)
 hal.out = a.m.out
 a.boot()

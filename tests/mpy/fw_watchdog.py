@@ -13,7 +13,7 @@ import sys
 from surepick.shared_fsm import link
 from surepick.shared_fsm.config import Config
 from surepick.firmware import settings as settings_mod
-from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun
 from surepick.firmware import app as app_mod
 from checks import check, finish, result
 
@@ -34,7 +34,7 @@ for good in (200, 350, 500):
 check(s.needs_reboot("wdt_ms"), "wdt_ms needs a reboot")
 
 # ---- 2, 3. a run at rest with a flash write ----
-hal = StandInHal(Config(), {})
+hal = ScriptedHal(Config(), {})
 a = app_mod.App(hal, root=FLASH)
 hal.out = a.m.out
 _boot = a.boot
@@ -78,7 +78,7 @@ result("flash_ticks", len(flash))
 result("feeds", hal.feeds)
 
 # ---- 4. a controller tick that fails ----
-hal = StandInHal(Config(), {})
+hal = ScriptedHal(Config(), {})
 a = app_mod.App(hal, root=FLASH)
 hal.out = a.m.out
 st = {"n": 0, "feeds_before": -1}

@@ -17,7 +17,7 @@ from surepick.shared_fsm import link, servo_cal, fake_scenarios
 from surepick.shared_fsm.config import Config, reads_in
 from surepick.shared_fsm.codes import K_FAULT, K_NOTE, F_STALL, F_RAIL_LOW, F_ABORTED, R_UNPOWERED
 from surepick.shared_fsm.states import IDLE, APPROACH
-from surepick.firmware.hal.scripted import StandInHal
+from surepick.firmware.hal.scripted import ScriptedHal
 from surepick.firmware import app as app_mod
 from surepick.firmware import flashlog
 from checks import check, finish, result
@@ -46,7 +46,7 @@ def jaw_of_pulse(us):
 def fresh(name):
     d = BASE + "/" + name
     os.mkdir(d)
-    hal = StandInHal(cfg, {})
+    hal = ScriptedHal(cfg, {})
     hal.sense_enabled = 0
     hal.log_pulses = 1
     a = app_mod.App(hal, root=d)

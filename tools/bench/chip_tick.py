@@ -121,12 +121,12 @@ sys.path.insert(0, %(bench)r)
 import chip_tick_probe as probe
 from surepick.shared_fsm import link, fake_scenarios
 from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import StandInHal, StopRun
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun
 from surepick.firmware import app as app_mod
 probe.IDLE_TICKS = %(idle)d
 probe.CYCLE_TICKS = %(cycle)d
 spec = fake_scenarios.find(%(scenario)r)
-hal = StandInHal(Config(spec[2]), spec[1])
+hal = ScriptedHal(Config(spec[2]), spec[1])
 a = app_mod.App(hal, root=%(flash)r)
 hal.out = a.m.out
 p = probe.Probe(a)

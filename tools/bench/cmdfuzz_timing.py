@@ -18,7 +18,7 @@ import gc
 from surepick.shared_fsm import link  # noqa: E402
 from surepick.shared_fsm.config import Config  # noqa: E402
 from surepick.firmware import cmdparse  # noqa: E402
-from surepick.firmware.hal.scripted import StandInHal, StopRun  # noqa: E402
+from surepick.firmware.hal.scripted import ScriptedHal, StopRun  # noqa: E402
 from surepick.firmware import app as app_mod  # noqa: E402
 
 
@@ -130,7 +130,7 @@ def a_line(rng):
 
 def main():
     rng = Rng(SEED)
-    hal = StandInHal(Config(), {})
+    hal = ScriptedHal(Config(), {})
     root = "/tmp/surepick_cmdfuzz_bench_%d" % (time.ticks_us() & 0xFFFFFF)
     import os
     os.mkdir(root)

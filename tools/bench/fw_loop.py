@@ -18,7 +18,7 @@ import time
 
 from surepick.shared_fsm import link, fake_scenarios  # noqa: E402
 from surepick.shared_fsm.config import Config  # noqa: E402
-from surepick.firmware.hal.scripted import StandInHal  # noqa: E402
+from surepick.firmware.hal.scripted import ScriptedHal  # noqa: E402
 from surepick.firmware import app as app_mod  # noqa: E402
 import micropython  # noqa: E402
 
@@ -52,7 +52,7 @@ CLASSES = ("plain", "frame", "plan", "flash")
 def main():
     spec = fake_scenarios.find(SCENARIO)
     flash = tmpdir()
-    hal = StandInHal(Config(spec[2]), spec[1])
+    hal = ScriptedHal(Config(spec[2]), spec[1])
     a = app_mod.App(hal, root=flash)
     hal.out = a.m.out
     a.boot()

@@ -1,6 +1,6 @@
 """The person at the bench, as bring-up asks them things.
 
-ConsoleOperator asks a person at the terminal. SimOperator is the stand-in for tests and for
+TerminalOperator asks a person at the terminal. SimOperator is the stand-in for tests and for
 `--operator sim` on a virtual board: it answers from what a person at the bench sees, through the
 virtual board's control channel (vboard/control.py): where the arm physically is ("look": the
 joint angles and the jaw's opening, as an eye reads them off the marks drawn on the arm and a
@@ -22,7 +22,7 @@ STILL_DEG = 0.02          # two looks this close, STILL_MS of plant time apart: 
 STILL_MS = 150
 
 
-class ConsoleOperator:
+class TerminalOperator:
     """A person at the terminal (input/print)."""
 
     def __init__(self, ask=input, say=print):

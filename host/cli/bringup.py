@@ -95,9 +95,9 @@ def run(args):
 
 
 def _operator(args, port):
-    from surepick.host.bringup.operators import ConsoleOperator, SimOperator
+    from surepick.host.bringup.operators import TerminalOperator, SimOperator
     if args.operator == "console":
-        return ConsoleOperator()
+        return TerminalOperator()
     from surepick.host.vboard.control import ControlError, find_board
     try:
         entry = find_board(port)

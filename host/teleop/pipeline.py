@@ -3,7 +3,7 @@
 #
 #   HandStage.process(sample), per sample at the device rate:
 #       Y-up -> Z-up (+ operator heading) -> outlier gate -> clutch / re-zero / scale (fine)
-#       -> workspace clamp  => Cartesian target (mm, tool pitch) posted to SharedTarget
+#       -> workspace clamp  => Cartesian target (mm, tool pitch) posted to HandMailbox
 #   ControlStage.tick(), at the fixed control rate:
 #       latest target -> low-pass (position) + nlerp (orientation) -> reachability clamp
 #       -> IK (DLS on the MuJoCo model, seeded from the last solution; or the analytic one)
@@ -99,7 +99,7 @@ class HandResult:
     mark: object = None              # the sample's teach mark (sample.MARKS) or None
 
 
-class SharedTarget:
+class HandMailbox:
     # The latest hand-stage result and the last commanded pose, under one lock.
     def __init__(self):
         self.lock = threading.Lock()

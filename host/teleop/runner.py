@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from surepick.host.teleop.feedforward import ServoFeedforward
-from surepick.host.teleop.pipeline import ControlStage, HandStage, SharedTarget
+from surepick.host.teleop.pipeline import ControlStage, HandStage, HandMailbox
 
 
 def control_period_ms(settings):
@@ -40,7 +40,7 @@ class TeleopSession:
         self.settings = settings.check()
         self.target = target
         self.log = log
-        self.shared = SharedTarget()
+        self.shared = HandMailbox()
         self.control = ControlStage(settings, self.shared, target.start_q_deg, target.start_jaw_um,
                                     arm_model=getattr(target, "arm", None))
         self.hand = HandStage(settings, self.shared)

@@ -6,7 +6,7 @@
 #
 #   sources/      where poses come from (one interface: iterate Samples)
 #   pipeline.py   the two stages (per sample / per control tick) and the mailbox between them
-#   frames, quat, outlier, clutch, workspace, smoothing, reach, ik, joint_limits: one step each
+#   coord_frames, quat, outlier, clutch, workspace, smoothing, reach, ik, joint_limits: one step each
 #   feedforward   what a hobby servo needs on top of the IK angles (gravity, damping)
 #   sim_target    the MuJoCo arm driven by a simulated board in the firmware's teleop mode
 #   board_target  a board over the link: setpoints to firmware/teleop_mode.py, its answers back

@@ -13,7 +13,7 @@ import numpy as np
 
 from surepick.shared_fsm import kinematics as kin
 from surepick.sim import arm_model
-from surepick.host.teleop import frames
+from surepick.host.teleop import coord_frames
 
 ARM_JOINTS = ("base_yaw", "shoulder", "elbow", "wrist")
 TOOL_SITE = "jaw_centre"
@@ -47,7 +47,7 @@ class ArmModel:
     def tool(self):
         # (position m, pitch deg) of the tool site for the current kinematics.
         r = self.d.site_xmat[self.site].reshape(3, 3)
-        return self.d.site_xpos[self.site].copy(), frames.pitch_of(r, frames.TOOL_FORWARD, frames.TOOL_RIGHT)
+        return self.d.site_xpos[self.site].copy(), coord_frames.pitch_of(r, coord_frames.TOOL_FORWARD, coord_frames.TOOL_RIGHT)
 
     def fk(self, q_deg):
         # MuJoCo's forward kinematics: (x, y, z mm, pitch deg).

@@ -8,7 +8,7 @@
 # is accepted as REANCHOR, and the caller re-zeroes the clutch there, so the arm does not jump.
 import numpy as np
 
-from surepick.host.teleop.frames import valid_pose
+from surepick.host.teleop.coord_frames import valid_pose
 
 ACCEPT = "ok"
 DROP_LOST = "drop_lost"        # no pose: tracking lost

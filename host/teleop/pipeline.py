@@ -12,7 +12,7 @@
 #          over the link later); the runner adds the servo feedforward (feedforward.py) to make
 #          the joint setpoints it sends.
 #
-# Each step is its own small module (frames, outlier, clutch, workspace, smoothing, reach, ik,
+# Each step is its own small module (coord_frames, outlier, clutch, workspace, smoothing, reach, ik,
 # joint_limits); this file only wires them and keeps what the log needs.
 import math
 import threading
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from surepick.shared_fsm import kinematics as kin
-from surepick.host.teleop import frames, reach
+from surepick.host.teleop import coord_frames, reach
 from surepick.host.teleop.clutch import Clutch
 from surepick.host.teleop.ik import ArmModel, DlsIK
 from surepick.host.teleop.joint_limits import JointLimiter
@@ -149,15 +149,15 @@ class HandStage:
             self.clutch.hold(commanded[0], commanded[1])
         hand_m, hand_pitch = None, math.nan
         if sample.pose is not None:
-            r, t = frames.pose_from_list(sample.pose)
-            r, t = frames.yup_to_zup(r, t)
-            r, t = frames.apply_heading(r, t, s.heading_deg)
+            r, t = coord_frames.pose_from_list(sample.pose)
+            r, t = coord_frames.yup_to_zup(r, t)
+            r, t = coord_frames.apply_heading(r, t, s.heading_deg)
         else:
             r = t = None
         status = self.gate.check(r, t)
         if status in (ACCEPT, REANCHOR):
             hand_m = t
-            hand_pitch = frames.pitch_of(r, frames.CONTROLLER_FORWARD, frames.CONTROLLER_RIGHT)
+            hand_pitch = coord_frames.pitch_of(r, coord_frames.CONTROLLER_FORWARD, coord_frames.CONTROLLER_RIGHT)
         b = sample.buttons
         target, pitch = self.clutch.update(hand_m, hand_pitch, b.clutch, b.fine, commanded[0], commanded[1],
                                            reanchor=(status == REANCHOR))
@@ -221,7 +221,7 @@ class ControlStage:
     @staticmethod
     def _tool_quat(pos_mm, pitch_deg):
         yaw = math.degrees(math.atan2(pos_mm[1], pos_mm[0]))
-        return mat_to_wxyz(frames.tool_rotation(yaw, pitch_deg))
+        return mat_to_wxyz(coord_frames.tool_rotation(yaw, pitch_deg))
 
     def tick(self):
         t0 = time.perf_counter()
@@ -236,7 +236,7 @@ class ControlStage:
             goal_mm, goal_pitch = hand.target_mm, hand.target_pitch
         f_mm = self.pos_filter.update(goal_mm)
         f_q = self.rot_filter.update(self._tool_quat(goal_mm, goal_pitch))
-        f_pitch = frames.pitch_of(wxyz_to_mat(f_q), frames.TOOL_FORWARD, frames.TOOL_RIGHT)
+        f_pitch = coord_frames.pitch_of(wxyz_to_mat(f_q), coord_frames.TOOL_FORWARD, coord_frames.TOOL_RIGHT)
         try:
             pos, pitch, q_an, clamped, reason = reach.nearest_reachable(f_mm, f_pitch, (self.target_mm, self.target_pitch),
                                                                         arm=self.kin)

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from surepick.host.teleop import frames
+from surepick.host.teleop import coord_frames
 from surepick.host.teleop.sample import Buttons, Sample
 from surepick.host.teleop.sources.base import PoseSource, SourceError
 
@@ -115,8 +115,8 @@ class KeyboardSource(PoseSource):
             self._jog[j] += sign * step
 
     def _sample(self, t):
-        r_arm = frames.controller_rotation_arm(self.pitch_deg)
-        r, p = frames.arm_to_openvr(r_arm, self.pos_mm / 1000.0, self.heading_deg)
+        r_arm = coord_frames.controller_rotation_arm(self.pitch_deg)
+        r, p = coord_frames.arm_to_openvr(r_arm, self.pos_mm / 1000.0, self.heading_deg)
         pose = np.hstack([r, p.reshape(3, 1)])
         jog = None
         if np.any(self._jog):

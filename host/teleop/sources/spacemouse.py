@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from surepick.host.teleop import frames
+from surepick.host.teleop import coord_frames
 from surepick.host.teleop.sample import Buttons, Sample
 from surepick.host.teleop.sources.base import MissingExtra, PoseSource
 
@@ -80,7 +80,7 @@ class SpaceMouseSource(PoseSource):
             now = time.monotonic()
             fine = self.step(state, now - last)
             last = now
-            r, p = frames.arm_to_openvr(frames.controller_rotation_arm(self.pitch_deg), self.pos_mm / 1000.0,
+            r, p = coord_frames.arm_to_openvr(coord_frames.controller_rotation_arm(self.pitch_deg), self.pos_mm / 1000.0,
                                         self.heading_deg)
             yield Sample(now - start, np.hstack([r, p.reshape(3, 1)]), Buttons(True, fine, self.grip), mark=self.mark)
             nxt += period

@@ -2,7 +2,7 @@
 # arm's Z-up frame, mm) turned into what a VR controller held by an operator facing the arm would
 # report (OpenVR's Y-up frame, metres, hand-sized by 1/scale). The change of frame here is
 # written out by hand (x, y, z)_arm -> (-y, z, -x)_openvr for an operator at heading -90, as an
-# oracle independent of surepick.host.teleop.frames.
+# oracle independent of surepick.host.teleop.coord_frames.
 import math
 
 import numpy as np

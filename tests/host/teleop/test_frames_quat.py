@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from surepick.host.teleop import frames, quat
+from surepick.host.teleop import coord_frames, quat
 
 finite = st.floats(-1.0, 1.0, allow_nan=False)
 quats = st.tuples(finite, finite, finite, finite).filter(lambda q: sum(v * v for v in q) > 1e-3)
@@ -33,19 +33,19 @@ def same_rotation(a, b, tol=1e-9):
 @given(quats, positions)
 def test_converted_pose_is_a_proper_rotation(q, t):
     r = mj_mat(q)
-    r2, t2 = frames.yup_to_zup(r, np.array(t))
+    r2, t2 = coord_frames.yup_to_zup(r, np.array(t))
     assert np.allclose(r2 @ r2.T, np.eye(3), atol=1e-12)
     assert abs(np.linalg.det(r2) - 1.0) < 1e-12
     assert np.allclose(t2, [t[0], -t[2], t[1]])     # rotation about X by +90: (x, y, z) -> (x, -z, y)
-    r3, t3 = frames.zup_to_yup(r2, t2)
+    r3, t3 = coord_frames.zup_to_yup(r2, t2)
     assert np.allclose(r3, r) and np.allclose(t3, t)
 
 
 def test_up_maps_to_up_and_forward_to_the_arm():
-    assert np.allclose(frames.R_YUP_TO_ZUP @ [0, 1, 0], [0, 0, 1])
+    assert np.allclose(coord_frames.R_YUP_TO_ZUP @ [0, 1, 0], [0, 0, 1])
     # a controller held upright: its +Y (up) axis stays up after the conversion and the heading
-    r, _ = frames.yup_to_zup(np.eye(3), np.zeros(3))
-    r, _ = frames.apply_heading(r, np.zeros(3), -90.0)
+    r, _ = coord_frames.yup_to_zup(np.eye(3), np.zeros(3))
+    r, _ = coord_frames.apply_heading(r, np.zeros(3), -90.0)
     assert np.allclose(r @ [0, 1, 0], [0, 0, 1])
     # OpenVR forward (-Z) is the arm's +x for an operator at heading -90, right (+X) is -y
     assert np.allclose(r @ [0, 0, -1], [1, 0, 0])
@@ -55,7 +55,7 @@ def test_up_maps_to_up_and_forward_to_the_arm():
 @given(quats)
 def test_converting_the_pose_and_its_quaternion_agree(q):
     r = mj_mat(q)
-    r2, _ = frames.yup_to_zup(r, np.zeros(3))
+    r2, _ = coord_frames.yup_to_zup(r, np.zeros(3))
     # the rotation of the frame change as a quaternion (about X by +90 deg), composed by MuJoCo
     q_conv = np.array([math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0])
     composed = np.zeros(4)
@@ -99,14 +99,14 @@ def test_nlerp_is_unit_and_goes_the_short_way(a, b, alpha):
 
 @given(st.floats(-90.0, 90.0), st.floats(-175.0, 175.0))
 def test_pitch_is_continuous_through_straight_down(yaw, pitch):
-    r = frames.tool_rotation(yaw, pitch)
-    assert abs(frames.pitch_of(r, frames.TOOL_FORWARD, frames.TOOL_RIGHT) - pitch) < 1e-9
-    hand = frames.controller_rotation_arm(pitch)
-    assert abs(frames.pitch_of(hand, frames.CONTROLLER_FORWARD, frames.CONTROLLER_RIGHT) - pitch) < 1e-9
+    r = coord_frames.tool_rotation(yaw, pitch)
+    assert abs(coord_frames.pitch_of(r, coord_frames.TOOL_FORWARD, coord_frames.TOOL_RIGHT) - pitch) < 1e-9
+    hand = coord_frames.controller_rotation_arm(pitch)
+    assert abs(coord_frames.pitch_of(hand, coord_frames.CONTROLLER_FORWARD, coord_frames.CONTROLLER_RIGHT) - pitch) < 1e-9
 
 
 def test_valid_pose_refuses_nan_and_non_rotations():
-    assert frames.valid_pose(np.eye(3), np.zeros(3))
-    assert not frames.valid_pose(np.eye(3), np.array([0.0, math.nan, 0.0]))
-    assert not frames.valid_pose(np.diag([1.0, 1.0, -1.0]), np.zeros(3))     # a mirror, det -1
-    assert not frames.valid_pose(2.0 * np.eye(3), np.zeros(3))
+    assert coord_frames.valid_pose(np.eye(3), np.zeros(3))
+    assert not coord_frames.valid_pose(np.eye(3), np.array([0.0, math.nan, 0.0]))
+    assert not coord_frames.valid_pose(np.diag([1.0, 1.0, -1.0]), np.zeros(3))     # a mirror, det -1
+    assert not coord_frames.valid_pose(2.0 * np.eye(3), np.zeros(3))

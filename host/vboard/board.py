@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from surepick.host.source_tree import package_file
-from surepick.host.vboard import chip
+from surepick.host.vboard import chip_id
 from surepick.host.vboard.console import Consoles, PtyConsole, TcpConsole, parse_listen
 from surepick.host.vboard.control import ControlError, ControlServer, Registration
 from surepick.host.vboard.interp import Interpreter, find_micropython
@@ -65,7 +65,7 @@ class VirtualBoard:
 
     flash_dir      host directory that is the board's root filesystem (survives resets);
                    None -> a new temporary directory (kept; see .flash_dir). It also keeps
-                   the board's unique id (chip.py), so one flash directory is one board.
+                   the board's unique id (chip_id.py), so one flash directory is one board.
     pty            serve on a new pty (address = /dev/pts/N); with `listen` too, on both
     listen         "HOST:PORT" for TCP (default without pty: 127.0.0.1:0, a free loopback port)
     allow_remote   permit a non-loopback listen address
@@ -110,7 +110,7 @@ class VirtualBoard:
         self.scenario = scenario
         self.seed = seed
         self.heap = HEAP if heap is None else heap
-        self.unique_id = chip.unique_id(self.flash_dir)
+        self.unique_id = chip_id.unique_id(self.flash_dir)
         self._control_wanted = control
         self.control = None
         self._registration = None

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from surepick.host.vboard import chip, control
+from surepick.host.vboard import chip_id, control
 from surepick.host.vboard.console import parse_listen
 from surepick.host.vboard.runtime import render_settings
 from surepick.host.vboard.stream import (FRIENDLY, FRIENDLY_BANNER, RAW, RAW_BANNER, LineEndings,
@@ -142,17 +142,17 @@ def test_one_flash_directory_is_one_board_id(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
-    first = chip.unique_id(a)
+    first = chip_id.unique_id(a)
     assert re.fullmatch("5642[0-9a-f]{12}", first)           # 8 bytes, "VB" first
-    assert chip.unique_id(a) == first                        # read back, not made again
-    assert chip.unique_id(b) != first
+    assert chip_id.unique_id(a) == first                        # read back, not made again
+    assert chip_id.unique_id(b) != first
     assert json.loads((a / ".vboard-chip").read_text()) == {"unique_id": first}
 
 
 def test_a_damaged_chip_file_is_refused_not_replaced(tmp_path):
     (tmp_path / ".vboard-chip").write_text("{not json")
     with pytest.raises(ValueError, match="damaged.*delete it"):
-        chip.unique_id(tmp_path)
+        chip_id.unique_id(tmp_path)
     assert (tmp_path / ".vboard-chip").read_text() == "{not json"
 
 

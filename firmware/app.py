@@ -2,7 +2,7 @@
 # plus the link, the flash log, telemetry, hardware in the loop and the status LED, run at a
 # fixed rate that never blocks.
 #
-# The HAL is handed in (main.py passes hal.board(): the Pico's or the virtual board's; tests
+# The HAL is handed in (main.py passes hal.for_this_port(): the Pico's or the virtual board's; tests
 # pass a stand-in), so nothing here imports `machine` or `time`.
 #
 # Per tick, in order: the controller's tick (inputs -> machine.step -> watches -> rescue /

@@ -6,7 +6,7 @@
 #   scripted    a scripted stand-in for tests and benchmarks (both interpreters)
 
 
-def board():
+def for_this_port():
     # The HAL of the board this runs on: the RP2040 port reports 'rp2'; the unix port
     # (the virtual board) reports 'linux'.
     import sys

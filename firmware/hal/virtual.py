@@ -1,5 +1,5 @@
 # The VIRTUAL board HAL: the functions of hal/rp2040.py, run by the unix `micropython` inside the
-# virtual board (host/vboard). main.py picks it by platform (hal.board()). The bench behind it
+# virtual board (host/vboard). main.py picks it by platform (hal.for_this_port()). The bench behind it
 # is the board's `vboard_io` module, which the virtual board preloads as a Pico has `machine`
 # built in: it owns the one lockstep socket to the MuJoCo plant (engines/world_service.py) and
 # the pins the board's `machine` module shows too, so the firmware and code typed at the REPL

@@ -37,8 +37,8 @@ MOVE_TIMEOUT_MS = next(f[3] for f in CONFIG_FIELDS if f[0] == "move_timeout_ms")
 # human poking at the arm would; it prints what the HAL's pulse reads before and after.
 SWEEP = """\
 import time
-from surepick.firmware.hal import board
-h = board()
+from surepick.firmware.hal import for_this_port
+h = for_this_port()
 p0 = h.pulse_us(0)
 for i in range(150):
     h.set_pulse_us(0, p0 + i)

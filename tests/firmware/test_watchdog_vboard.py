@@ -29,7 +29,7 @@ HANG_MAIN = """\
 from surepick.firmware import preload
 preload.load()
 from surepick.firmware import app
-from surepick.firmware.hal import board
+from surepick.firmware.hal import for_this_port
 _handle = app.App._handle
 
 
@@ -41,7 +41,7 @@ def _hanging(self, ftype, rid, args):
 
 
 app.App._handle = _hanging
-app.main(board())
+app.main(for_this_port())
 """ % (HANG_ID, HANG_ID)
 BITE = re.compile(rb"vboard: watchdog reset \(not fed for (\d+) ms, timeout (\d+) ms\)")
 

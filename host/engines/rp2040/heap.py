@@ -32,15 +32,15 @@ def heap(label):
 '''.replace("%(mark)s", MARK)
 
 # main.py for the cycle figures: the firmware's own main.py (preload, then app.main on
-# hal.board()), with the figures printed after the imports, after App.boot() and once the JOB
+# hal.for_this_port()), with the figures printed after the imports, after App.boot() and once the JOB
 # request is handled (every attempt's moves planned, the heap collected, the job started). The
 # two hooks are patched on the class, so app.main runs unchanged; they cost a few hundred bytes.
 CYCLE_MAIN = _BOARD_HEAP_FN + r'''
 from surepick.firmware import preload
 preload.load()
 from surepick.firmware import app
-from surepick.firmware.hal import board
-hal = board()
+from surepick.firmware.hal import for_this_port
+hal = for_this_port()
 heap("imports")
 _boot = app.App.boot
 _job = app.App._job
@@ -63,8 +63,8 @@ RUN_MAIN = _BOARD_HEAP_FN + r'''
 from surepick.firmware import preload
 preload.load()
 from surepick.firmware import app
-from surepick.firmware.hal import board
-hal = board()
+from surepick.firmware.hal import for_this_port
+hal = for_this_port()
 _n = [0]
 _boot = app.App.boot
 _start = app.App._start_job

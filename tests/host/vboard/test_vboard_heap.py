@@ -45,8 +45,8 @@ total = gc.mem_free() + a0
 from surepick.firmware import preload
 preload.load()          # as main.py loads it, and as the Pico's figure was measured
 from surepick.firmware import app
-from surepick.firmware.hal import board
-a = app.App(board())
+from surepick.firmware.hal import for_this_port
+a = app.App(for_this_port())
 gc.collect()
 print(total, a0, gc.mem_alloc())
 """

@@ -1,6 +1,6 @@
 """One cycle's physical world: the scenario's set-up, the plant, the injected faults, the judge.
 
-Every engine (the in-process simulator, the virtual board's plant service, hardware in the loop)
+Every engine (the in-process simulator, the virtual board's world service, hardware in the loop)
 drives the world through the same exchange, once per control period, in this order:
 
     exchange(pulses, state, advance_ms)

@@ -1,7 +1,7 @@
 # Hardware in the loop, host side: the board (a real Pico or the virtual board) runs its firmware
 # with its raw sensor readings taken from HIL_SENSORS frames and its servo pulses reported in
 # HIL_ACT frames (docs/protocol.md); this side owns the world (sim/world.py: the plant, the
-# scenario's injections and the judge), driven through the plant service's exchange (pulses in,
+# scenario's injections and the judge), driven through the world service's exchange (pulses in,
 # advance, readings out) without its socket: the link replaces the socket.
 #
 #   lockstep  one sensor frame -> one board tick -> one HIL_ACT; the plant advances one loop

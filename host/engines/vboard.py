@@ -13,8 +13,8 @@
 #
 # Where each file comes from:
 #   events.csv    the firmware's EVENT frames, as they came over the console
-#   cycles.jsonl  the outcome from those frames, the judge from the plant service (sim/judge.py)
-#   ticks.csv     the firmware does not stream its machine's per-tick inputs, but the plant service
+#   cycles.jsonl  the outcome from those frames, the judge from the world service (sim/judge.py)
+#   ticks.csv     the firmware does not stream its machine's per-tick inputs, but the world service
 #                 records every exchange (the raw ADC counts and pin levels the board was sent, the
 #                 pulses it wrote back). A shadow board -- the firmware's own controller
 #                 (firmware/controller.py) on WorldPins -- is run on those recorded readings
@@ -183,7 +183,7 @@ def write_arm(flash, arm):
 # ---- one cycle on the board ---------------------------------------------------------------------
 
 class VboardCycle:
-    """What one cycle on the virtual board left: the plant service (with its exchange log and
+    """What one cycle on the virtual board left: the world service (with its exchange log and
     judge), the frames, the flash directory, the job as sent, wall seconds."""
 
     def __init__(self, scenario, values, seed, cycle, plant_params=None, flash=None, timeout_s=180,
@@ -291,7 +291,7 @@ class VboardCycle:
 
 # ---- the shadow board: the firmware's machine inputs from the recorded raw readings -------------
 
-_I = {n: i for i, n in enumerate(EXCHANGE_FIELDS)}     # one recorded exchange (tools/world_service.py)
+_I = {n: i for i, n in enumerate(EXCHANGE_FIELDS)}     # one recorded exchange (engines/world_service.py)
 
 
 class _EndOfRecord(Exception):

@@ -1,9 +1,9 @@
-# The hook where the simulated arm ("plant") plugs into the virtual board. A plant service
-# is any object with start() -> (host, port) and stop(): the board starts it before the
-# first boot and writes its loopback address into vboard_settings.PLANT, where the virtual
-# board_hal (tools/vhal) finds it. Here: the MuJoCo plant of a sim scenario
-# (tools/world_service.WorldService), its faults, and the wiring of its controller resets
-# (brownout, power cut) to the board's power.
+# The hook where a scenario's world (the MuJoCo plant, the injected faults and the judge) plugs
+# into the virtual board. A world service is any object with start() -> (host, port) and stop():
+# the board starts it before the first boot and writes its loopback address into
+# vboard_settings.PLANT, where the virtual HAL (firmware/hal/virtual.py) finds it. Here: the
+# world of a sim scenario (engines/world_service.py WorldService), its faults, and the wiring of
+# its controller resets (brownout, power cut) to the board's power.
 from surepick.sim import seeds
 from surepick.host.vboard.board import VirtualBoard
 

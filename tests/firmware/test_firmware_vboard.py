@@ -1,6 +1,6 @@
 # End to end on the virtual board: the firmware and shared_fsm deployed into a flash directory,
 # run by the real unix `micropython` under tools/vboard with the virtual HAL (tools/vhal) in
-# lockstep with the MuJoCo plant (tools/world_service.py). A JOB goes over the link; the board
+# lockstep with the MuJoCo plant (engines/world_service.py). A JOB goes over the link; the board
 # must report PLACED and the plant's ground truth must show the part resting in the bin.
 import time
 
@@ -34,7 +34,7 @@ def test_job_over_the_link_places_the_part_in_the_bin(tmp_path):
             events = [f.fields for f in con.frames if f.ftype == link.T_EVENT]
             trace = ["%s>%s %s" % (states.name(e[3]), states.name(e[4]), codes.name(e[5])) for e in events]
             assert end.fields[2] == codes.K_TRANSITION and end.fields[5] == codes.R_PLACED, trace
-            # sim/judge.py, fed by the plant service as sim.runner feeds it: in the bin, not
+            # sim/judge.py, fed by the world service as sim.runner feeds it: in the bin, not
             # touched by the fingers, still, for a second, after a real pick and lift
             deadline = time.monotonic() + 30
             verdict = ps.verdict()

@@ -1,4 +1,4 @@
-# The virtual board with a plant attached (tools/vboard/plant.py + tools/world_service.py):
+# The virtual board with a world attached (engines/vboard_world.py + engines/world_service.py):
 # lockstep virtual time makes a run a function of scenario and seed only; a brownout in the plant
 # and a scheduled power cut reset the controller (flash kept, boot again) at an exact plant time;
 # scenario state triggers fire from the state the firmware reports; `surepick board` wires it.

@@ -1,6 +1,6 @@
 # The virtual-board run record (kind `virtual-board`, host/vboard_run.py): the firmware itself on
 # the virtual board, written in the same format as a host sim run. Its ticks.csv is reconstructed
-# from the raw readings the plant service sent (the firmware's own drivers in a shadow board);
+# from the raw readings the world service sent (the firmware's own drivers in a shadow board);
 # the reconstruction must reproduce the firmware's pulses and EVENT frames, replay must reproduce
 # the firmware's transitions, and a bad record must fail in the loader like a sim record does.
 import csv

@@ -1,6 +1,6 @@
 # A working day on one virtual board: `surepick board` with the nominal scenario, then job, reset
 # the world (`surepick board --reset-world --port ...`: the part back on its pad), job again; both
-# jobs placed as the firmware reports it and as the plant service's judge measures it (each world
+# jobs placed as the firmware reports it and as the world service's judge measures it (each world
 # has its own judge, so the second verdict is about the second part). All through the CLI as a
 # user runs it; the judge's verdicts come over the board's control channel.
 import os

@@ -174,12 +174,12 @@ def boards_table():
 
 def power_figures(seed=0):
     # -> dict of the figures, from one nominal job on the plant and the servo models' stall law.
-    from surepick.host.engines.inproc import CycleRun
+    from surepick.host.engines.inproc import InprocCycle
     from surepick.firmware import settings
     # the reference world (sim/world.py): its plant computes the servos' total current through
     # ServoBank.total_current_ma at every reading, which is where this hooks in (the fast path
     # computes the same current inline)
-    run = CycleRun("nominal", None, seed, 0, sample_ms=20, reference=True)
+    run = InprocCycle("nominal", None, seed, 0, sample_ms=20, reference=True)
     plant = run.plant
     bank = plant.servos
     rail = plant.params.rail

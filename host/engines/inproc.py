@@ -194,7 +194,7 @@ class FastBoard(SimulatedBoard):
         return r
 
 
-class CycleRun:
+class InprocCycle:
     # job: (pick, place, width_um, max_attempts or None) in um/mdeg to send instead of the
     # scenario's own (a job file's, `sim run --job`); None: the scenario's.
     # reference: run today's World, Plant and Judge (sim/world.py) instead of their per-tick fast
@@ -441,11 +441,11 @@ class CycleRun:
 
 def run_cycle(name, overrides=None, seed=0, cycle=0, plant_params=None, cfg_overrides=None,
               record_trajectory=True, reference=False, arm=None):
-    run = CycleRun(name, overrides, seed, cycle, plant_params, cfg_overrides,
+    run = InprocCycle(name, overrides, seed, cycle, plant_params, cfg_overrides,
                    sample_ms=SAMPLE_MS if record_trajectory else BATCH_SAMPLE_MS, reference=reference, arm=arm)
     rec = run.run(record_trajectory)
     return rec, run.trajectory, run
 
 
-__all__ = ["CycleRun", "SimulatedBoard", "run_cycle", "machine_belief", "event_dict", "TRAJECTORY_COLUMNS",
+__all__ = ["InprocCycle", "SimulatedBoard", "run_cycle", "machine_belief", "event_dict", "TRAJECTORY_COLUMNS",
            "CAL_AT_MS", "world_mod"]

@@ -19,7 +19,7 @@ def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cf
     # trajectory, run) is called as each cycle finishes, before the next starts: a caller that
     # writes it there loses nothing to a Ctrl-C. Cycle k is seeded (seed, k) whatever `first`
     # is, so a resumed run gives the cycles an uninterrupted run would have. job: (pick, place,
-    # width_um, max_attempts or None) instead of the scenario's (inproc.CycleRun).
+    # width_um, max_attempts or None) instead of the scenario's (inproc.InprocCycle).
     if cycles < 1:
         raise ValueError("cycles must be at least 1")
     meta = run_meta(scenario, seed, cycles, overrides, plant_params, cfg_overrides)
@@ -27,7 +27,7 @@ def run_cycles(scenario, seed=0, cycles=1, overrides=None, plant_params=None, cf
     values = meta["params"]
     recs, trajectories = [], []
     for k in range(first, cycles):
-        run = inproc.CycleRun(sc, values, seed, k, plant_params, cfg_overrides, job=job, arm=arm)
+        run = inproc.InprocCycle(sc, values, seed, k, plant_params, cfg_overrides, job=job, arm=arm)
         if viewer:
             run.viewer = "passive"
         rec = run.run(record_trajectory=True)

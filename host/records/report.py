@@ -124,7 +124,7 @@ class ReportWriter:
         return n
 
     def add(self, rec, trajectory):
-        # One finished cycle (rec from engines/inproc.CycleRun.run with its _ticks and _events).
+        # One finished cycle (rec from engines/inproc.InprocCycle.run with its _ticks and _events).
         ticks, events = rec.get("_ticks"), rec.get("_events")
         c = {k: v for k, v in rec.items() if not k.startswith("_")}
         k = c["cycle"]

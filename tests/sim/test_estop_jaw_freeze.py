@@ -5,7 +5,7 @@
 # pulses are taken from the world's exchange, not from the controller's variables.
 import pytest
 
-from surepick.host.engines.inproc import CycleRun
+from surepick.host.engines.inproc import InprocCycle
 from surepick.shared_fsm import servo_cal
 from tests.support.period import PERIOD_MS, PERIOD_US
 
@@ -13,7 +13,7 @@ GRIPPER = 4
 
 
 def _run_recording_pulses(state, window, seed):
-    run = CycleRun("estop", {"state": state, "window_from_ms": window[0], "window_to_ms": window[1]}, seed, 0)
+    run = InprocCycle("estop", {"state": state, "window_from_ms": window[0], "window_to_ms": window[1]}, seed, 0)
     world = run.world
     seen = []                                    # (plant ms after the exchange, pulses, press applied)
     exchange = world.exchange

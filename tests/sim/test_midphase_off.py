@@ -21,7 +21,7 @@ def _run(name, overrides, seed, midphase, trajectory, monkeypatch):
             self.m.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
     with monkeypatch.context() as mp:
         mp.setattr(plant_mod.Plant, "__init__", init)
-        run = inproc.CycleRun(name, overrides, seed, 0,
+        run = inproc.InprocCycle(name, overrides, seed, 0,
                               sample_ms=inproc.SAMPLE_MS if trajectory else inproc.BATCH_SAMPLE_MS)
         assert bool(run.plant.m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_MIDPHASE) != midphase
         readings = []

@@ -58,8 +58,8 @@ def test_each_states_window_ends_before_the_state_does():
 def test_stall_on_fixture_presses_once_the_gripper_is_at_stall():
     # The window's earliest press finds the gripper squeezing the fixture at stall: the e-stop
     # holds it there and the stall watch latches STALL (the judge sees the servo at stall).
-    from surepick.host.engines.inproc import CycleRun
-    run = CycleRun("stall_on_fixture", None, 1007, 0)
+    from surepick.host.engines.inproc import InprocCycle
+    run = InprocCycle("stall_on_fixture", None, 1007, 0)
     run.world._pending = [(("state", "GRASP", scenarios.STALL_PRESS_WINDOW_MS[0]), "estop", {"on": True})]
     rec = run.run(record_trajectory=False)
     faults = [e["reason"] for e in rec["events"] if e["kind"] == "fault"]

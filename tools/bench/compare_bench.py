@@ -23,7 +23,7 @@ def record(path, n, k, plant):
     values = sc.resolve({})
     runs = []
     for c in range(k):
-        run = runner.CycleRun(sc, values, 0, c, plant, None)
+        run = runner.InprocCycle(sc, values, 0, c, plant, None)
         rec = run.run(record_trajectory=True)
         rec["scenario"] = "nominal"
         runs.append(rec)

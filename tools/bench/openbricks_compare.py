@@ -72,7 +72,7 @@ clock = time.thread_time
 name, seed = ("part_missing", 1000) if sys.argv[1] == "tiny" else ("nominal", 1000)
 
 def cycle():
-    run = inproc.CycleRun(name, None, seed, 0, sample_ms=inproc.BATCH_SAMPLE_MS)
+    run = inproc.InprocCycle(name, None, seed, 0, sample_ms=inproc.BATCH_SAMPLE_MS)
     start_ms = run.plant.now_ms
     t0 = clock()
     rec = run.run(record_trajectory=False)

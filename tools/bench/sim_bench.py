@@ -32,7 +32,7 @@ def nominal_job_board():
     # recorded, as in `sim run`).
     from surepick.shared_fsm.machine import Job
     sc = scenarios.get("nominal")
-    run = runner.CycleRun(sc, sc.resolve({}), 1, 0)
+    run = runner.InprocCycle(sc, sc.resolve({}), 1, 0)
     b = run.board
     pick, place, width = run.world.job_um()
     b.ctl.start_job(Job(pick, place, width))

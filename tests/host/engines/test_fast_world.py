@@ -22,7 +22,7 @@ def _cases(seeds_per_group):
 
 
 def _run(name, overrides, seed, reference, trajectory):
-    run = inproc.CycleRun(name, overrides, seed, 0, reference=reference,
+    run = inproc.InprocCycle(name, overrides, seed, 0, reference=reference,
                           sample_ms=inproc.SAMPLE_MS if trajectory else inproc.BATCH_SAMPLE_MS)
     readings = []
     read = run.world.read_inputs

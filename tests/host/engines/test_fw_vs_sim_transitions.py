@@ -26,7 +26,7 @@ def sim_events(scenario, seed, job_event_ms):
     # The in-process cycle, its job started so that its first step falls in the tick where the
     # firmware's first transition happened (the firmware read the JOB in the tick before).
     sc = scenarios.get(scenario)
-    run = runner.CycleRun(sc, sc.resolve(None), seed, 0)
+    run = runner.InprocCycle(sc, sc.resolve(None), seed, 0)
     while run.board.now < job_event_ms:
         run.board.step()
     rec = run.run(record_trajectory=False)

@@ -4,7 +4,7 @@
 # an e-stop in TRANSFER (no reset: the board knows its pose) the same from its own setpoints.
 import math
 
-from surepick.host.engines.inproc import CycleRun
+from surepick.host.engines.inproc import InprocCycle
 from surepick.shared_fsm import codes, link
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job
@@ -39,7 +39,7 @@ class Watch:
 
 def _setup(scenario, values, seed):
     sc = scenarios.get(scenario)
-    run = CycleRun(sc, sc.resolve(values), seed, 0)
+    run = InprocCycle(sc, sc.resolve(values), seed, 0)
     pick, place, width = run.world.job_um()
     assert run.board.ctl.start_job(Job(pick, place, width)) == 0
     return run

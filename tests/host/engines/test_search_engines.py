@@ -32,7 +32,7 @@ def test_where_expected_on_retry_costs_nothing():
     # cycle is the same, event for event and tick for tick, as without the search.
     runs = []
     for cfg in (None, ON_RETRY):
-        run = inproc.CycleRun("nominal", None, 3, 0, cfg_overrides=cfg)
+        run = inproc.InprocCycle("nominal", None, 3, 0, cfg_overrides=cfg)
         rec = run.run(True)
         runs.append((rec["_events"], rec["_ticks"], rec["sim_ms"], rec["fsm_outcome"]))
     assert runs[0] == runs[1] and runs[0][3] == "placed"
@@ -64,7 +64,7 @@ def test_every_move_from_the_search_to_the_transfer_was_planned_at_rest(monkeypa
     from surepick.shared_fsm import motion, states
     planned_in_a_tick = []
     compute = motion.Motion._compute
-    run = inproc.CycleRun("part_shifted", None, 1, 0, cfg_overrides=ALWAYS)     # found where the arm reaches lower
+    run = inproc.InprocCycle("part_shifted", None, 1, 0, cfg_overrides=ALWAYS)     # found where the arm reaches lower
     m = run.board.ctl.m
 
     def watched(self, now, out):
@@ -133,7 +133,7 @@ def test_the_firmware_on_the_virtual_board_finds_a_shifted_part(tmp_path):
 
 
 def _host_events():
-    run = inproc.CycleRun("part_shifted", None, 1, 0, cfg_overrides=ALWAYS)
+    run = inproc.InprocCycle("part_shifted", None, 1, 0, cfg_overrides=ALWAYS)
     ev = run.run(True)["_events"]
     return [(e[1] - ev[0][1],) + tuple(e[2:6]) + (tuple(e[7:10]) if e[2] == 3 else ()) for e in ev]
 

@@ -24,7 +24,7 @@ SLOW_SEEDS = range(1, 21)
 def host_sim_record(out, scenario, seed, plant_params=None):
     sc = scenarios.get(scenario)
     values = sc.resolve(None)
-    run = runner.CycleRun(sc, values, seed, 0, plant_params)
+    run = runner.InprocCycle(sc, values, seed, 0, plant_params)
     rec = run.run(record_trajectory=True)
     rec["scenario"] = sc.name
     meta = {"scenario": sc.name, "params": values, "seed": seed, "cycles_requested": 1,

@@ -1,6 +1,6 @@
 """Giving a board a description: the firmware takes every servo's pin and pulse calibration
 (min_us, max_us, trim_us, direction) from its /arm.json alone (docs/arm-description.md), so what
-bring-up found, and a servo it mirrors mid-session, reach the board as deploy --arm ships a
+bring-up found, and a servo it mirrors mid-bring-up, reach the board as deploy --arm ships a
 description (host/deploy/install.py deploy(arm_json=...)). The board restarts to take it."""
 from surepick.shared_fsm import arm as arm_mod
 from surepick.host.user_error import Failure
@@ -27,7 +27,7 @@ def with_directions(arm, directions):
 def ship(client, port, arm, say=lambda msg: None, warn=print):
     """Ship `arm` as the board's /arm.json (deploy --arm's code: the old servo settings settled,
     the firmware's files checked, the board restarted and its hello awaited). say: deploy's progress; warn: a failed attempt. `client`, the
-    session's link, is closed meanwhile (deploy needs the port's console) and opened again."""
+    bring-up's link, is closed meanwhile (deploy needs the port's console) and opened again."""
     from surepick.host.arms import files
     from surepick.host.deploy import deploy
     from surepick.host.deploy.errors import DeployError

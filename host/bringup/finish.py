@@ -6,7 +6,7 @@
     cycle.first  the first real cycle (cycles.py)
 
 The dry cycle slows the arm through two board settings; their values are saved in the state
-before they change and put back after it (and at the start of a session killed meanwhile)."""
+before they change and put back after it (and at the start of a bring-up killed meanwhile)."""
 from surepick.host.bringup import cycles
 from surepick.host.bringup import gripper as gripper_mod
 from surepick.host.bringup.jog import BringupStop, config_get
@@ -79,7 +79,7 @@ class Finish:
             raise BringupStop("the board did not take %s = %d: %s" % (key, value, refusal(r.code, r.payload, self.port)))
 
     def _put_back(self):
-        # Settings a dry cycle slowed and a killed session left so: their own values again.
+        # Settings a dry cycle slowed and a killed bring-up left so: their own values again.
         saved = self.state.restore()
         if saved:
             for key, value in sorted(saved.items()):

@@ -6,9 +6,9 @@ resumes at the first step not confirmed.
      "board": {"directions": {"base": -1, ...}, "shipped": true},
      "restore": {"arm_speed_mdeg_s": 90000, ...}}
 
-"board" is the description the board was given mid-session (the --arm one with those servo
+"board" is the description the board was given mid-bring-up (the --arm one with those servo
 directions): written before the board gets it (shipped false) and again once it has it, so a
-session killed in between ships it again before anything moves. "restore" holds the board
+bring-up killed in between ships it again before anything moves. "restore" holds the board
 settings the dry cycle slowed, saved before they change, dropped once they are put back.
 """
 import json

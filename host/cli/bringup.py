@@ -83,7 +83,7 @@ def run(args):
         return exitcodes.OK
     operator = _operator(args, port)
     if not all(state.done(n) for n in names):
-        _session(args, port, arm, description, servos, names, state, operator)
+        _bring_up(args, port, arm, description, servos, names, state, operator)
         print("bring-up found: %s and %s" % (arm_path, os.path.join(args.out, "found.json")))
     if not args.apply:
         print("give them to the board and run the dry and first cycles: surepick bringup --port %s --out %s "
@@ -109,7 +109,7 @@ def _operator(args, port):
     return SimOperator(entry["control"])
 
 
-def _session(args, port, arm, description, servos, names, state, operator):
+def _bring_up(args, port, arm, description, servos, names, state, operator):
     from surepick.host.arms import files
     from surepick.host.cli.options import board_link
     from surepick.host.bringup import apply as apply_mod
@@ -138,7 +138,7 @@ def _session(args, port, arm, description, servos, names, state, operator):
 
         def ship(new_arm):
             # The board gets new_arm as its /arm.json (a servo mirrored): saved as under way
-            # first, so a session killed meanwhile ships it again before anything moves.
+            # first, so a bring-up killed meanwhile ships it again before anything moves.
             want = {n: e["direction"] for n, e in new_arm.to_dict()["servos"].items() if n != "gripper"}
             jog.leave()
             state.set_board(want, False)
@@ -146,15 +146,15 @@ def _session(args, port, arm, description, servos, names, state, operator):
             state.set_board(want, True)
             board_map.arm = new_arm
             _cleared(jog)
-        session = steps.BringupSteps(state, servos, jog, board_map, operator, port=port, ship=ship)
+        bringup = steps.BringupSteps(state, servos, jog, board_map, operator, port=port, ship=ship)
         try:
-            session.run(names, skip=set(args.skip), writer=writer)
+            bringup.run(names, skip=set(args.skip), writer=writer)
         finally:
             jog.leave()
 
 
 def _end_teleop(c):
-    # A session killed mid-move leaves the board in teleop (holding, by its deadman): deploy
+    # A bring-up killed mid-move leaves the board in teleop (holding, by its deadman): deploy
     # refuses a board in teleop, so it is ended first (the arm holds where it is).
     from surepick.host.link.errors import LinkError
     from surepick.shared_fsm import link
@@ -196,7 +196,7 @@ def _finish(args, port, state, operator, arm_path):
 
 
 class _stops:
-    # Every way a session stops: one line with the reason, and where what was confirmed is.
+    # Every way a bring-up stops: one line with the reason, and where what was confirmed is.
     def __init__(self, state):
         self.state = state
 

@@ -172,7 +172,11 @@ def wdt_start(timeout_ms):
     if timeout_ms > 0 and not _wdt_ms:
         _wdt_ms = timeout_ms
         _wdt_fed = _now_ms
-        _guard.watch(timeout_ms, _bite)
+        try:
+            from vboard_ctl import cpu_ms     # the supervisor's (not on a bare unix micropython)
+        except ImportError:
+            cpu_ms = None
+        _guard.watch(timeout_ms, _bite, cpu_ms)
 
 
 def wdt_feed():

@@ -5,9 +5,12 @@
 #   - a pin interrupt, which fires while the REPL waits for a human: after Ctrl-C nothing else
 #     reads the e-stop, so a thread polls it (every(), hal/virtual.py's guard_estop).
 # Time the board spends waiting for the bench (a lockstep exchange, a HOLD for a console line)
-# is not the board's: on a Pico time would not stop there. So is a gap in which this thread
-# itself got no CPU (a loaded host stops the whole process): the silence is counted in this
-# thread's own poll steps, so host load delays a bite rather than faking one.
+# is not the board's: on a Pico time would not stop there. Nor is time the host gives to other
+# programs: a loaded host wakes this sleeping thread on time while it holds the busy loop back
+# (a feeder night on a loaded 2-core host was bitten after 117 cycles). So the silence
+# is the CPU time the process used since the loop last showed it was alive (cpu_ms, from the
+# virtual board's supervisor: /proc/self/stat); where that cannot be read, this thread's own
+# poll steps (a stopped process does not count). Host load delays a bite rather than faking one.
 import time
 import _thread
 
@@ -19,16 +22,19 @@ mark = 0        # ticks_ms when the board's code last showed it was alive (a fee
 waiting = 0     # 1 while the board waits for the bench
 _timeout = 0    # the armed watchdog's timeout (0: not armed)
 _bite = None
+_cpu_ms = None  # -> the process's CPU time in ms, or None
 _dog_alive = False
 _every = None   # (period_ms, fn) for the poller
 
 
-def watch(timeout_ms, bite):
-    # Arm the wall-clock watchdog: bite(silent_ms) after timeout_ms without alive().
-    global mark, _timeout, _bite, _dog_alive
+def watch(timeout_ms, bite, cpu_ms=None):
+    # Arm the wall-clock watchdog: bite(silent_ms) after timeout_ms without alive(), counted in
+    # the CPU time cpu_ms() gives (None: in this thread's poll steps).
+    global mark, _timeout, _bite, _cpu_ms, _dog_alive
     mark = time.ticks_ms()
     _timeout = timeout_ms
     _bite = bite
+    _cpu_ms = cpu_ms or (lambda: None)
     if not _dog_alive:
         _dog_alive = True
         _thread.start_new_thread(_dog, ())
@@ -44,6 +50,7 @@ def _dog():
     seen = mark
     silent = 0
     last = time.ticks_ms()
+    cpu0 = _cpu_ms()
     try:
         while _timeout:
             time.sleep_ms(_POLL_MS)
@@ -53,8 +60,13 @@ def _dog():
             if waiting or mark != seen:
                 seen = mark
                 silent = 0
+                cpu0 = _cpu_ms()
                 continue
-            silent += step if step < 2 * _POLL_MS else _POLL_MS
+            cpu = _cpu_ms() if cpu0 is not None else None
+            if cpu is not None:
+                silent = cpu - cpu0
+            else:
+                silent += step if step < 2 * _POLL_MS else _POLL_MS
             if silent > _timeout:
                 _bite(silent)
                 return

@@ -20,3 +20,25 @@ def reset(kind=HARD):
             time.sleep(1)
         except BaseException:
             pass
+
+
+# The process's CPU time, for the watchdog's wall-clock side (firmware/hal/virtual_guard.py):
+# /proc/self/stat is opened here, while the host's filesystem is still the root (the flash
+# replaces it before boot.py), and read again at each call.
+try:
+    _stat = open("/proc/self/stat")
+except OSError:                      # not Linux
+    _stat = None
+
+
+def cpu_ms():
+    # -> the CPU time (user + system) this process has used, ms; None where it cannot be read
+    if _stat is None:
+        return None
+    try:
+        _stat.seek(0)
+        st = _stat.read()
+    except OSError:
+        return None
+    fields = st[st.rfind(")") + 2:].split()     # after the name: state, ppid, ... utime, stime
+    return (int(fields[11]) + int(fields[12])) * 10     # ticks of 1/USER_HZ s; USER_HZ is 100

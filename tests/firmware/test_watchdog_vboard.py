@@ -23,9 +23,13 @@ pytestmark = NEEDS_MICROPYTHON
 
 WDT_MS = 500
 HANG_ID = 4242
+OFF_CPU_ID = 4343        # PING 4343's handler sleeps: the loop off the CPU, as a loaded host holds it
+OFF_CPU_MS = 3 * WDT_MS
 HANG_MAIN = """\
-# This test's main.py: the firmware, with PING %d made to hang in its handler, loaded as the
-# firmware's own main.py loads it (module by module: the heap stays in one piece).
+# This test's main.py: the firmware, with PING %d made to hang in its handler and PING %d to
+# sleep %d ms in it, loaded as the firmware's own main.py loads it (module by module: the heap
+# stays in one piece).
+import time
 from surepick.firmware import preload
 preload.load()
 from surepick.firmware import app
@@ -37,12 +41,14 @@ def _hanging(self, ftype, rid, args):
     if rid == %d:
         while True:
             pass
+    if rid == %d:
+        time.sleep_ms(%d)
     _handle(self, ftype, rid, args)
 
 
 app.App._handle = _hanging
 app.main(for_this_port())
-""" % (HANG_ID, HANG_ID)
+""" % (HANG_ID, OFF_CPU_ID, OFF_CPU_MS, HANG_ID, OFF_CPU_ID, OFF_CPU_MS)
 BITE = re.compile(rb"vboard: watchdog reset \(not fed for (\d+) ms, timeout (\d+) ms\)")
 
 
@@ -131,6 +137,27 @@ def test_a_hang_at_rest_resets_to_a_normal_boot(tmp_path):
             con.send(link.request(link.T_PING, 3))
             assert con.wait(_reply(3), 10) is not None
             assert board.boot_count == 2
+        finally:
+            con.close()
+
+
+def test_a_loop_held_off_the_cpu_is_not_a_hang(tmp_path):
+    # The board's process is not given the CPU for three timeouts of wall time in one tick (a
+    # sleep stands for a loaded host holding it back): that time is not the board's, so no bite;
+    # the same tick spinning is one (the tests above).
+    ps, board = _hang_board(tmp_path, seed=6)
+    with board:
+        con = Console(board.address)
+        try:
+            assert con.wait(_is(link.T_HELLO), 20) is not None, con.tail()
+            t0 = time.monotonic()
+            con.send(link.request(link.T_PING, OFF_CPU_ID))
+            r = con.wait(_reply(OFF_CPU_ID), 30)
+            assert r is not None and r.fields[1] == link.OK, con.tail()
+            assert time.monotonic() - t0 >= OFF_CPU_MS / 1000.0     # the handler did sleep
+            con.send(link.request(link.T_PING, 5))
+            assert con.wait(_reply(5), 10) is not None, con.tail()
+            assert board.boot_count == 1 and BITE.search(bytes(con.text)) is None, con.tail()
         finally:
             con.close()
 

@@ -29,6 +29,7 @@ from surepick.host.engines.vboard_world import board_in_world
 from surepick.host.link import hub_client
 from surepick.host.link.client import LinkClient
 from surepick.host.link.frames import as_dict
+from surepick.host.monitor.names import reset_cause_name
 from surepick.shared_fsm import codes, link, run_codes
 from surepick.shared_fsm.ticks import ticks_diff
 
@@ -56,6 +57,7 @@ class Night:
         self.cycles = []            # (cycle, board t_ms, cycle ms, outcome, wall s)
         self.skipped = 0
         self.stop = None
+        self.restart = None         # a HELLO during the run: the board restarted (the run is over)
         self.telemetry = None
         self.samples = []
         self.wall0 = None
@@ -68,6 +70,9 @@ class Night:
         self.text += [x for x in lines if heap.MARK in x or "max free sz" in x]
 
     def on_frame(self, f):
+        if f.ftype == link.T_HELLO and self.start_t is not None:
+            self.restart = as_dict(f)
+            return
         if f.ftype == link.T_TELEMETRY:
             self.telemetry = as_dict(f)
             return
@@ -139,8 +144,12 @@ def run_night(count, seed, every, wall_s):
                 if not r.ok:
                     raise SystemExit("the board refused the RUN: %s %s" % (r.code_name, list(r.payload)))
                 end = n.wall0 + wall_s
-                while n.stop is None and time.monotonic() < end:
+                while n.stop is None and n.restart is None and time.monotonic() < end:
                     c.pump(0.2)
+                if n.restart is not None:     # after a reset a run does not resume: loudly over
+                    raise SystemExit("the board restarted after cycle %d (reset cause %s): the night "
+                                     "ended there; `surepick job status` on the board says why"
+                                     % (len(n.cycles), reset_cause_name(n.restart["reset_cause"])))
                 if n.stop is None:
                     raise SystemExit("the night did not end within %.0f s (cycle %d)" % (wall_s, len(n.cycles)))
                 wall = time.monotonic() - n.wall0

@@ -2,7 +2,7 @@
 
 Its servos are not mounted the way the arm description says: each carries a hidden zero offset
 (up to +-ZERO_MAX_DEG), a direction (+1 or -1) and a pulse range (the degrees it turns over the
-nominal 500..2500 us, 180 +- RANGE_MAX_FRACTION), all drawn from SEED. They live only in the
+nominal 500..2500 us: its travel_deg, 180 or 270, +- RANGE_MAX_FRACTION), all drawn from SEED. They live only in the
 plant's own servo calibration (sim/params.py ServoParams: min_us, max_us, trim_us, inverted: how
 the simulated servo turns a pulse into an angle), the ground-truth side: the firmware and an
 operator never see them. A board running the description unchanged drives a mis-calibrated arm,
@@ -10,7 +10,8 @@ as a real uncalibrated kit would be driven.
 
 The truth is said in the description's own terms, so that what a bring-up writes can be compared
 with it field by field: a description entry with direction D, zero_deg Z and the pulse range
-centred on 1500 us spanning 2000 * 180 / R us (trim 0) drives this servo exactly right.
+centred on 1500 us spanning 2000 * T / R us (trim 0; T its travel_deg) drives this servo exactly
+right.
 
 The gripper's pot is not the firmware's default either: its reading at jaw 0 mm is off by up
 to +-POT_OFFSET_MAX_COUNTS and its counts per mm by up to +-POT_GAIN_MAX_FRACTION (the plant's
@@ -33,20 +34,18 @@ ZERO_MAX_DEG = 15.0          # hidden zero offset, each side
 RANGE_MAX_FRACTION = 0.10    # hidden pulse range, each side of the nominal
 NOMINAL_SPAN_US = 2000       # 500..2500 us: the description's default pulse range
 CENTRE_US = 1500
-SERVO_DEG = 180.0            # the firmware's servo angle over min_us..max_us (servo_cal)
 POT_OFFSET_MAX_COUNTS = 1500     # the pot's reading at jaw 0 mm, each side (1.4 mm at 1067 counts/mm)
 POT_GAIN_MAX_FRACTION = 0.08     # its counts per mm, each side
 
 
 def _draws(seed, n):
-    # One (offset deg, direction, range deg) per servo, in slot order, from the seed alone.
+    # One (offset deg, direction, range fraction) per servo, in slot order, from the seed alone.
     rng = seeds.rng("bench_standin", seed)
     out = []
     for _ in range(n):
         offset = rng.uniform(-ZERO_MAX_DEG, ZERO_MAX_DEG)
         direction = -1 if rng.random() < 0.5 else 1
-        range_deg = SERVO_DEG * (1.0 + rng.uniform(-RANGE_MAX_FRACTION, RANGE_MAX_FRACTION))
-        out.append((offset, direction, range_deg))
+        out.append((offset, direction, 1.0 + rng.uniform(-RANGE_MAX_FRACTION, RANGE_MAX_FRACTION)))
     return out
 
 
@@ -57,18 +56,19 @@ def hidden_cals(seed, arm):
     names = list(arm.servo_names)
     slots = [i for i in range(len(names) - 1)] + [arm_mod.GRIPPER]
     out = []
-    for (name, slot, (offset, direction, range_deg)) in zip(names, slots, _draws(seed, len(names))):
+    for (name, slot, (offset, direction, fraction)) in zip(names, slots, _draws(seed, len(names))):
         nominal_zero = math.degrees(servo_offset_rad(arm, slot))   # the plant's own zero
-        span = int(round(NOMINAL_SPAN_US * SERVO_DEG / range_deg))
+        travel = float(arm.servo(slot)["travel_deg"])    # the plant decodes over this (ServoParams)
+        span = int(round(NOMINAL_SPAN_US / fraction))
         lo = CENTRE_US - span // 2
         hi = lo + span
-        # The plant decodes (pulse - trim - min) * 180 / span, mirrored when inverted, and takes
-        # the description's zero off it: a trim of D * offset * span / 180 moves the servo angle
-        # at which the joint is at 0 by the offset, on the side the direction gives.
-        trim = int(round(direction * offset * span / SERVO_DEG))
-        zero = nominal_zero + direction * trim * SERVO_DEG / span
+        # The plant decodes (pulse - trim - min) * travel / span, mirrored when inverted, and
+        # takes the description's zero off it: a trim of D * offset * span / travel moves the
+        # servo angle at which the joint is at 0 by the offset, on the side the direction gives.
+        trim = int(round(direction * offset * span / travel))
+        zero = nominal_zero + direction * trim * travel / span
         entry = {"zero_deg": round(zero, 4), "direction": direction,
-                 "range_deg": round(SERVO_DEG * NOMINAL_SPAN_US / span, 4)}
+                 "range_deg": round(travel * NOMINAL_SPAN_US / span, 4)}
         out.append((name, slot, (lo, hi, trim, 1 if direction < 0 else 0), entry))
     return out
 

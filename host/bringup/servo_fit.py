@@ -2,15 +2,16 @@
 the person saw there (the joint's angle on its mark) -> the servo's direction, its zero and its
 pulse range, in the arm description's own fields (docs/arm-description.md, servos.NAME).
 
-The entry written centres the pulse range on 1500 us and spans it so that the firmware's 180
-servo degrees are 180 degrees of this servo (servo_cal); the zero is the servo angle at joint 0
-in that range. found.json says the same in the stand-in's terms (sim/standin.py): direction,
-zero_deg, and range_deg, the degrees this servo turns over the nominal 500..2500 us."""
+The entry written centres the pulse range on 1500 us and spans it so that the firmware's servo
+degrees over it (the entry's travel_deg: 180, or 270 for a DS3218-270) are that many degrees of
+this servo (servo_cal); the zero is the servo angle at joint 0 in that range. found.json says the
+same in the stand-in's terms (sim/standin.py): direction, zero_deg, and range_deg, the degrees
+this servo turns over the nominal 500..2500 us."""
 import math
 
 NOMINAL_SPAN_US = 2000
 CENTRE_US = 1500
-SERVO_DEG = 180.0
+SERVO_DEG = 180.0          # a servo's travel when its entry does not say (arm_check's default)
 
 
 def fit_line(points):
@@ -25,10 +26,11 @@ def fit_line(points):
     return a, ms - a * mp
 
 
-def found(mid, ends, gear=1.0, seen_zero_deg=0.0):
+def found(mid, ends, gear=1.0, seen_zero_deg=0.0, travel_deg=SERVO_DEG):
     """mid: (pulse_us, seen deg) on the zero mark; ends: the two range marks' [(pulse_us, seen
     deg)] of one servo, seen in joint degrees (the gripper: its opening times its servo deg per
-    mm). -> {"direction", "zero_deg", "range_deg", "span_us", "pulse_at_zero_us"}. The slope is
+    mm); travel_deg: the servo's travel from min_us to max_us as its entry says.
+    -> {"direction", "zero_deg", "range_deg", "span_us", "pulse_at_zero_us"}. The slope is
     the ends' alone (a load that sags both alike, as gravity either side of level, leaves it
     true), the zero the mid mark's on that slope (the rest pose, where the load is least)."""
     a, _b = fit_line(ends)
@@ -38,29 +40,35 @@ def found(mid, ends, gear=1.0, seen_zero_deg=0.0):
     direction = 1 if a > 0 else -1
     range_deg = abs(a) * gear * NOMINAL_SPAN_US
     p0 = (seen_zero_deg - b) / a
-    span = SERVO_DEG * NOMINAL_SPAN_US / range_deg
+    span = travel_deg * NOMINAL_SPAN_US / range_deg
     lo = CENTRE_US - span / 2.0
-    s = (p0 - lo) * SERVO_DEG / span
-    zero = s if direction > 0 else SERVO_DEG - s
+    s = (p0 - lo) * travel_deg / span
+    zero = s if direction > 0 else travel_deg - s
     return {"direction": direction, "zero_deg": zero, "range_deg": range_deg, "span_us": span,
             "pulse_at_zero_us": p0}
 
 
 def servo_entry(entry, f, is_gripper):
-    """The description's servo entry `entry` (a dict) with what was found written in: min_us and
-    max_us centred on 1500 us, direction, zero_deg; the gripper's zero (the firmware maps the jaw
-    with no zero: servo angle = opening * deg per mm) goes into its trim_us instead."""
+    """The description's servo entry `entry` (a dict, its travel_deg kept) with what was found
+    written in: min_us and max_us centred on 1500 us, direction, zero_deg; the gripper's zero (the
+    firmware maps the jaw with no zero: servo angle = opening * deg per mm) goes into its trim_us
+    instead."""
     out = dict(entry)
     span = int(round(f["span_us"]))
     lo = CENTRE_US - span // 2
     out["min_us"], out["max_us"] = lo, lo + span
     out["direction"] = f["direction"]
     if is_gripper:
-        out["trim_us"] = int(round(f["direction"] * f["zero_deg"] * span / SERVO_DEG))
+        out["trim_us"] = int(round(f["direction"] * f["zero_deg"] * span / travel_of(entry)))
     else:
         out["trim_us"] = 0
         out["zero_deg"] = round(f["zero_deg"], 2)
     return out
+
+
+def travel_of(entry):
+    """A servo entry's travel (deg from min_us to max_us)."""
+    return float(entry.get("travel_deg", SERVO_DEG))
 
 
 def clip_joint(limits, zero_deg, gear=1.0, travel_deg=SERVO_DEG):

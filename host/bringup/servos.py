@@ -45,6 +45,7 @@ class Servo:
         self.plus_text = PLUS_TEXT.get(name, "its joint's + way")
         entry = arm.servo(slot)
         self.gear = 1.0 if self.is_gripper else entry["gear"]
+        self.travel_deg = float(entry["travel_deg"])   # servo deg over min_us..max_us (180, 270, ...)
         self.deg_per_mm = float(arm.gripper["servo_deg_per_mm"])
         self.range_pose = {}      # other joints moved (deg) for the range marks, then put back
         if self.is_gripper:

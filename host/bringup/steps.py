@@ -278,7 +278,7 @@ class BringupSteps:
         # from the mark's short side so that every mark sees the servo's deadband alike.
         per = servo.cmd_per_deg()
         while abs(cmd - start) > window[0] * per:
-            most = servo_fit.SERVO_DEG if servo.is_gripper else WINDOW_MAX_DEG
+            most = servo.travel_deg if servo.is_gripper else WINDOW_MAX_DEG
             if window[0] >= most or not self.op.widen(servo, window[0]):
                 raise BringupStop("the %s's mark is not within %.0f deg of where it started: nothing was "
                                   "saved for this step; check the servo horn's position on its spline"
@@ -359,7 +359,7 @@ class BringupSteps:
             r = self.state.get("servo.%s.range" % s.name)
             if not z or not r or z.get("skipped") or r.get("skipped"):
                 continue
-            out[s.name] = servo_fit.found(*self._points(s), gear=s.gear)
+            out[s.name] = servo_fit.found(*self._points(s), gear=s.gear, travel_deg=s.travel_deg)
         return out
 
 
@@ -377,7 +377,7 @@ def write_outputs(out_dir, description, found, servos, files_mod, pot=None):
         d["servos"][s.name] = servo_fit.servo_entry(d["servos"][s.name], f, s.is_gripper)
         if not s.is_gripper:
             j = d["joints"][s.name]
-            lo, hi = servo_fit.clip_joint((j["min_deg"], j["max_deg"]), f["zero_deg"], s.gear)
+            lo, hi = servo_fit.clip_joint((j["min_deg"], j["max_deg"]), f["zero_deg"], s.gear, s.travel_deg)
             if (lo, hi) != (j["min_deg"], j["max_deg"]):
                 notes.append("%s: joint limits %g..%g narrowed to %g..%g (what the servo reaches)"
                              % (s.name, j["min_deg"], j["max_deg"], lo, hi))

@@ -21,6 +21,18 @@ def _mearm():
     return load_arm("mearm")[0]
 
 
+def _wide_base():
+    # The reference with a 270-degree base servo (a DS3218-270: travel_deg 270 over 500..2500
+    # us), its joint 0 at servo 135 deg, the middle of that travel.
+    from surepick.shared_fsm.arm_reference import DESCRIPTION
+    d = arm_mod.validate(DESCRIPTION).to_dict()
+    d["servos"]["base"].update(travel_deg=270, zero_deg=135.0)
+    return arm_mod.validate(d)
+
+
+ARMS = {"reference": lambda: ARM, "mearm": _mearm, "base270": _wide_base}
+
+
 def _slots(arm):
     # (slot, servo name) of each servo the arm has (a parallel arm has no wrist slot)
     return [(i, arm.servo_names[i]) for i in range(len(arm.joint_names))] + [(servo_cal.GRIPPER, "gripper")]
@@ -42,26 +54,43 @@ def test_hidden_values_stay_within_the_issue_bounds(seed):
         assert 180.0 * 0.9 - 0.2 <= t[name]["range_deg"] <= 180.0 * 1.1 + 0.2
 
 
-@pytest.mark.parametrize("arm_name", ["reference", "mearm"])
+@pytest.mark.parametrize("arm_name", sorted(ARMS))
 @pytest.mark.parametrize("seed", [0, 3, 11])
 def test_an_entry_written_from_the_truth_drives_the_plant_right(seed, arm_name):
-    arm = ARM if arm_name == "reference" else _mearm()
+    # By hand: an entry of travel T centred on 1500 us spanning 2000 * T / range_deg us drives
+    # servo angle s at pulse lo + s * span / T (mirrored: T - s), as the firmware's formula does.
+    arm = ARMS[arm_name]()
     truth = standin.truth(seed, arm)["servos"]
     params = standin.plant_params(seed, arm)
     assert sorted(truth) == sorted(name for _slot, name in _slots(arm))
     for slot, name in _slots(arm):
         t = truth[name]
-        span = 2000.0 * 180.0 / t["range_deg"]
+        travel = float(arm.servo(slot)["travel_deg"])
+        span = 2000.0 * travel / t["range_deg"]
         lo = 1500.0 - span / 2.0
         plant_cal = params.servos[slot].cal()
         offset = math.degrees(servo_offset_rad(arm, slot))
         mid = arm.home_deg()[slot] if slot < 4 else 90.0     # inside the servo's travel
         for q in (mid - 20.0, mid, mid + 25.0):
             s = t["zero_deg"] + q        # the servo angle the entry asks for (the gripper's: q itself)
-            s_pulse = s if t["direction"] > 0 else 180.0 - s
-            pulse = int(round(lo + s_pulse * span / 180.0))
+            s_pulse = s if t["direction"] > 0 else travel - s
+            pulse = int(round(lo + s_pulse * span / travel))
             seen = servo_cal.servo_mdeg_from_pulse(plant_cal, pulse) / 1000.0 - offset
             assert abs(seen - q) < 0.15, (name, q, seen)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_270_degree_servo_is_drawn_over_its_own_travel(seed):
+    # The base of travel_deg 270 turns 270 +- 10% over 500..2500 us; the others 180 +- 10%, and
+    # their draws are the reference's (the seed's streams do not depend on the travel).
+    t = standin.truth(seed, _wide_base())["servos"]
+    ref = standin.truth(seed, ARM)["servos"]
+    assert 270.0 * 0.9 - 0.2 <= t["base"]["range_deg"] <= 270.0 * 1.1 + 0.2
+    assert abs(t["base"]["zero_deg"] - 135.0) <= 15.0 + 0.1
+    assert t["base"]["direction"] == ref["base"]["direction"]
+    assert abs(t["base"]["range_deg"] / ref["base"]["range_deg"] - 1.5) < 1e-3
+    for name in ("shoulder", "elbow", "wrist", "gripper"):
+        assert t[name] == ref[name]
 
 
 def test_print_truth_is_for_the_arm_given():

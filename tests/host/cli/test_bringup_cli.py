@@ -24,8 +24,8 @@ POT_MM = 0.25
 JAW_TRAVEL_MM = 45.0
 
 
-def _truth(seed, what="servos"):
-    r = surepick("board", "--standin", seed, "--print-truth")
+def _truth(seed, what="servos", arm=()):
+    r = surepick("board", "--standin", seed, *arm, "--print-truth")
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)[what]
 
@@ -35,9 +35,9 @@ def _control(port, command):
     return request(find_board(port)["control"], command)
 
 
-def _check_found(out, seed):
+def _check_found(out, seed, arm=()):
     found = json.loads((out / "found.json").read_text())["servos"]
-    truth = _truth(seed)
+    truth = _truth(seed, arm=arm)
     assert sorted(found) == sorted(truth)
     for name, t in truth.items():
         f = found[name]
@@ -46,7 +46,7 @@ def _check_found(out, seed):
         assert f["direction"] == t["direction"], (name, f, t)
         assert abs(f["zero_deg"] - t["zero_deg"]) <= ZERO_TOLERANCE_DEG, (name, f, t)
         assert abs(f["range_deg"] / t["range_deg"] - 1.0) <= RANGE_TOLERANCE, (name, f, t)
-    pot, t = json.loads((out / "found.json").read_text())["pot"], _truth(seed, "pot")
+    pot, t = json.loads((out / "found.json").read_text())["pot"], _truth(seed, "pot", arm)
     print("seed %d pot      closed %+.0f counts (%+.3f mm)  per mm %+.2f%%" % (
         seed, pot["closed_counts"] - t["closed_counts"], (pot["closed_counts"] - t["closed_counts"]) / t["counts_per_mm"],
         100.0 * (pot["counts_per_mm"] / t["counts_per_mm"] - 1.0)))
@@ -125,6 +125,36 @@ def test_bringup_finds_the_hidden_calibration_and_the_arm_then_places(tmp_path, 
 @pytest.mark.parametrize("seed", [3, 4, 5, 6, 7, 8])
 def test_bringup_on_more_benches(tmp_path, seed):
     _run_seed(tmp_path, seed)
+
+
+def test_bringup_finds_a_270_degree_servo(tmp_path):
+    # The reference arm with a 270-degree base servo (a DS3218-270: travel_deg 270, its joint 0
+    # at servo 135 deg, the middle of its travel) on stand-in bench 2, whose base turns against
+    # its joint: bring-up finds its direction, zero and range over its own travel, within the
+    # issue's bounds of --print-truth for that arm, and writes an entry that keeps travel_deg
+    # 270 and spans 2000 * 270 / range_deg us (by hand from the truth).
+    from surepick.host.arms import files
+    from surepick.shared_fsm import arm as arm_mod
+    from surepick.shared_fsm.arm_reference import DESCRIPTION
+    seed = 2
+    d = arm_mod.validate(DESCRIPTION).to_dict()
+    d["name"] = "base270"
+    d["servos"]["base"].update(travel_deg=270, zero_deg=135.0)
+    arm_file = tmp_path / "base270.toml"
+    arm_file.write_text(files.to_toml(d))
+    arm = ("--arm", str(arm_file))
+    truth = _truth(seed, arm=arm)
+    assert truth["base"]["direction"] == -1 and truth["base"]["range_deg"] > 250.0, truth["base"]
+    with running_board(tmp_path / "flash", "nominal", 0, extra=("--standin", str(seed)) + arm) as port:
+        out = tmp_path / "out"
+        r = _bringup(port, out, *arm)
+        assert r.returncode == 0, r.stdout + r.stderr
+        _check_found(out, seed, arm)
+    from surepick.host.cli.arm import load_arm
+    base = load_arm(str(out / "arm.toml"))[0].servo(0)
+    assert base["travel_deg"] == 270
+    want_span = 2000.0 * 270 / truth["base"]["range_deg"]
+    assert abs((base["max_us"] - base["min_us"]) / want_span - 1.0) <= RANGE_TOLERANCE, base
 
 
 def _confirmed(state_path):

@@ -96,7 +96,10 @@ class TeleopMode:
     def leave(self, why):
         if not self.on:
             return
-        self._freeze()
+        # With a fault latched the controller has already put the jaw where the fault wants it
+        # (stopped where its driver was; backed off from a stall or a crush): the freeze leaves
+        # it there. Frozen at its driver, a stalled jaw would stay at stall until its PWM went off.
+        self._freeze(0 if self.ctl.m.fault else 1)
         self._restore_arm()
         self.on = 0
         self.mode = OFF
@@ -186,8 +189,9 @@ class TeleopMode:
             sv.accel = s[3 * i + 1]
             sv.d_brake = s[3 * i + 2]
 
-    def _freeze(self):
-        # Every setpoint where its servo is now: the drivers hold from this tick on.
+    def _freeze(self, jaw=1):
+        # Every setpoint where its servo is now (the jaw's too, unless told not): the drivers
+        # hold from this tick on.
         ctl = self.ctl
         sv = ctl.servos
         mo = ctl.motion
@@ -199,11 +203,12 @@ class TeleopMode:
             j[i] = v
             sp[i] = v
             self.dq[i] = 0
-        jaw = servo_cal.servo_to_joint_mdeg(servo_cal.GRIPPER, sv[4].pos)
-        mo.jaw_um = jaw
-        ctl.m.out.jaw_um = jaw
-        self.jaw = jaw
         self.span = 0
+        if jaw:
+            jaw = servo_cal.servo_to_joint_mdeg(servo_cal.GRIPPER, sv[4].pos)
+            mo.jaw_um = jaw
+            ctl.m.out.jaw_um = jaw
+            self.jaw = jaw
 
     def _arm(self, now):
         self.on = 1

@@ -223,6 +223,30 @@ rid += 1
 r, _ = ask(link.T_TELEOP, rid, (1,), ticks=2)
 check(r is not None and r[1] == link.OK, "teleop again after the fault was cleared %s" % (r,))
 
+# ---- the gripper at stall in teleop: the stall watch's back-off stands ----
+# The shunt held at 700 mA (above current_stall_ma 600) for longer than current_stall_ms (1 s):
+# STALL, teleop ends, and the jaw is sent to the holding squeeze inside where its pot says it is
+# (jaw um = (pot - 8000) * 1000 // 1067, less hold_squeeze_um 2000: docs/conventions.md), not
+# frozen at its driver (still pressing), and its PWM stays on.
+hal.sense_enabled = 0
+pot = hal.adc[hal.pins.adc_pot]
+hal.adc[hal.pins.adc_current] = 1000 + 700 * 19859 // 1000
+for _ in range(700):
+    run(1)
+    if a.m.fault:
+        break
+want = (pot - 8000) * 1000 // 1067 - 2000
+check(a.m.fault == codes.F_STALL and a.teleop.on == 0, "stall in teleop: STALL, teleop off (%d)" % a.m.fault)
+check(a.motion.jaw_um == want and a.m.out.jaw_um == want, "the jaw backed off to %d, not frozen: %d" % (want, a.motion.jaw_um))
+check(a.servos[4].enabled == 1, "the gripper's PWM stays on after the back-off")
+hal.sense_enabled = 1
+run(10)
+rid += 1
+r, _ = ask(link.T_CLEAR_FAULT, rid, ticks=5)
+rid += 1
+r, _ = ask(link.T_TELEOP, rid, (1,), ticks=2)
+check(r is not None and r[1] == link.OK, "teleop again after the stall was cleared %s" % (r,))
+
 # ---- leaving: the pose is held, and saved as the rest pose at rest ----
 seq += 1
 rid += 1

@@ -29,7 +29,7 @@ class Readings:
         self.busy = busy
 
 
-def _telemetry(frame):
+def telemetry(frame):
     return dict(zip(link.SCHEMA[link.T_TELEMETRY][3], frame.fields))
 
 
@@ -37,14 +37,14 @@ def readings(client, seconds=LISTEN_S):
     # The board's readings: a STATUS (it says whether a job runs) and the telemetry of `seconds`.
     frames = []
     st = client.request(link.T_STATUS, (), 3.0, collect=(link.T_TELEMETRY,))
-    frames += [_telemetry(f) for f in st.frames]
+    frames += [telemetry(f) for f in st.frames]
     busy = bool((list(st.payload) + [0, 0, 0])[2])
     import time
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         f = client.wait_for(link.T_TELEMETRY, max(0.0, end - time.monotonic()))
         if f is not None:
-            frames.append(_telemetry(f))
+            frames.append(telemetry(f))
     values = {}
     for key in SETTINGS:
         r = client.request(link.T_CONFIG_GET, (key,), 2.0)

@@ -50,10 +50,13 @@ ADC_RAIL = 2
 
 _CHUNK_MS = 2  # the switch is sampled at least this often while physics runs
 _FAULTS = ("switch_stuck", "beam_blocked", "pot_broken", "current_offset", "brownout", "estop",
-           "push_part", "part_away", "clear")
+           "push_part", "part_away", "part_in_jaw", "part_on_pad", "clear")
 # Where a hand puts the part it takes off the bench (part_away): beside the arm's base, out of
 # its work (m, in the base's frame; on the floor plane).
 PART_AWAY_M = (-0.30, -0.30)
+# Where a hand holds the part between the open jaws (part_in_jaw): its centre this far behind the
+# finger tips along the fingers (m; a 25 mm part flush with the tips), square to the palm.
+PART_IN_JAW_BACK_M = 0.0125
 
 
 def part_spec(part):
@@ -368,6 +371,10 @@ class Plant:
             self._event()
         elif name == "part_away":
             self._part_away()
+        elif name == "part_in_jaw":
+            self._part_in_jaw()
+        elif name == "part_on_pad":
+            self._part_on_pad()
         elif name == "clear":
             self.switch.stuck_level = None
             self.beam.blocked = False
@@ -387,6 +394,39 @@ class Plant:
         q, v = m.jnt_qposadr[j], m.jnt_dofadr[j]
         d.qpos[q:q + 2] = PART_AWAY_M
         d.qvel[v:v + 6] = 0.0
+        mujoco.mj_forward(m, d)
+
+    def _part_in_jaw(self):
+        # A person holds the part between the open jaws, square to them, and keeps holding it
+        # (its weight taken by the hand, no other force: the jaws centre it as they close) so
+        # that bring-up can close the jaw on it; part_on_pad (or reset-world) puts it back.
+        if self._part_body < 0:
+            raise ValueError("part_in_jaw needs a part")
+        m, d = self.m, self.d
+        b = self._part_body
+        grip = m.body("gripper").id
+        j = m.body_jntadr[b]
+        q, v = m.jnt_qposadr[j], m.jnt_dofadr[j]
+        along = d.xmat[grip].reshape(3, 3)[:, 0]          # the gripper's x: wrist to finger tips
+        d.qpos[q:q + 3] = d.site_xpos[m.site("jaw_centre").id] - along * PART_IN_JAW_BACK_M
+        d.qpos[q + 3:q + 7] = d.xquat[grip]
+        d.qvel[v:v + 6] = 0.0
+        d.xfrc_applied[b, :] = 0.0
+        d.xfrc_applied[b, 2] = m.body_subtreemass[b] * -m.opt.gravity[2]
+        mujoco.mj_forward(m, d)
+
+    def _part_on_pad(self):
+        # The hand puts the part back where it was spawned (on its pad) and lets go; the rest of
+        # the world (a card in the beam, the e-stop) stays as it is.
+        if self._part_body < 0:
+            raise ValueError("part_on_pad needs a part")
+        m, d = self.m, self.d
+        b = self._part_body
+        j = m.body_jntadr[b]
+        q, v = m.jnt_qposadr[j], m.jnt_dofadr[j]
+        d.qpos[q:q + 7] = m.qpos0[q:q + 7]
+        d.qvel[v:v + 6] = 0.0
+        d.xfrc_applied[b, :] = 0.0
         mujoco.mj_forward(m, d)
 
     # ---- ground truth -------------------------------------------------------------------

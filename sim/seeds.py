@@ -17,6 +17,7 @@ result (scenario set-ups, sensor noise, fit's stand-in) is the same as before:
     bench_standin `surepick board --standin SEED`: the hidden servo calibration of an uncalibrated kit
     bench_standin_pot  ... and its gripper pot's hidden offset and gain (a stream of its own: the
                   servos' draws stay what they were)
+    bench_standin_stall  ... and its gripper servo's hidden stall current (likewise)
 
 The sensor-noise key repeats after 1000 cycles of one seed (seed S cycle 1000 is seed S+1 cycle
 0); a run of more cycles shares noise between those pairs (its scenario draws still differ).
@@ -32,6 +33,7 @@ STREAMS = {
     "power_cut": (1, 0, 0, None),
     "bench_standin": (1, 0, 0xB1D6, None),
     "bench_standin_pot": (1, 0, 0xB1D7, None),
+    "bench_standin_stall": (1, 0, 0xB1D8, None),
 }
 
 

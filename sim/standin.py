@@ -13,6 +13,11 @@ with it field by field: a description entry with direction D, zero_deg Z and the
 centred on 1500 us spanning 2000 * T / R us (trim 0; T its travel_deg) drives this servo exactly
 right.
 
+The gripper's servo draws its own stall current: the description's stall_ma_5v off by up to
++-STALL_MAX_FRACTION (hobby servos of one model differ that much; a board's stall watch set for
+the datasheet's figure may never see a weaker one stall), drawn from SEED on a stream of its own.
+The truth gives it as the gripper's stall_ma_5v, the description's term.
+
 The gripper's pot is not the firmware's default either: its reading at jaw 0 mm is off by up
 to +-POT_OFFSET_MAX_COUNTS and its counts per mm by up to +-POT_GAIN_MAX_FRACTION (the plant's
 PotParams offset_counts and counts_per_mm), drawn from SEED on a stream of their own, so the
@@ -21,7 +26,8 @@ servos' draws are the same as without it. The truth says it in the board setting
 
     truth(seed, arm) -> {"servos": {name: {"zero_deg", "direction", "range_deg"}},
                          "pot": {"closed_counts", "counts_per_mm"}}
-    plant_params(seed, arm) -> PlantParams with those servos and that pot
+                        (the gripper's entry also "stall_ma_5v")
+    plant_params(seed, arm) -> PlantParams with those servos, that pot and that stall current
 """
 import math
 
@@ -36,6 +42,7 @@ NOMINAL_SPAN_US = 2000       # 500..2500 us: the description's default pulse ran
 CENTRE_US = 1500
 POT_OFFSET_MAX_COUNTS = 1500     # the pot's reading at jaw 0 mm, each side (1.4 mm at 1067 counts/mm)
 POT_GAIN_MAX_FRACTION = 0.08     # its counts per mm, each side
+STALL_MAX_FRACTION = 0.25        # the gripper servo's stall current, each side of its model's
 
 
 def _draws(seed, n):
@@ -82,9 +89,18 @@ def hidden_pot(seed, arm):
     return pot["offset_counts"] + offset, round(pot["counts_per_mm"] * gain, 2)
 
 
+def hidden_stall_ma_5v(seed, arm):
+    """-> the gripper servo's stall current at 5 V (mA): its model's, off by a draw."""
+    rng = seeds.rng("bench_standin_stall", seed)
+    model = arm.servo_models[arm.servo(arm_mod.GRIPPER)["model"]]
+    return round(model["stall_ma_5v"] * (1.0 + rng.uniform(-STALL_MAX_FRACTION, STALL_MAX_FRACTION)), 1)
+
+
 def truth(seed, arm):
     offset, per_mm = hidden_pot(seed, arm)
-    return {"servos": {name: entry for name, _slot, _cal, entry in hidden_cals(seed, arm)},
+    servos = {name: entry for name, _slot, _cal, entry in hidden_cals(seed, arm)}
+    servos["gripper"] = dict(servos["gripper"], stall_ma_5v=hidden_stall_ma_5v(seed, arm))
+    return {"servos": servos,
             "pot": {"closed_counts": round(arm.sensors["pot"]["closed_counts"] + offset, 2),
                     "counts_per_mm": per_mm}}
 
@@ -96,4 +112,5 @@ def plant_params(seed, arm):
         s = p.servos[slot]
         s.min_us, s.max_us, s.trim_us, s.inverted = cal
     p.pot.offset_counts, p.pot.counts_per_mm = hidden_pot(seed, arm)
+    p.servos[arm_mod.GRIPPER].stall_ma_5v = hidden_stall_ma_5v(seed, arm)
     return p

@@ -2,6 +2,9 @@
 
     apply        the board gets what was found: DIR/arm.toml as its /arm.json (deploy --arm's
                  code; it restarts) and the pot line as its pot_closed_counts and pot_counts_per_mm
+    gripper.current  the gripper's current closed on nothing, squeezing the part the person holds
+                 in the jaws and pressing on it at stall: the board gets current_grip_min_ma and
+                 current_stall_ma of them (squeeze.py)
     cycle.dry    the dry cycle (cycles.py)
     cycle.first  the first real cycle (cycles.py)
 
@@ -9,11 +12,12 @@ The dry cycle slows the arm through two board settings; their values are saved i
 before they change and put back after it (and at the start of a bring-up killed meanwhile)."""
 from surepick.host.bringup import cycles
 from surepick.host.bringup import gripper as gripper_mod
+from surepick.host.bringup import squeeze
 from surepick.host.bringup.jog import BringupStop, config_get
 from surepick.shared_fsm import link
 
 APPLY = "apply"
-STEPS = (APPLY,) + cycles.STEPS
+STEPS = (APPLY, squeeze.STEP) + cycles.STEPS
 
 
 def job_args(arm, attempts=None):
@@ -63,8 +67,8 @@ class Finish:
             raise BringupStop("the board was not given what bring-up found (the apply step): "
                               "`surepick bringup --redo apply --apply`")
         arm = load_arm(arm_path)
-        result = self.dry(arm) if name == cycles.DRY else self.first(arm)
-        if self.found_path:     # a cycle's result is one set of readings: {what: readings}
+        result = {cycles.DRY: self.dry, cycles.FIRST: self.first, squeeze.STEP: self.current}[name](arm)
+        if self.found_path:     # a step's result is one set of readings: {what: readings}
             key, value = next(iter(sorted(result.items())))
             note_found(self.found_path, key, value)
         return result
@@ -100,6 +104,13 @@ class Finish:
                 done[key] = value
             self.say("the board's pot: %s" % ", ".join("%s %d" % kv for kv in sorted(done.items())))
         return {"arm": arm_path, "settings": done}
+
+    def current(self, arm):
+        found = squeeze.run(self.jog, self.op, arm, self.say)
+        for key, value in squeeze.settings(found):
+            self._set(key, value)
+        self.say(squeeze.summary(found))
+        return {"current": found}
 
     def _pot(self):
         r = self.state.get(gripper_mod.STEP)

@@ -80,6 +80,7 @@ class Jog:
         self.q = None            # the setpoint the board holds: 4 joint mdeg
         self.jaw = None          # ... and jaw um
         self.on = False
+        self.record = None       # a list: every TELEMETRY frame read meanwhile goes in it (dicts)
 
     # ---- the bench's safety, asked of the board itself ----
 
@@ -93,14 +94,21 @@ class Jog:
         v = st.view
         return bool(v.estop) or v.has(link.COND_ESTOP_OPEN), v.telemetry.get("rail_mv"), v
 
-    def pot_counts(self, seconds=POT_LISTEN_S):
-        """The gripper pot as the board reads it (TELEMETRY pot_counts, the mean of a short
-        listen: the firmware's filtered reading still carries the ADC's noise)."""
+    def listen(self, seconds=POT_LISTEN_S):
+        """The board's TELEMETRY of a short listen: [dict] (kept in self.record too, if one runs)."""
         from surepick.host import wiring_checks
         frames = wiring_checks.readings(self.c, seconds).frames
         if not frames:
             raise BringupStop("the board sent no telemetry: `surepick config set telemetry_hz 10`, then "
                               "run bringup again")
+        if self.record is not None:
+            self.record.extend(frames)
+        return frames
+
+    def pot_counts(self, seconds=POT_LISTEN_S):
+        """The gripper pot as the board reads it (TELEMETRY pot_counts, the mean of a short
+        listen: the firmware's filtered reading still carries the ADC's noise)."""
+        frames = self.listen(seconds)
         return sum(f["pot_counts"] for f in frames) / float(len(frames))
 
     def contact_open(self):
@@ -123,6 +131,21 @@ class Jog:
         if not r.ok:
             raise BringupStop("the board did not clear RAIL_LOW after its restart (%s): surepick job clear"
                               % r.code_name)
+        return True
+
+    def clear_stall_fault(self):
+        # After bring-up pressed the jaw on a part on purpose (its stall current): the board's
+        # stall watch latched STALL and backed the jaw off, as it should. -> True when that fault
+        # was latched and is now cleared; any other fault stays for the person (False).
+        from surepick.shared_fsm import codes
+        _o, _r, v = self.readings()
+        if v.fault != codes.F_STALL:
+            return False
+        r = self.c.request(link.T_CLEAR_FAULT, (), self.timeout)
+        if not r.ok:
+            raise BringupStop("the board did not clear the STALL bring-up caused (%s): surepick job clear"
+                              % r.code_name)
+        self.on = False
         return True
 
     def clear_estop_fault(self):
@@ -172,15 +195,18 @@ class Jog:
             self._enter()
         return list(self.q), self.jaw
 
-    def move(self, slot, cmd):
+    def move(self, slot, cmd, whole=False):
         """Bring servo `slot` to command `cmd` (joint mdeg or jaw um), the others held, in steps
-        the board follows; returns once the board's drivers hold it there."""
+        the board follows (whole: the jaw in one setpoint, at the board's own jaw speed);
+        returns once the board's drivers hold it there."""
         self.safe()
         if not self.on:
             self._enter()
         q, jaw = list(self.q), self.jaw
         cur = jaw if slot == GRIPPER else q[slot]
         step = STEP_UM if slot == GRIPPER else STEP_MDEG
+        if whole and slot == GRIPPER:
+            step = abs(int(cmd) - cur) + 1
         cmd = int(cmd)
         while True:
             d = cmd - cur
@@ -229,6 +255,9 @@ class Jog:
                               "sees them): the move would leave the joint's limits or the arm's clearance"
                               % (link.ERROR_NAMES.get(f.fields[1], f.fields[1]), why,
                                  " ".join("%.1f" % (v / 1000.0) for v in q), jaw / 1000.0))
+        if f.ftype == link.T_TELEMETRY and self.record is not None:
+            from surepick.host import wiring_checks
+            self.record.append(wiring_checks.telemetry(f))
         if f.ftype == link.T_TELEOP_STATE:
             d = dict(zip(link.SCHEMA[link.T_TELEOP_STATE][3], f.fields))
             self.state = d

@@ -67,7 +67,13 @@ class TerminalOperator:
                    "part-remove": "Take the part off its pad (the dry cycle runs without it) and keep your "
                                   "hands out of the arm's way; press Enter. ",
                    "part-back": "Put the part back on its pad, in the middle, and keep your hands out of the "
-                                "arm's way; press Enter. "}[what])
+                                "arm's way; press Enter. ",
+                   "part-in-jaw": "Hold the part between the open jaws, square to them and flush with the "
+                                  "finger tips, by its ends (your fingers clear of the jaws), and keep holding "
+                                  "it lightly while the jaw closes on it and presses hard for a moment; "
+                                  "press Enter. ",
+                   "part-on-pad": "Take the part out of the jaws and put it back on its pad, in the middle; keep "
+                                  "your hands out of the arm's way; press Enter. "}[what])
 
     def multimeter_rail_v(self):
         while True:

@@ -15,7 +15,9 @@ soon as it is confirmed in DIR/bringup-state.json: Ctrl-C loses nothing, and run
 resumes at the first step not confirmed (--redo STEP does one again, --skip STEP leaves one
 out). Nothing moves while the board reads the e-stop open or the rail low. At the end DIR/arm.toml is the description
 with the servo entries found, DIR/found.json what was found; with --apply the board gets them
-(as its /arm.json, as deploy --arm ships it: the board restarts, the arm goes limp while it does).
+(as its /arm.json, as deploy --arm ships it: the board restarts, the arm goes limp while it does),
+then the gripper's current is measured on the part you hold between its jaws (closed on nothing,
+squeezing it, pressing on it at stall: the board's current_grip_min_ma and current_stall_ma).
 
 --operator sim (a virtual board only, e.g. `surepick board --standin SEED`) answers every question
 as a person at that bench would, from where the simulated arm physically is.
@@ -44,7 +46,8 @@ def add_arguments(parser):
     parser.add_argument("--apply", action="store_true",
                         help="after the last step, give the board what was found (DIR/arm.toml as its "
                              "/arm.json, as deploy --arm ships it, it restarts; the pot as its settings), "
-                             "then run the dry cycle and the first real cycle")
+                             "measure the gripper's current on the part you hold in its jaws (its current "
+                             "settings), then run the dry cycle and the first real cycle")
     parser.add_argument("--list", action="store_true", help="print the steps and which are confirmed, and exit")
 
 

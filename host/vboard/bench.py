@@ -4,7 +4,9 @@ One source, so bring-up's stand-in person (`bringup --operator sim`) checks the 
 alike.
 
     HANDS               control command -> (the world's injection, its arguments): a hand on the
-                        bench's e-stop, finger switch, beam, or taking the part off its pad
+                        bench's e-stop, finger switch, beam, taking the part off its pad, or
+                        holding it between the open jaws (bring-up's squeeze current) and
+                        putting it back on its pad
     look(plant, now_ms) where the arm physically is: each joint's angle (deg) and the jaw's
                         opening (mm) off the marks and a caliper, the rail on a multimeter (V),
                         and the plant's clock. Never the servos' calibration.
@@ -13,7 +15,8 @@ alike.
 HANDS = {"estop-press": ("estop", {"on": True}), "estop-release": ("estop", {"on": False}),
          "switch-press": ("switch_stuck", {"level": 0}), "switch-release": ("switch_stuck", {"level": None}),
          "beam-block": ("beam_blocked", {"on": True}), "beam-clear": ("beam_blocked", {"on": False}),
-         "part-remove": ("part_away", {})}
+         "part-remove": ("part_away", {}), "part-in-jaw": ("part_in_jaw", {}),
+         "part-on-pad": ("part_on_pad", {})}
 
 
 def look(plant, now_ms):

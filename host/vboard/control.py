@@ -9,8 +9,10 @@
 #   "look"         -> {"ok": true, "joints_deg": [...], "jaw_mm": ..., "plant_ms": ...}: where the
 #                     arm physically is, as a person at the bench sees it (bring-up's stand-in operator)
 #   "estop-press", "estop-release", "switch-press", "switch-release", "beam-block", "beam-clear",
-#   "part-remove"  -> {"ok": true, "done": ...}: a hand on the bench's e-stop, finger switch, beam,
-#                     or taking the part off its pad (reset-world puts it back)
+#   "part-remove", "part-in-jaw", "part-on-pad"
+#                  -> {"ok": true, "done": ...}: a hand on the bench's e-stop, finger switch, beam,
+#                     taking the part off its pad, holding it between the open jaws, or putting it
+#                     back on its pad (the rest of the world as it is; reset-world: a fresh world)
 # Each running board lists itself in the per-user registry (registry.py), one JSON file per board
 # naming its console addresses and control address, so a tool given the console port the user
 # already knows (socket://127.0.0.1:PORT or /dev/pts/N) finds the control address; a file whose

@@ -145,3 +145,41 @@ def test_a_standin_board_with_arm_drives_that_arm_miscalibrated(tmp_path):
         assert abs(seen[slot] - want) < 2.0, (name, seen[slot], want)
         off.append(abs(want - rest))
     assert max(off) > 3.0, off      # this bench's arm really is off its rest pose
+
+
+@pytest.mark.parametrize("seed", [5, 4])
+def test_the_part_held_in_the_jaws_is_pressed_at_the_hidden_stall_current(seed):
+    # A hand holds the part between the open jaws (the plant's part_in_jaw); the jaw commanded
+    # 15 mm inside it stops on it (its width, less the pads' give) and its servo stalls: it draws
+    # the bench's hidden stall current scaled by the rail (a winding: current in proportion to the
+    # voltage; stall_ma_5v is at 5 V), the oracle bring-up's reading is held to. Seed 5's servo is
+    # the weakest of seeds 1..8 (508 mA at 5 V), seed 4's the strongest (727 mA).
+    from surepick.sim.plant import Plant
+    params = standin.plant_params(seed, ARM)
+    want_5v = standin.truth(seed, ARM)["servos"]["gripper"]["stall_ma_5v"]
+    assert abs(want_5v / 650.0 - 1.0) > 0.1       # not the SG90's datasheet figure
+    plant = Plant(part="cube25", params=params, seed=seed)
+    cal = plant.servos.cals[servo_cal.GRIPPER]
+
+    def jaw(mm):
+        plant.servos.pulses[servo_cal.GRIPPER] = servo_cal.pulse_us(cal, int(mm * servo_cal.JAW_MDEG_PER_UM * 1000))
+    jaw(35.0)
+    plant.advance(800)
+    plant.inject("part_in_jaw")
+    jaw(10.0)
+    plant.advance(600)
+    t = plant.truth()
+    assert 23.0 < t["jaw_gap_mm"] < 25.0, t["jaw_gap_mm"]
+    assert t["servos_at_stall"][servo_cal.GRIPPER]
+    assert abs(t["gripper_current_ma"] * 5000.0 / t["rail_mv"] / want_5v - 1.0) < 0.01, (t, want_5v)
+    jaw(35.0)                 # let go: the hand still holds the part where it was
+    plant.advance(600)
+    assert plant.truth()["jaw_gap_mm"] > 34.0 and plant.truth()["gripper_current_ma"] < 20.0
+    plant.inject("beam_blocked", on=True)
+    plant.inject("part_on_pad")         # back on its pad (the bench's pad, its description's)
+    plant.advance(500)
+    t = plant.truth()
+    b = ARM.bench
+    assert t["support_contact"] and abs(t["part_pos_mm"][0] - b["pad_x_mm"]) < 1.0 \
+        and abs(t["part_pos_mm"][1] - b["pad_y_mm"]) < 1.0, t["part_pos_mm"]
+    assert plant.beam.blocked           # the rest of the bench as it was

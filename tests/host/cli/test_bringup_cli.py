@@ -22,6 +22,9 @@ RANGE_TOLERANCE = 0.03
 # within POT_MM over the jaw's whole travel (0..45 mm: the reading at 0 mm and the slope).
 POT_MM = 0.25
 JAW_TRAVEL_MM = 45.0
+# The gripper's stall current, read through the board's shunt (12-bit ADC, 60 counts of noise:
+# 3 mA) and its rail divider, against the stand-in's hidden stall_ma_5v: within this fraction.
+STALL_TOLERANCE = 0.03
 
 
 def _truth(seed, what="servos", arm=()):
@@ -54,6 +57,26 @@ def _check_found(out, seed, arm=()):
     assert abs(pot["counts_per_mm"] / t["counts_per_mm"] - 1.0) <= POT_MM / JAW_TRAVEL_MM, (pot, t)
 
 
+def _check_current(out, seed, arm=()):
+    # gripper.current: the stall current found against the bench's hidden one (the oracle), and
+    # the two settings worked by hand from the readings the step saved (squeeze.py's rule: the
+    # grip threshold half-way between closed on nothing and the squeeze scaled to rail_low_mv
+    # 4200; the stall watch 10% under the stall scaled to 4200 mV).
+    c = json.loads((out / "found.json").read_text())["gripper"]["current"]
+    stall, t = c["stall_ma_5v"], _truth(seed, arm=arm)["gripper"]["stall_ma_5v"]
+    print("seed %d gripper  stall %.0f mA at 5 V (truth %.0f: %+.2f%%); empty %d mA, squeezing %d mA at %d mV, "
+          "stall %d mA at %d mV; current_grip_min_ma %d, current_stall_ma %d"
+          % (seed, stall, t, 100.0 * (stall / t - 1.0), c["empty"][0], c["squeezing"][0], c["squeezing"][1],
+             c["stall"][0], c["stall"][1], c["current_grip_min_ma"], c["current_stall_ma"]))
+    assert abs(stall / t - 1.0) <= STALL_TOLERANCE, (stall, t)
+    rail_low = 4200.0
+    squeeze_low = c["squeezing"][0] * rail_low / c["squeezing"][1]
+    assert abs(c["current_grip_min_ma"] - (c["empty"][0] + squeeze_low) / 2.0) <= 1.0, c
+    assert abs(c["current_stall_ma"] - stall * rail_low / 5000.0 * 0.9) <= 1.0, c
+    # the stall watch sits under the hidden stall current at 4.2 V, and above the squeeze
+    assert c["squeezing"][0] < c["current_stall_ma"] < t * rail_low / 5000.0, c
+
+
 def _check_cycles(port, out, stdout):
     # Bring-up's own dry cycle ended "nothing held" and was cleared; its first cycle placed the
     # part, as the physics judge of that world (the part put back: a fresh one) says.
@@ -64,7 +87,8 @@ def _check_cycles(port, out, stdout):
     assert {"jaw", "switch"} <= set(first["checks"]), first
     # found.json gets what the cycles measured: closed on nothing, and squeezing the part
     gripper = json.loads((out / "found.json").read_text())["gripper"]
-    assert gripper == {"closed_on_nothing": dry, "squeezing": first}, gripper
+    assert {k: gripper[k] for k in ("closed_on_nothing", "squeezing")} == {"closed_on_nothing": dry,
+                                                                           "squeezing": first}, gripper
     assert first["current_ma"] > dry["current_ma"] and first["jaw_mm"] > dry["jaw_mm"]
     assert "bring-up done" in stdout, stdout
     verdict = _control(port, "status")["verdict"]
@@ -114,6 +138,12 @@ def _run_seed(tmp_path, seed):
         assert _board_arm(flash) == json.loads(files.compact_json(load_arm(str(out / "arm.toml"))[0]))
         _check_no_servo_settings(flash)
         _check_cycles(port, out, r.stdout)
+        _check_current(out, seed)
+        # the board took the gripper's currents, and its first cycle's current check counted the part
+        gripper = json.loads((out / "found.json").read_text())["gripper"]
+        for key in ("current_grip_min_ma", "current_stall_ma"):
+            assert _config(port, key).split("=")[1].split()[0] == str(gripper["current"][key]), key
+        assert "current" in gripper["squeezing"]["checks"], gripper
 
 
 @pytest.mark.parametrize("seed", [1, 2])

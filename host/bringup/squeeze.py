@@ -1,0 +1,175 @@
+"""The gripper's currents, for bring-up (the step after apply: the board runs the calibration and
+pot found, so its jaw commands are true openings and its own stall watch backs the jaw off where
+it really is): what the gripper servo draws through the board's current shunt (TELEMETRY
+current_ma: the firmware's own reading of the ADC) with the jaw closed on nothing, squeezing the
+part the person holds between the jaws (closed to the part's width less squeeze_um, as the
+machine closes on it), and pressing on it far past (PRESS_MM inside it: the servo at its stall).
+From them, the two board settings the firmware judges the gripper's current by:
+
+    current_grip_min_ma   the current check says "part" at or above it (shared_fsm/machine.py):
+                          half-way between the closed-on-nothing current and the squeeze current
+                          at the lowest rail the board works at (rail_low_mv), so that each side
+                          keeps half the gap
+    current_stall_ma      the stall watch (firmware/controller.py): the stall current at rail_low_mv,
+                          less STALL_MARGIN
+
+A servo's current at a given torque is its winding's: at stall, the rail over the winding's
+resistance, so it is in proportion to the rail (the description's stall_ma_5v is the figure at
+5 V). Below rail_low_mv the board holds every motion (RAIL_LOW); a stall there must still reach the
+watch. STALL_MARGIN is for the winding warming: copper's resistance rises 0.39 % per kelvin, so a
+motor 25 K warmer than at bring-up (a gripper that has held parts for a while) draws about 9 %
+less at stall; 10 % below covers it."""
+from surepick.host.bringup.jog import GRIPPER, BringupStop, config_get
+
+STEP = "gripper.current"
+SETTINGS = ("current_grip_min_ma", "current_stall_ma")
+REF_MV = 5000.0               # the description's stall currents are at 5 V (servo_models stall_ma_5v)
+STALL_MARGIN = 0.10           # see above: a winding 25 K warmer
+SETTLED = 0.03                # the stall readings taken: those within this of the largest
+MIN_GAP_MA = 20               # squeeze less closed-on-nothing, at the lowest rail: at least this
+# The jaw pressing on the part is listened to this long after it got there (its move's own frames
+# kept too): the firmware's current filter settles within about 0.1 s; the board's stall watch
+# acts after current_stall_ms (1 s by default), and bring-up keeps only the frames before it.
+PRESS_S = 0.5
+WIDE_MM = 10.0      # the jaw this much wider than the part, for the hand to put it in
+# The jaw commanded this far inside the part to press on it: 60 servo deg on the reference jaw
+# (4 deg per mm), three times its servo's proportional band (20 deg); the reference plant's jaw
+# draws its stall current from 11.5 mm inside (tests/sim/test_standin.py presses at 15).
+PRESS_MM = 15.0
+
+
+def run(jog, operator, arm, say=print):
+    """The step: the three readings, then the settings of them. -> {"empty", "squeezing", "stall":
+    [mA, rail mV], "stall_ma_5v", "current_grip_min_ma", "current_stall_ma"}; BringupStop with
+    the way on when they cannot be the board's."""
+    part_um = int(round(arm.bench["part_mm"] * 1000))
+    close = part_um - config_get(jog.c, "squeeze_um")
+    wide = min(part_um + int(WIDE_MM * 1000), int(arm.gripper["jaw_max_mm"] * 1000))
+    shut = max(0, part_um - int(PRESS_MM * 1000))
+    jog.leave()
+    jog.safe()
+    _q, jaw0 = jog.pose()
+    # each move in one setpoint: the board's jaw speed (jaw_speed_um_s) is the machine's own
+    jog.move(GRIPPER, close, whole=True)
+    empty = _reading(jog.listen())
+    jog.move(GRIPPER, wide, whole=True)
+    operator.hand("part-in-jaw")
+    jog.move(GRIPPER, close, whole=True)
+    squeezing = _reading(jog.listen())
+    stall = _press(jog, shut, close, say)
+    jog.move(GRIPPER, wide, whole=True)
+    jog.leave()
+    operator.hand("part-on-pad")
+    jog.move(GRIPPER, jaw0, whole=True)
+    jog.leave()
+    if stall is None:
+        raise BringupStop("the gripper's current did not settle while it pressed on the part: was the part "
+                          "held between the jaws? Then `surepick bringup --redo %s --apply`" % STEP)
+    found = figures(empty, squeezing, stall, jog.rail_low_mv)
+    bad = problem(empty, squeezing, found, jog.rail_low_mv, config_get(jog.c, "current_holding_ma"))
+    if bad:
+        raise BringupStop(bad)
+    out = {"empty": [int(round(v)) for v in empty], "squeezing": [int(round(v)) for v in squeezing],
+           "stall": [int(round(v)) for v in stall]}
+    out.update(found)
+    return out
+
+
+def _reading(frames):
+    # the jaw at rest: the second half of a 1 s listen (the first may still see it come to rest)
+    frames = frames[len(frames) // 2:]
+    return mean(frames, "current_ma"), mean(frames, "rail_mv")
+
+
+def _press(jog, shut, back, say):
+    # The jaw to `shut` in one setpoint (the board's own jaw speed), its telemetry kept from then
+    # until it is back at `back`: the board's stall watch (current_stall_ma for current_stall_ms)
+    # may latch STALL meanwhile and back the jaw off, as it should; bring-up clears the STALL it
+    # caused (no other fault) and reads only the frames before it.
+    jog.record = frames = []
+    try:
+        try:
+            jog.move(GRIPPER, shut, whole=True)
+            jog.listen(PRESS_S)
+        except BringupStop:
+            if not _stalled(jog, say):
+                raise
+    finally:
+        jog.record = None
+    try:
+        jog.move(GRIPPER, back, whole=True)
+    except BringupStop:
+        if not _stalled(jog, say):
+            raise
+        jog.move(GRIPPER, back, whole=True)
+    return stall_reading(frames)
+
+
+def _stalled(jog, say):
+    if not jog.clear_stall_fault():
+        return False
+    say("the board's stall watch backed the jaw off (current_stall_ma for current_stall_ms), as it should; "
+        "cleared")
+    return True
+
+
+def mean(frames, key):
+    return sum(f[key] for f in frames) / float(len(frames))
+
+
+def stall_reading(frames):
+    """The telemetry frames of the jaw pressing on the part (no fault latched) -> (mA, rail mV): the
+    mean of those within SETTLED of the largest current (the current rising as the jaw closed is
+    left out), or None when fewer than two are."""
+    frames = [f for f in frames if not f.get("fault")]
+    if not frames:
+        return None
+    top = max(f["current_ma"] for f in frames)
+    near = [f for f in frames if f["current_ma"] >= top * (1.0 - SETTLED)]
+    if len(near) < 2:
+        return None
+    return mean(near, "current_ma"), mean(near, "rail_mv")
+
+
+def figures(empty, squeezing, stall, rail_low_mv):
+    """empty, squeezing, stall: (mA, rail mV) read -> {"stall_ma_5v", "current_grip_min_ma",
+    "current_stall_ma"} (whole mA, as the board keeps them)."""
+    stall_5v = stall[0] * REF_MV / stall[1]
+    squeeze_low = squeezing[0] * rail_low_mv / squeezing[1]
+    return {"stall_ma_5v": round(stall_5v, 1),
+            "current_grip_min_ma": int(round((empty[0] + squeeze_low) / 2.0)),
+            "current_stall_ma": int(stall_5v * rail_low_mv / REF_MV * (1.0 - STALL_MARGIN))}
+
+
+def problem(empty, squeezing, found, rail_low_mv, holding_ma):
+    """One line naming why these currents cannot be the board's, with the way on, or None."""
+    squeeze_low = squeezing[0] * rail_low_mv / squeezing[1]
+    if squeeze_low - empty[0] < MIN_GAP_MA:
+        return ("squeezing the part the gripper drew %.0f mA, closed on nothing %.0f mA: too close for the "
+                "current check to tell them apart. Check the current shunt's wiring (docs/hardware.md), "
+                "or squeeze harder (squeeze_um); then `surepick bringup --redo %s --apply`"
+                % (squeezing[0], empty[0], STEP))
+    if found["current_stall_ma"] <= squeezing[0]:
+        return ("the gripper draws %.0f mA squeezing the part, and at stall on the lowest rail (%d mV) only "
+                "about %d mA: holding a part would trip the stall watch. Squeeze less (squeeze_um), or use "
+                "a stronger gripper servo; then `surepick bringup --redo %s --apply`"
+                % (squeezing[0], rail_low_mv, found["current_stall_ma"], STEP))
+    if found["current_stall_ma"] <= holding_ma:
+        return ("the gripper's stall current on the lowest rail (about %d mA) is not above the board's "
+                "current_holding_ma %d: set that lower (surepick config set current_holding_ma N), then "
+                "`surepick bringup --redo %s --apply`" % (found["current_stall_ma"], holding_ma, STEP))
+    return None
+
+
+def settings(found):
+    """The board settings of what the step found: [(key, value)]."""
+    return [(k, int(found[k])) for k in SETTINGS]
+
+
+def summary(r):
+    """One line for the person: what gripper.current read and the settings it gives."""
+    return ("the gripper's current: closed on nothing %d mA, squeezing the part %d mA, at stall %d mA at "
+            "%.2f V (%.0f mA at 5 V); the board gets current_grip_min_ma %d (the current check's "
+            "threshold) and current_stall_ma %d (its stall watch, %d%% under the stall on the lowest rail)"
+            % (r["empty"][0], r["squeezing"][0], r["stall"][0], r["stall"][1] / 1000.0, r["stall_ma_5v"],
+               r["current_grip_min_ma"], r["current_stall_ma"], int(round(STALL_MARGIN * 100))))

@@ -97,7 +97,12 @@ class Jog:
     def listen(self, seconds=POT_LISTEN_S):
         """The board's TELEMETRY of a short listen: [dict] (kept in self.record too, if one runs)."""
         from surepick.host import wiring_checks
-        frames = wiring_checks.readings(self.c, seconds).frames
+        frames = []
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            f = self.c.wait_for(link.T_TELEMETRY, max(0.0, end - time.monotonic()))
+            if f is not None:
+                frames.append(wiring_checks.telemetry(f))
         if not frames:
             raise BringupStop("the board sent no telemetry: `surepick config set telemetry_hz 10`, then "
                               "run bringup again")

@@ -27,10 +27,14 @@ REF_MV = 5000.0               # the description's stall currents are at 5 V (ser
 STALL_MARGIN = 0.10           # see above: a winding 25 K warmer
 SETTLED = 0.03                # the stall readings taken: those within this of the largest
 MIN_GAP_MA = 20               # squeeze less closed-on-nothing, at the lowest rail: at least this
-# The jaw pressing on the part is listened to this long after it got there (its move's own frames
-# kept too): the firmware's current filter settles within about 0.1 s; the board's stall watch
-# acts after current_stall_ms (1 s by default), and bring-up keeps only the frames before it.
-PRESS_S = 0.5
+# The jaw pressing on the part is listened to for this long of the board's own time (TELEMETRY
+# t_ms) after it got there, its move's own frames kept too: the firmware's current filter settles
+# within about 0.1 s. The board's stall watch acts after current_stall_ms (1 s by default); a
+# host slow to send the jaw back lets it, and bring-up keeps only the frames before it.
+PRESS_MS = 500
+PRESS_TIMEOUT_S = 30.0        # wall clock: the board sends telemetry at 10 Hz at least
+_TICKS = 1 << 30              # the board's ms ticks wrap here (shared_fsm/ticks.py)
+REST_S = 10.0                 # wall clock: the jaw comes to rest within this after its last move
 WIDE_MM = 10.0      # the jaw this much wider than the part, for the hand to put it in
 # The jaw commanded this far inside the part to press on it: 60 servo deg on the reference jaw
 # (4 deg per mm), three times its servo's proportional band (20 deg); the reference plant's jaw
@@ -62,6 +66,7 @@ def run(jog, operator, arm, say=print):
     operator.hand("part-on-pad")
     jog.move(GRIPPER, jaw0, whole=True)
     jog.leave()
+    _come_to_rest(jog)
     if stall is None:
         raise BringupStop("the gripper's current did not settle while it pressed on the part: was the part "
                           "held between the jaws? Then `surepick bringup --redo %s --apply`" % STEP)
@@ -73,6 +78,20 @@ def run(jog, operator, arm, say=print):
            "stall": [int(round(v)) for v in stall]}
     out.update(found)
     return out
+
+
+def _come_to_rest(jog):
+    # The jaw settled (the board takes a setting only with the arm at rest: busy.write_at_rest
+    # asks again while it settles, but not while STATUS still says it moves).
+    import time
+    from surepick.host.link import busy
+    from surepick.shared_fsm import link
+    end = time.monotonic() + REST_S
+    while time.monotonic() < end:
+        st = busy.status(jog.c)
+        if st is None or st.busy != link.BUSY_MOVING:
+            return
+        time.sleep(busy.POLL_S)
 
 
 def _reading(frames):
@@ -90,7 +109,7 @@ def _press(jog, shut, back, say):
     try:
         try:
             jog.move(GRIPPER, shut, whole=True)
-            jog.listen(PRESS_S)
+            _listen_board_ms(jog, PRESS_MS)
         except BringupStop:
             if not _stalled(jog, say):
                 raise
@@ -103,6 +122,21 @@ def _press(jog, shut, back, say):
             raise
         jog.move(GRIPPER, back, whole=True)
     return stall_reading(frames)
+
+
+def _listen_board_ms(jog, ms):
+    # Telemetry until it spans `ms` of the board's own clock, or a fault is latched.
+    import time
+    first = None
+    end = time.monotonic() + PRESS_TIMEOUT_S
+    while time.monotonic() < end:
+        for f in jog.listen(0.3):
+            if first is None:
+                first = f["t_ms"]
+            if f.get("fault") or (f["t_ms"] - first) % _TICKS >= ms:
+                return
+    raise BringupStop("the board's telemetry did not cover %d ms in %.0f s: is it running? (surepick doctor)"
+                      % (ms, PRESS_TIMEOUT_S))
 
 
 def _stalled(jog, say):

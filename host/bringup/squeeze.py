@@ -140,6 +140,9 @@ def _listen_board_ms(jog, ms):
 
 
 def _stalled(jog, say):
+    # The jaw's back-off ends first: teleop entered again mid-way would hold the jaw where its
+    # driver then is, still pressing, and the watch would cut its PWM.
+    _come_to_rest(jog)
     if not jog.clear_stall_fault():
         return False
     say("the board's stall watch backed the jaw off (current_stall_ma for current_stall_ms), as it should; "

@@ -164,9 +164,9 @@ def test_the_stall_watch_acting_while_bringup_presses_the_jaw(tmp_path):
     # times the arm's rail-sag watch too): gripper.current presses on the part
     # for 500 ms of the board's clock, so the watch latches STALL and backs the jaw off while it
     # does (as it would for a host slow to send the jaw back). Bring-up says so, clears it, keeps
-    # the readings before it (telemetry at 50 Hz: a dozen of them) and finds the same stall
+    # the readings before it (telemetry at 25 Hz: about six of them) and finds the same stall
     # current; the gripper stays powered, the cycles place, no fault is left.
-    r = _run_seed(tmp_path, 2, (("current_stall_ms", 300), ("telemetry_hz", 50)))
+    r = _run_seed(tmp_path, 2, (("current_stall_ms", 300), ("telemetry_hz", 25)))
     assert "the board's stall watch backed the jaw off" in r.stdout, r.stdout
 
 

@@ -15,6 +15,8 @@ from surepick.host.arms import presets
 from surepick.shared_fsm import arm as arm_mod
 from surepick.sim import arm_model
 
+from tests.support.arm_joints import set_arm_joints
+
 
 
 def nowrist_description():
@@ -79,18 +81,7 @@ def test_ik_of_fk_is_the_identity(name, u):
 
 
 def _set_qpos(m, d, arm, q, jaw_mm):
-    def put(name, deg):
-        d.qpos[m.jnt_qposadr[m.joint(name).id]] = math.radians(deg)
-    put("base_yaw", q[0])
-    put("shoulder", q[1])
-    if arm.kind == "parallel":
-        # the linkage: the elbow hinge is relative; the level hand's equality closes the chain
-        put("elbow", q[2] - q[1])
-        put("wrist", arm.geo["hand_pitch_deg"] - q[2])
-    else:
-        put("elbow", q[2])
-        if arm.kind == "serial":
-            put("wrist", q[3])
+    set_arm_joints(m, d, arm, q)
     for f in ("finger_l", "finger_r"):
         d.qpos[m.jnt_qposadr[m.joint(f).id]] = jaw_mm / 2000.0
 

@@ -18,6 +18,7 @@ from surepick.shared_fsm import arm as arm_mod
 from surepick.shared_fsm import payload
 from surepick.sim import arm_model, plant
 from surepick.sim.world import World
+from tests.support.arm_joints import set_arm_joints
 from tests.support.board_cli import running_board
 from tests.support.cli import SUREPICK_BIN, surepick
 from tests.support.needs import NEEDS_MICROPYTHON
@@ -73,18 +74,7 @@ def _mujoco_gravity(arm, q):
     def jid(n):
         return mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n)
 
-    def put(n, deg):
-        d.qpos[m.jnt_qposadr[jid(n)]] = math.radians(deg)
-
-    put("base_yaw", q[0])
-    put("shoulder", q[1])
-    if arm.kind == "parallel":
-        put("elbow", q[2] - q[1])
-        put("wrist", arm.geo["hand_pitch_deg"] - q[2])
-    else:
-        put("elbow", q[2])
-        if arm.kind == "serial":
-            put("wrist", q[3])
+    set_arm_joints(m, d, arm, q)
     mujoco.mj_forward(m, d)
     b = [d.qfrc_bias[m.jnt_dofadr[jid(n)]] if jid(n) >= 0 else 0.0 for n in ("shoulder", "elbow", "wrist")]
     if arm.kind == "parallel":

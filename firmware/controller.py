@@ -51,13 +51,10 @@ from .sensors import Pot, Current, Rail, Switch, EStop
 from .servo import Servo, drive as drive_servos
 
 
-_PACKAGE = __name__[:__name__.rfind(".")]   # this package's dotted name, as the board imports it
-
-
 def _loaded(name):
     # True once the firmware's module `name` is imported (a first import is maintenance: a tick
     # longer than the period)
-    return _PACKAGE + "." + name in sys.modules
+    return arm_file.FIRMWARE + "." + name in sys.modules
 
 
 E_ARM_INVALID = const(20)    # start_job: the board has no valid arm description (not a machine code)

@@ -162,6 +162,54 @@ def _pyrepr_eval(raw):
     return ast.literal_eval(raw.decode().strip())
 
 
+_RAW_BANNER = b"raw REPL; CTRL-B to exit\r\n"
+_SOFT_REBOOT = b"soft reboot\r\n"
+
+
+def _read_to(serial, endings, deadline, heard):
+    # -> True once each of `endings` arrived, in order, False at the deadline. mpremote's
+    # read_until checks its overall timeout only while no byte arrives, so a board that kept
+    # sending (a firmware still streaming its frames) held a deploy there for ever.
+    # Read a byte at a time: what follows the last ending (the raw prompt) is mpremote's to read.
+    # heard: a one-item list, the count of bytes read.
+    for ending in endings:
+        buf = b""
+        while not buf.endswith(ending):
+            if time.monotonic() >= deadline:
+                return False
+            if not serial.in_waiting:
+                time.sleep(0.01)
+                continue
+            buf = (buf + serial.read(1))[-len(ending):]
+            heard[0] += 1
+    return True
+
+
+def _enter_raw_repl(t, timeout):
+    # -> None in a fresh raw REPL within `timeout` s, else why not. Ctrl-C stops what runs,
+    # Ctrl-A asks for the raw REPL, Ctrl-D soft-resets into a new one (mpremote's own sequence,
+    # with a deadline that holds however much the board sends).
+    s = t.serial
+    deadline = time.monotonic() + timeout
+    heard = [0]
+    s.write(b"\r\x03")
+    time.sleep(0.05)
+    s.read(s.in_waiting)             # once: a board that keeps sending would keep this busy
+    s.write(b"\r\x01")
+    ok = _read_to(s, [_RAW_BANNER + b">"], deadline, heard)
+    if ok:
+        s.write(b"\x04")
+        ok = _read_to(s, [_SOFT_REBOOT, _RAW_BANNER], deadline, heard)
+    if not ok:
+        if heard[0]:
+            return ("it kept sending (%d bytes) but showed no raw REPL prompt within %d s: what runs "
+                    "on it did not stop at Ctrl-C; unplug it and plug it in again, then deploy"
+                    % (heard[0], timeout))
+        return "no raw REPL prompt within %d s: is MicroPython flashed on it?" % timeout
+    t.in_raw_repl = True
+    return None
+
+
 class RawReplBoard:
     # The board being deployed to, reached through mpremote's SerialTransport in the raw REPL.
     def __init__(self, port):
@@ -199,11 +247,12 @@ class RawReplBoard:
                 raise DeployError(str(ports.busy_error(self.port, ["another client"])))
             time.sleep(0.5)
         try:
-            self.t.enter_raw_repl(soft_reset=True, timeout_overall=timeout)
-        except TransportError:
-            self.close()
-            raise DeployError("the device on %s did not answer as a MicroPython REPL (no raw REPL "
-                              "prompt within %d s): is MicroPython flashed on it?" % (self.port, timeout)) from None
+            why = _enter_raw_repl(self.t, timeout)
+            if why:
+                self.close()
+                raise DeployError("the device on %s did not answer as a MicroPython REPL: %s" % (self.port, why))
+        except DeployError:
+            raise
         except Exception as e:  # the port vanished under us (pyserial's own errors)
             self.close()
             raise DeployError("no board on %s: %s" % (self.port, e)) from None

@@ -243,6 +243,51 @@ def test_device_without_micropython():
         srv.close()
 
 
+def test_a_board_that_keeps_sending_does_not_hold_a_deploy_for_ever():
+    # A program that does not stop at Ctrl-C and streams without pause (mpremote's read_until
+    # checks its overall timeout only between bytes, so this held a deploy for ever): the deploy
+    # gives up at its connect timeout and says what it heard.
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    stop = threading.Event()
+
+    def stream(c):
+        try:
+            while not stop.is_set():
+                c.sendall(b"frame frame frame\r\n" * 8)
+                time.sleep(0.002)
+        except OSError:
+            pass
+        c.close()
+
+    def serve():
+        while not stop.is_set():     # every connection: the deploy's checks open their own
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=stream, args=(c,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    outcome = []
+
+    def deploy():
+        try:
+            dp.deploy("socket://127.0.0.1:%d" % srv.getsockname()[1], wait_hello=False, connect_timeout=2)
+            outcome.append(None)
+        except dp.DeployError as e:
+            outcome.append(e)
+    d = threading.Thread(target=deploy, daemon=True)
+    d.start()
+    d.join(120)            # far past the 2 s timeout: a hang, not a slow machine
+    stop.set()
+    srv.close()
+    assert outcome, "the deploy was still waiting for a raw REPL prompt after 120 s"
+    assert isinstance(outcome[0], dp.DeployError), outcome
+    assert "kept sending" in str(outcome[0]) and "did not stop at Ctrl-C" in str(outcome[0]), outcome
+
+
 class _StubRawReplBoard:
     # Stands in for RawReplBoard (mpremote's transport) to test the checks made before anything is copied.
     info_tuple = None

@@ -203,8 +203,8 @@ def _enter_raw_repl(t, timeout):
     if not ok:
         if heard[0]:
             return ("it kept sending (%d bytes) but showed no raw REPL prompt within %d s: what runs "
-                    "on it did not stop at Ctrl-C; unplug it and plug it in again, then deploy"
-                    % (heard[0], timeout))
+                    "on it did not stop at Ctrl-C; take any part out of the jaw, then unplug the board "
+                    "and plug it in again, and deploy" % (heard[0], timeout))
         return "no raw REPL prompt within %d s: is MicroPython flashed on it?" % timeout
     t.in_raw_repl = True
     return None
@@ -248,14 +248,12 @@ class RawReplBoard:
             time.sleep(0.5)
         try:
             why = _enter_raw_repl(self.t, timeout)
-            if why:
-                self.close()
-                raise DeployError("the device on %s did not answer as a MicroPython REPL: %s" % (self.port, why))
-        except DeployError:
-            raise
         except Exception as e:  # the port vanished under us (pyserial's own errors)
             self.close()
             raise DeployError("no board on %s: %s" % (self.port, e)) from None
+        if why:
+            self.close()
+            raise DeployError("the device on %s did not answer as a MicroPython REPL: %s" % (self.port, why))
         _, self.watchdog_stopped_at = _pyrepr_eval(self.exec(stop_watchdog_code()))
 
     def _early_bytes(self, wait):

@@ -52,6 +52,7 @@ from .status_led import (StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as
 FW_VERSION = "0.1.0"
 LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again for more
 _HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
+_CTRL_C = const(0x03)    # a raw Ctrl-C on the console stops the program (LineReader.poll)
 _HIL_LINES = 4                     # HIL: lines handled per tick at most
 _APPROACH = "approach_height_um"   # the setting a JOB may carry (docs/protocol.md)
 _US_MASK = 0x3FFFFFFF
@@ -60,19 +61,6 @@ GC_REST_MS = 5000        # at rest, collect garbage at least this often (and bef
 # Boot record (flashlog R_BOOT): the 12 ints.
 _BOOT_FIELDS = ("seq", "t_ms", "reset_cause", "boot_count", "action", "grip", "pot_counts",
                 "switch_pressed", "beam_broken", "marker", "rest_stored", "rejected")
-
-
-class _ConsoleIn:
-    # The LineReader's byte source. A raw Ctrl-C byte (where the port does not turn it into
-    # KeyboardInterrupt itself) still stops the program, so mpremote can always take over.
-    def __init__(self, hal):
-        self._read = hal.console_read_byte
-
-    def read_byte(self):
-        b = self._read()
-        if b == 3:
-            raise KeyboardInterrupt
-        return b
 
 
 # After a collection MicroPython's allocator searches for free blocks from the heap's bottom
@@ -124,7 +112,7 @@ class App(Controller):
         self.led = StatusLed(hal)
         self.log = flashlog.FlashLog(root + "/log", rejected=self.settings.rejected)
         self.reader = cmdparse.LineReader()
-        self.console = _ConsoleIn(hal)
+        self.console_read = hal.console_read_byte     # the LineReader's byte source
         self.fw = FrameWriter()
         self.rec = array("i", [0] * 12)   # one event record, copied out of the ring
         self.stats = telemetry.LoopStats(self.cfg.loop_period_ms * 1000)
@@ -247,7 +235,7 @@ class App(Controller):
         hil = self.hil
         start = hal.cpu_us()
         while not hil.fresh and self.hil is hil:
-            r = self.reader.poll(self.console, _HIL_RX)
+            r = self.reader.poll(self.console_read, _HIL_RX, _CTRL_C)
             if r != cmdparse.LINE_NONE:
                 self._on_line(r)
             if hal.ticks_diff(hal.cpu_us(), start) >= period_us:
@@ -329,7 +317,7 @@ class App(Controller):
     @micropython.native
     def _link(self, now):
         if self.hil is None and not self.teleop.on:
-            r = self.reader.poll(self.console, self.rx_per_tick)
+            r = self.reader.poll(self.console_read, self.rx_per_tick, _CTRL_C)
             if r != cmdparse.LINE_NONE:
                 self._on_line(r)
         else:
@@ -337,7 +325,7 @@ class App(Controller):
             # (real time uses the newest one).
             # Teleop likewise: a backlog of setpoints drains, only the newest one is offered.
             for _ in range(_HIL_LINES):
-                r = self.reader.poll(self.console, _HIL_RX)
+                r = self.reader.poll(self.console_read, _HIL_RX, _CTRL_C)
                 if r == cmdparse.LINE_NONE:
                     break
                 self._on_line(r)

@@ -20,6 +20,7 @@ LINE_READY = const(1)     # reader.line() holds one line (without LF)
 LINE_OVERLONG = const(2)  # an overlong frame was dropped: answer E_TOO_LONG
 
 _LF = const(0x0A)
+_START = link.START
 
 
 def parse_line(line):
@@ -96,13 +97,27 @@ class LineReader:
         # next push().
         return self._mv[:self.n]
 
-    def poll(self, source, max_bytes=32):
-        # Read at most max_bytes from source.read_byte() (-1 = nothing waiting); stop at the
-        # first completed line or dropped overlong frame.
+    def poll(self, read_byte, max_bytes=32, interrupt=-1):
+        # Read at most max_bytes from read_byte() (-1 = nothing waiting); stop at the first
+        # completed line or dropped overlong frame. The byte `interrupt` raises KeyboardInterrupt
+        # (the App passes Ctrl-C: where the port does not turn it into one itself, it still stops
+        # the program, so mpremote can always take over). A byte inside a line with room left is
+        # stored here, not through push():
+        # on the RP2040 a byte costs its read plus this loop, and a 32-byte share of a long
+        # request line read at rest overran the 4 ms period (docs/rp2040.md).
+        buf = self.buf
+        cap = len(buf)
         for _ in range(max_bytes):
-            b = source.read_byte()
+            b = read_byte()
             if b < 0:
                 return LINE_NONE
+            if b == interrupt:
+                raise KeyboardInterrupt
+            n = self.n
+            if b != _LF and b != _START and n < cap and not self.discarding and not self._complete:
+                buf[n] = b
+                self.n = n + 1
+                continue
             r = self.push(b)
             if r != LINE_NONE:
                 return r

@@ -27,8 +27,8 @@ BOARD_FIELDS = (
     # 400 ms at most on the W25Q16JV). Always on: a servo arm is never left without one.
     ("wdt_ms", 500, 200, 500, 1),
     # Work bounds per loop tick, not times: they cap what one tick spends on the link (on the
-    # chip a 32-byte read and one piece of an event's forwarding cost up to ~0.7 ms), so they
-    # stay per tick at any period.
+    # chip a 32-byte read costs about 2.2 ms, one piece of an event's forwarding up to ~0.7 ms:
+    # docs/rp2040.md), so they stay per tick at any period.
     ("link_rx_bytes", 32, 8, 256, 0),        # request bytes read per loop tick
     ("link_events_per_tick", 1, 1, 16, 0),   # pieces of event forwarding per tick (app._forward_events)
     ("log_commit_ms", 1000, 100, 60000, 0),  # at rest, commit the fault log at most this often

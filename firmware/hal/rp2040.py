@@ -41,11 +41,12 @@ _hold_timer = None
 _poll = None
 _stdin = None
 _stdout = None
+_byte = None     # console_read_byte's buffer
 
 
 def setup(pins):
     # Inputs first (they cost nothing and recovery reads them before any servo moves).
-    global _pin_map, _led, _poll, _stdin, _stdout, _estop_gpio
+    global _pin_map, _led, _poll, _stdin, _stdout, _estop_gpio, _byte
     import select
     # A watchdog left running by the previous run (a soft reset after a crash keeps it) would
     # bite in the middle of this boot: the loop starts its own once the boot is done.
@@ -64,6 +65,7 @@ def setup(pins):
     _stdout = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else sys.stdout
     _poll = select.poll()
     _poll.register(sys.stdin, select.POLLIN)
+    _byte = bytearray(1)
 
 
 def pwm_start(pulses_us):
@@ -237,11 +239,13 @@ def unique_id():
 
 @micropython.native
 def console_read_byte():
-    # select.poll with a zero timeout: read(1) only when a byte is waiting, so it never blocks.
+    # select.poll with a zero timeout: read only when a byte is waiting, so it never blocks.
+    # readinto a kept buffer, not read(1): each new bytes object cost a search of the loop's
+    # heap, and a 32-byte request read took 4.4-4.9 ms on the chip (docs/rp2040.md, what a
+    # tick costs). ipoll allocates nothing.
     for _ in _poll.ipoll(0):
-        c = _stdin.read(1)
-        if c:
-            return c[0] if not isinstance(c, str) else ord(c)
+        if _stdin.readinto(_byte):
+            return _byte[0]
     return -1
 
 

@@ -94,7 +94,7 @@ def test_poll_reads_at_most_max_bytes_per_call():
     results = []
     for _ in range(20):
         before = src.reads
-        results.append(r.poll(src, 4))
+        results.append(r.poll(src.read_byte, 4))
         assert src.reads - before <= 4
     assert results.count(cmdparse.LINE_READY) == 2
 

@@ -175,7 +175,7 @@ def main():
         try:
             while src.i < len(src.data):
                 t0 = time.ticks_us()
-                r = reader.poll(src, 1 + rng.below(64))
+                r = reader.poll(src.read_byte, 1 + rng.below(64))
                 worst_poll = max(worst_poll, time.ticks_diff(time.ticks_us(), t0))
                 if r == cmdparse.LINE_READY:
                     e2, ftype, rid, args = cmdparse.parse_line(reader.line())

@@ -14,7 +14,7 @@ worst_us = 0
 start = time.ticks_ms()
 while time.ticks_diff(time.ticks_ms(), start) < 10000:
     t0 = time.ticks_us()
-    r = reader.poll(src, 16)
+    r = reader.poll(src.read_byte, 16)
     if r == cmdparse.LINE_READY:
         err, ftype, rid, args = cmdparse.parse_line(reader.line())
         if err == link.OK:

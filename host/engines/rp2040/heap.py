@@ -201,8 +201,7 @@ def run_figures(count=5, seed=1, uf2=None, ready_ms=500, measure_heap=True):
     names = link.SCHEMA[link.T_TELEMETRY][3]
     # TELEMETRY's overruns count since boot: the run's are the last frame's less the first one's
     # begun after the RUN_START record. Before it: boot, the calibration, and reading the RUN line
-    # itself at rest (32 bytes a tick, link_rx_bytes: a tick that reads a full share of a long
-    # request line can take longer than the period, as before a JOB)
+    # itself at rest (32 bytes a tick, link_rx_bytes)
     began = next(f.fields[1] for f in cc.frames if f.ftype == link.T_EVENT and f.fields[2] == codes.K_RUN
                  and f.fields[5] == run_codes.R_RUN_START)
     tel = [dict(zip(names, f.fields)) for f in cc.frames if f.ftype == link.T_TELEMETRY]

@@ -52,8 +52,8 @@ from .status_led import (StatusLed, IDLE as LED_IDLE, BUSY as LED_BUSY, FAULT as
 FW_VERSION = "0.1.0"
 LOG_BATCH = 16           # LOG frames per LOG_SINCE reply; the host asks again for more
 _HIL_RX = link.MAX_FRAME_LEN + 1   # HIL: a whole sensor frame per tick, not link_rx_bytes
-_CTRL_C = const(0x03)    # a raw Ctrl-C on the console stops the program (LineReader.poll)
 _HIL_LINES = 4                     # HIL: lines handled per tick at most
+_CTRL_C = const(0x03)    # a raw Ctrl-C on the console stops the program (LineReader.poll)
 _APPROACH = "approach_height_um"   # the setting a JOB may carry (docs/protocol.md)
 _US_MASK = 0x3FFFFFFF
 GC_REST_MS = 5000        # at rest, collect garbage at least this often (and before every job)

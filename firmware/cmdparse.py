@@ -102,9 +102,9 @@ class LineReader:
         # completed line or dropped overlong frame. The byte `interrupt` raises KeyboardInterrupt
         # (the App passes Ctrl-C: where the port does not turn it into one itself, it still stops
         # the program, so mpremote can always take over). A byte inside a line with room left is
-        # stored here, not through push():
-        # on the RP2040 a byte costs its read plus this loop, and a 32-byte share of a long
-        # request line read at rest overran the 4 ms period (docs/rp2040.md).
+        # stored here, not through push(): on the RP2040 a byte costs its read plus this loop,
+        # and a 32-byte share of a long request line read at rest overran the 4 ms period
+        # (docs/rp2040.md, what a tick costs).
         buf = self.buf
         cap = len(buf)
         for _ in range(max_bytes):

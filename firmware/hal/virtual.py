@@ -52,6 +52,7 @@ _takeover = False          # Ctrl-C: only the e-stop guard's thread talks to the
 _GUARD_MS = const(5)       # how often the guard reads the e-stop after Ctrl-C (real time)
 _CATCH_UP_MS = const(100)  # at most this much plant time per guard step (a stalled host)
 _held = None               # the pulses an e-stop at the REPL froze (None: not pressed since Ctrl-C)
+_sent = [0, 0, 0, 0, 0]    # the guard's copy of the pulses it sends the plant (before a press)
 _stdout = None
 
 console_read_byte = _io.read_byte     # -> -1 | 0..255, never blocks (a held line first)
@@ -117,7 +118,7 @@ def _step(advance_ms):
         return
     g = _guard
     g.waiting = 1
-    _now_ms = _exchange(advance_ms)
+    _now_ms = _exchange(advance_ms, _pulses)
     g.waiting = 0
     g.mark = time.ticks_ms()
     if _wdt_ms and ticks_diff(_now_ms, _wdt_fed) > _wdt_ms:
@@ -208,19 +209,27 @@ def guard_estop():
 
 
 def _guard_step(elapsed_ms):
-    global _held, _now_ms
+    # REPL code runs on another thread and may write a pulse at any moment, the exchange's
+    # socket wait included: the plant is sent a copy taken in one step (a slice store is one
+    # bytecode), so the pulses frozen at a press are exactly those the plant was given.
+    global _now_ms
+    sent = _held
+    if sent is None:
+        sent = _sent
+        sent[:] = _pulses
+    _now_ms = _exchange(elapsed_ms if elapsed_ms < _CATCH_UP_MS else _CATCH_UP_MS, sent)
     if _held is not None:
         _pulses[:] = _held         # undo whatever REPL code wrote since (rp2040: its hold timer)
-    _now_ms = _exchange(elapsed_ms if elapsed_ms < _CATCH_UP_MS else _CATCH_UP_MS)
-    if _held is None and _levels[0]:
-        _estop_pressed()
+    elif _levels[0]:
+        _estop_pressed(sent)
 
 
-def _estop_pressed():
+def _estop_pressed(sent):
     # Freeze every servo at the pulse the plant has just been given (the pulse at the press)
     # and refuse pulse writes from here on, as rp2040._estop_pressed does.
     global _held, set_pulse_us, pwm_start
-    _held = list(_pulses)
+    _held = list(sent)
+    _pulses[:] = _held
     set_pulse_us = _refuse_pulse
     pwm_start = _refuse_start
 

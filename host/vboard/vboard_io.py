@@ -13,10 +13,10 @@
 # console; it is kept here and handed out by read_byte(), so the firmware reads it at that tick
 # however the bytes were chunked.
 #
-# Two ways time moves. The firmware's HAL drives the plant in lockstep: exchange(ms) advances it
-# by exactly one loop period. Code at the REPL (machine.Pin, ADC, PWM) calls sync(), which brings
-# the plant up to the wall clock since the last exchange, at most CATCH_UP_MS at once (a board
-# left idle for an hour does not make the next pin read simulate an hour).
+# Two ways time moves. The firmware's HAL drives the plant in lockstep: exchange(ms, pulses)
+# advances it by exactly one loop period. Code at the REPL (machine.Pin, ADC, PWM) calls sync(),
+# which brings the plant up to the wall clock since the last exchange, at most CATCH_UP_MS at
+# once (a board left idle for an hour does not make the next pin read simulate an hour).
 # Without a plant (vboard_settings.PLANT is None) the bench is a gripper with nothing in it that
 # follows its pulse, a 5.5 V rail, the e-stop closed, on the real clock.
 import select
@@ -85,10 +85,10 @@ def sync():
     if guarded:
         return                 # the guard's thread keeps it caught up, every few ms
     if PLANT is None:
-        _free_run(0)
+        _free_run(0, pulses)
         return
     el = time.ticks_diff(time.ticks_ms(), _wall)
-    _exchange(CATCH_UP_MS if el > CATCH_UP_MS else (el if el > 0 else 0))
+    _exchange(CATCH_UP_MS if el > CATCH_UP_MS else (el if el > 0 else 0), pulses)
 
 
 def _connect():
@@ -103,14 +103,14 @@ def _connect():
     _sock = s
 
 
-def _exchange(advance_ms):
+def _exchange(advance_ms, p):
+    # p: the five pulses to send (the HAL's own list; the e-stop guard's frozen copy)
     global _busy, now_ms, exchanges, _wall
     if _sock is None or _busy:
         if _sock is not None:
             _sock.close()
         _connect()
     _busy = True
-    p = pulses
     struct.pack_into("<BH5HB", _tx, 0, 0x53, advance_ms, p[0], p[1], p[2], p[3], p[4], state)
     _sock.write(_tx)
     got = _sock.readinto(_rx)
@@ -138,13 +138,13 @@ def _exchange(advance_ms):
     return now_ms
 
 
-def _free_run(advance_ms):
+def _free_run(advance_ms, p):
     # No plant: real time, and a gripper with nothing in it that follows its pulse.
     global now_ms
     if advance_ms > 0:
         time.sleep_ms(advance_ms)
     now_ms = time.ticks_ms() & _TICKS_MASK
-    us = pulses[4]
+    us = p[4]
     if us != UNSET and us:
         jaw_um = (us - 500) * 180000 // 2000 // 4          # default calibration, 4 mdeg per um
         adc[0] = 8000 + jaw_um * 1067 // 1000
@@ -153,7 +153,7 @@ def _free_run(advance_ms):
     return now_ms
 
 
-# exchange(advance_ms): lockstep: apply the pulses, advance exactly advance_ms, read everything
+# exchange(advance_ms, pulses): lockstep: apply the pulses, advance exactly advance_ms, read everything
 # -> now_ms (the HAL calls it once per loop tick: bound to the right one here, no test per call)
 exchange = _exchange if PLANT is not None else _free_run
 

@@ -122,32 +122,3 @@ class LineReader:
             if r != LINE_NONE:
                 return r
         return LINE_NONE
-
-
-class StdinSource:
-    # Non-blocking single bytes from the USB serial stdin: select.poll says whether a byte is
-    # waiting, so read(1) never blocks. Ctrl-C is still caught by MicroPython itself
-    # (KeyboardInterrupt), so mpremote can take over.
-
-    def __init__(self, stream=None):
-        import select
-        import sys
-        self._stream = stream or sys.stdin
-        self._raw = getattr(self._stream, "buffer", self._stream)
-        self._poll = select.poll()
-        self._poll.register(self._stream, select.POLLIN)
-        self._ipoll = getattr(self._poll, "ipoll", None)  # MicroPython: no list per call
-
-    def read_byte(self):
-        ready = False
-        if self._ipoll is not None:
-            for _ in self._ipoll(0):
-                ready = True
-        else:
-            ready = bool(self._poll.poll(0))
-        if not ready:
-            return -1
-        c = self._raw.read(1)
-        if not c:
-            return -1
-        return c[0] if not isinstance(c, str) else ord(c)

@@ -7,6 +7,7 @@ from surepick.firmware import cmdparse
 from surepick.shared_fsm import link
 
 from tests.support import mpy as host_helpers  # noqa: E402
+from tests.support.rp2_machine import stand_in_dir
 
 
 def crc_frame(body):
@@ -99,24 +100,15 @@ def test_poll_reads_at_most_max_bytes_per_call():
     assert results.count(cmdparse.LINE_READY) == 2
 
 
-def test_stdin_source_does_not_block_on_a_pipe():
-    rfd, wfd = os.pipe()
-    with os.fdopen(rfd, "rb", buffering=0) as rf:
-        src = cmdparse.StdinSource(rf)
-        assert src.read_byte() == -1  # nothing there: returns at once
-        os.write(wfd, b"ab")
-        assert (src.read_byte(), src.read_byte(), src.read_byte()) == (97, 98, -1)
-    os.close(wfd)
-
-
-def test_stdin_source_under_micropython():
+def test_the_pico_hal_reads_requests_from_stdin_under_micropython(tmp_path):
+    # The HAL's console_read_byte and LineReader.poll as the board runs them, on a real stdin pipe.
     if host_helpers.micropython() is None:
         import pytest
         pytest.skip("no micropython")
     import subprocess
     import time
     proc = subprocess.Popen(host_helpers.command("cmdparse_stdin.py"), cwd=str(host_helpers.ROOT),
-                            env=host_helpers.env(), stdin=subprocess.PIPE,
+                            env=host_helpers.env([stand_in_dir(tmp_path)]), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(0.3)  # the loop idles meanwhile
     for chunk in (b">>> junk\r\n", link.request(link.T_PING, 7)[:9],
@@ -131,4 +123,5 @@ def test_stdin_source_under_micropython():
     assert lines[:4] == ["REQ PING 7 ", "ERR TOO_LONG 0", "REQ CONFIG_GET 8 rail_mv",
                          "ERR RANGE 9"], (lines, err)
     assert lines[4] == "REQ PING 65535 "
-    assert int(lines[5].split()[1]) > 50  # kept looping while no byte was there
+    # kept looping while no byte was there (a blocking read would never come back empty)
+    assert int(lines[5].split()[1]) > 0, lines

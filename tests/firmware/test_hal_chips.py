@@ -23,6 +23,7 @@ import pytest
 
 from tests.support import mpy as host_helpers
 from tests.support.needs import NEEDS_MICROPYTHON
+from tests.support.rp2_machine import stand_in_dir
 
 from surepick.firmware import settings
 from surepick.firmware.hal import rp2_chips
@@ -87,59 +88,10 @@ def test_a_pin_map_on_gpios_no_pico_brings_out_is_refused(key, gpio):
     assert settings.Settings(board={"pin_led": 25}).pins().led == 25
 
 
-# The rp2 port's `machine`, as far as the HAL touches it in setup() and wdt_stop(): it records the
-# mem32 writes, which pin ids were made outputs and inputs, and which ADCs were opened.
-FAKE_MACHINE = """\
-writes = []
-outputs = []
-inputs = []
-adcs = []
-PWRON_RESET = 1
-WDT_RESET = 3
-SOFT_RESET = 5
-HARD_RESET = 6
-
-
-class _Mem:
-    def __setitem__(self, addr, value):
-        writes.append([addr, value])
-
-
-mem32 = _Mem()
-
-
-class Pin:
-    IN = 0
-    OUT = 1
-    PULL_UP = 1
-    IRQ_RISING = 8
-
-    def __init__(self, pin, mode=-1, pull=-1):
-        (outputs if mode == Pin.OUT else inputs).append(pin)
-
-    def value(self, v=None):
-        return 1
-
-
-class ADC:
-    def __init__(self, pin):
-        adcs.append(pin)
-
-    def read_u16(self):
-        return 0
-
-
-def reset_cause():
-    return PWRON_RESET
-"""
-
-
 @NEEDS_MICROPYTHON
 @pytest.mark.parametrize("machine", sorted(BOARDS))
 def test_the_hal_uses_the_chips_watchdog_led_and_adc(machine, tmp_path):
-    d = tmp_path / "machine_stand_in"
-    d.mkdir()
-    (d / "machine.py").write_text(FAKE_MACHINE)
+    d = stand_in_dir(tmp_path)
     proc = host_helpers.run("hal_chips.py", machine, text=True, timeout=60, path_first=[d])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -155,9 +107,7 @@ def test_the_hal_uses_the_chips_watchdog_led_and_adc(machine, tmp_path):
 
 @NEEDS_MICROPYTHON
 def test_the_hal_on_an_unknown_chip_writes_no_register(tmp_path):
-    d = tmp_path / "machine_stand_in"
-    d.mkdir()
-    (d / "machine.py").write_text(FAKE_MACHINE)
+    d = stand_in_dir(tmp_path)
     proc = host_helpers.run("hal_chips.py", "Some Board with RP2999", text=True, timeout=60, path_first=[d])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import REPO
 from tests.support import mpy as host_helpers
 from tests.support.needs import NEEDS_MICROPYTHON
+from tests.support.rp2_machine import stand_in_dir
 
 from surepick.firmware.hal import contract
 
@@ -41,36 +42,15 @@ IMPLEMENTATIONS = (
      "impl = WorldPins(World())"),
 )
 
-# The RP2040 port's `machine`, as far as hal/rp2040.py touches it at import and in reset_cause()
-# (the unix port's own `machine` lacks these; a machine.py on MICROPYPATH takes its place).
-FAKE_MACHINE = """\
-PWRON_RESET = 1
-WDT_RESET = 3
-SOFT_RESET = 5
-HARD_RESET = 6
-cause = PWRON_RESET
-
-
-def reset_cause():
-    return cause
-"""
-
 CASES = [pytest.param(name, level, interp, setup, id="%s-%s" % (name, interp),
                       marks=[NEEDS_MICROPYTHON] if interp == MPY else [])
          for name, level, interps, setup in IMPLEMENTATIONS for interp in interps]
 
 
-def fake_machine_dir(tmp_path):
-    d = tmp_path / "machine_stand_in"
-    d.mkdir(exist_ok=True)
-    (d / "machine.py").write_text(FAKE_MACHINE)
-    return d
-
-
 def check_under_micropython(level, setup, tmp_path):
     # -> (problems, RESULT figures) from hal_check.py run by the micropython binary
     proc = host_helpers.run("hal_check.py", level, setup, text=True, timeout=60,
-                            path_first=[fake_machine_dir(tmp_path)])
+                            path_first=[stand_in_dir(tmp_path)])
     out = proc.stdout + proc.stderr
     assert "Traceback" not in out, out
     problems = [line[5:] for line in out.splitlines() if line.startswith("FAIL ")]
@@ -165,7 +145,7 @@ def test_rp2040_reset_cause_is_a_contract_constant(tmp_path):
             print(want, rp2040.reset_cause() == getattr(contract, want))
         """)
     (tmp_path / "causes.py").write_text(script)
-    proc = host_helpers.run(tmp_path / "causes.py", text=True, timeout=60, path_first=[fake_machine_dir(tmp_path)])
+    proc = host_helpers.run(tmp_path / "causes.py", text=True, timeout=60, path_first=[stand_in_dir(tmp_path)])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines() == ["RESET_POWER_ON True", "RESET_WATCHDOG True", "RESET_SOFT True",
                          "RESET_HARD True", "RESET_UNKNOWN True"]

@@ -1,20 +1,30 @@
-# The board's input path end to end under `micropython`: select.poll on stdin, one byte at a
-# time, at most 16 bytes per loop pass, never blocking. Prints one line per parsed request
+# The board's input path end to end under `micropython`: the Pico HAL's console_read_byte
+# (firmware/hal/rp2040.py: select.poll on stdin, a kept one-byte buffer; a stand-in `machine`
+# from the pytest side lets it set up on the unix port) into cmdparse.LineReader, at most 16
+# bytes per loop pass, never blocking. Prints one line per parsed request
 # ("REQ type req_id args...") or error ("ERR code req_id"), and "IDLE n" (loop passes that
 # found nothing to read: proof the loop kept running). A PING with req_id 65535 ends it.
 import time
 
 from surepick.shared_fsm import link
 from surepick.firmware import cmdparse
+from surepick.firmware.hal import rp2040 as hal
 
-src = cmdparse.StdinSource()
+
+class Pins:
+    servo = (2, 3, 4, 5, 6)
+    estop, switch, beam, led = 13, 14, 15, 25
+    adc_pot, adc_current, adc_rail = 0, 1, 2
+
+
+hal.setup(Pins())
 reader = cmdparse.LineReader()
 idle = 0
 worst_us = 0
 start = time.ticks_ms()
 while time.ticks_diff(time.ticks_ms(), start) < 10000:
     t0 = time.ticks_us()
-    r = reader.poll(src.read_byte, 16)
+    r = reader.poll(hal.console_read_byte, 16)
     if r == cmdparse.LINE_READY:
         err, ftype, rid, args = cmdparse.parse_line(reader.line())
         if err == link.OK:

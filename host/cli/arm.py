@@ -7,7 +7,7 @@
 import os
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import OK, USAGE
 from surepick.host.cli.errors import CommandError
 
 
@@ -48,12 +48,12 @@ def run(args):
         for name in presets.names():
             a = arm_mod.validate(presets.get(name))
             print("%-14s %-15s %s" % (name, a.kind, a.notes))
-        return exitcodes.OK
+        return OK
     arm, d = load_arm(args.arm)
     if verb == "show":
         from surepick.host.arms import files
         sys.stdout.write(files.to_toml(d))
-        return exitcodes.OK
+        return OK
     if verb == "check":
         return _check(args, arm)
     return _model(args, arm)
@@ -76,7 +76,7 @@ def _check(args, arm):
                             if os.path.exists(args.arm) else "%s_reach.png" % arm.name)
         checks.reach_map(arm, path)
         print("  reach map: %s" % path)
-    return exitcodes.USAGE if problems else exitcodes.OK
+    return USAGE if problems else OK
 
 
 def _model(args, arm):
@@ -86,4 +86,4 @@ def _model(args, arm):
         f.write(xml)
     print("wrote %s (the %s arm on its bench with a 25 mm cube; open it in MuJoCo's viewer: "
           "python -m mujoco.viewer --mjcf %s)" % (args.out, arm.name, args.out))
-    return exitcodes.OK
+    return OK

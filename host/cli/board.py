@@ -12,7 +12,7 @@
 #                                                               to its start (the part respawned)
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import add_port_argument, board_port
 
@@ -182,16 +182,16 @@ def run(args):
         while not stop.wait(3600):
             pass
     except OSError as e:
-        raise CommandError(str(e), exitcodes.FAILED) from None
+        raise CommandError(str(e), FAILED) from None
     finally:
         vboard.close()
         for s, h in old.items():
             signal.signal(s, h)
     if vboard.error is not None:
-        raise CommandError(str(vboard.error), exitcodes.FAILED)
+        raise CommandError(str(vboard.error), FAILED)
     if not args.quiet:
         _note("stopped")
-    return exitcodes.OK
+    return OK
 
 
 def _standin_params(args, arm):
@@ -257,9 +257,9 @@ def _run_rp2040(args):
         for s, h in old.items():
             signal.signal(s, h)
     if board.error is not None:
-        raise CommandError(str(board.error), exitcodes.FAILED)
+        raise CommandError(str(board.error), FAILED)
     note("stopped")
-    return exitcodes.OK
+    return OK
 
 
 def _reset_world(args):
@@ -273,11 +273,11 @@ def _reset_world(args):
     try:
         r = request(entry["control"], "reset-world")
     except ControlError as e:
-        raise CommandError("the world was not reset: %s" % e, exitcodes.FAILED) from None
+        raise CommandError("the world was not reset: %s" % e, FAILED) from None
     outcome, reason = r["previous"]
     print("world reset: world %d of scenario %s is ready (the previous world, as judged: %s%s)"
           % (r["world"], entry.get("scenario"), outcome, ": " + reason if reason else ""))
-    return exitcodes.OK
+    return OK
 
 
 def _check_world_free(args, port):
@@ -293,7 +293,7 @@ def _check_world_free(args, port):
             view = board_state.read(c)
     except LinkError as e:
         raise CommandError("the world was not reset: the firmware could not be asked first (%s)" % e,
-                           exitcodes.FAILED) from None
+                           FAILED) from None
     first = board_state.world_reset_blocker(view) if view is not None else None
     if first is None:
         return
@@ -303,7 +303,7 @@ def _check_world_free(args, port):
     else:
         why = "the arm is busy (state %s: %s)" % (states.name(view.state), board_state.shows(first, view))
     raise CommandError("the world was not reset: %s; way out: %s, then reset the world"
-                       % (why, board_state.way_out(first, args.port)), exitcodes.FAILED)
+                       % (why, board_state.way_out(first, args.port)), FAILED)
 
 
 def _arm(args):

@@ -2,7 +2,7 @@
 # Kept beside cli/board.py so that verb's own code stays as it was.
 import json
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import OK
 from surepick.host.cli.errors import CommandError
 
 
@@ -44,7 +44,7 @@ def print_truth(args):
     check(args)
     from surepick.sim import standin
     print(json.dumps(standin.truth(args.standin, _truth_arm(args)), sort_keys=True))
-    return exitcodes.OK
+    return OK
 
 
 def plant_params(args, arm=None):

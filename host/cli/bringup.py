@@ -3,7 +3,7 @@
 # host/bringup/steps.py and finish.py; this module parses, opens the link, and ships what was found.
 import os
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.errors import CommandError
 from surepick.host.cli.options import add_port_argument, board_port
 
@@ -76,14 +76,14 @@ def run(args):
         for n in every:
             r = state.get(n)
             print("%-26s %s" % (n, "-" if r is None else ("skipped" if r.get("skipped") else "confirmed")))
-        return exitcodes.OK
+        return OK
     port = board_port(args)
     arm_path = os.path.join(args.out, "arm.toml")
     if all(state.done(n) for n in every) or (all(state.done(n) for n in names) and not args.apply):
         print("every step is confirmed (%s); --redo STEP to do one again%s"
               % (state.path, "" if args.apply else "; --apply gives the board what was found and runs the dry "
                  "and first cycles"))
-        return exitcodes.OK
+        return OK
     operator = _operator(args, port)
     if not all(state.done(n) for n in names):
         _bring_up(args, port, arm, description, servos, names, state, operator)
@@ -91,10 +91,10 @@ def run(args):
     if not args.apply:
         print("give them to the board and run the dry and first cycles: surepick bringup --port %s --out %s "
               "--apply" % (port, args.out))
-        return exitcodes.OK
+        return OK
     _finish(args, port, state, operator, arm_path)
     print("bring-up done: the board runs %s and placed its first part" % arm_path)
-    return exitcodes.OK
+    return OK
 
 
 def _operator(args, port):
@@ -216,13 +216,13 @@ class _stops:
             return False
         if issubclass(kind, apply_mod.ApplyError):
             raise CommandError("bring-up stopped: the board did not take its description (%s); what was "
-                               "confirmed is saved in %s" % (e, path), exitcodes.FAILED) from None
+                               "confirmed is saved in %s" % (e, path), FAILED) from None
         if issubclass(kind, jog_mod.BringupStop):
             raise CommandError("bring-up stopped: %s (what was confirmed is saved in %s)" % (e, path),
-                               exitcodes.FAILED) from None
+                               FAILED) from None
         if issubclass(kind, files.DescriptionError):
-            raise CommandError("bring-up stopped: %s" % e, exitcodes.FAILED) from None
+            raise CommandError("bring-up stopped: %s" % e, FAILED) from None
         if issubclass(kind, LinkError):
             raise CommandError("bring-up stopped: the link failed (%s); what was confirmed is saved in %s"
-                               % (e, path), exitcodes.FAILED) from None
+                               % (e, path), FAILED) from None
         return False

@@ -2,7 +2,7 @@
 # link (CALIBRATE, docs/protocol.md) and print the value it measured and saved.
 #   pot      close the empty jaw and record the pot reading: pot_closed_counts
 #   current  hold the gripper still and record the current-sense zero: current_offset_counts
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.errors import CommandError
 from surepick.host.cli.options import add_force_arguments, add_port_argument, board_link
 
@@ -28,13 +28,13 @@ def run(args):
     with board_link(args, "calibrate " + args.target) as c:
         if busy.check_idle(c, args.force, args.rest_timeout, print) is None:
             raise CommandError("no firmware answers on %s (is it running? a board sitting in the "
-                               "REPL does not answer)" % c.port, exitcodes.FAILED)
+                               "REPL does not answer)" % c.port, FAILED)
         r = c.request(link.T_CALIBRATE, (target,), args.timeout)
     if not r.ok:
         from surepick.host.link.answers import refusal
-        raise CommandError("%s: %s" % (args.target, refusal(r.code, r.payload, args.port)), exitcodes.FAILED)
+        raise CommandError("%s: %s" % (args.target, refusal(r.code, r.payload, args.port)), FAILED)
     if len(r.payload) >= 2:
         print("%s = %s (saved on the board)" % (r.payload[0], r.payload[1]))
     else:
         print("calibrated (the board sent no value)")
-    return exitcodes.OK
+    return OK

@@ -1,6 +1,6 @@
 # `surepick compare RUN_A RUN_B --out DIR`: phase-by-phase comparison of two run records that
 # exits 1 when a difference exceeds its tolerance, so it can gate CI.
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.errors import cannot
 
 
@@ -49,6 +49,6 @@ def run(args):
                 c.phase, c.metric, c.a, c.b, c.diff, c.tol, (" " + c.note) if c.note else ""))
     if cmp.passed:
         print("PASS: %d aligned cycle(s), %d checks within tolerance; report %s" % (len(cmp.aligned), len(cmp.checks), path))
-        return exitcodes.OK
+        return OK
     print("FAIL: phases differing beyond tolerance: %s; report %s" % (", ".join(cmp.failing_phases()), path))
-    return exitcodes.FAILED
+    return FAILED

@@ -5,7 +5,7 @@
 # is written. Settings that only take effect after a reboot (pins, loop rate, watchdog) say so.
 import json
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK, USAGE
 from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import add_force_arguments, add_port_argument, board_link
 
@@ -99,7 +99,7 @@ def _read_board_arm(c, args):
     except board_arm.NoArmFile:
         return None
     except ValueError as e:
-        raise CommandError(str(e), exitcodes.FAILED) from None
+        raise CommandError(str(e), FAILED) from None
 
 
 def _diff_arm(args, board, raw, local_arm):
@@ -112,18 +112,18 @@ def _diff_arm(args, board, raw, local_arm):
         on_board, rows, head = board_arm.compare(raw, local_arm)
         diffs = None if rows is None else [{"field": k, "board": a, "local": b} for k, a, b in rows]
         print(json.dumps({"settings": settings, "arm": {"board": head, "differences": diffs}}, indent=1))
-        return exitcodes.OK
+        return OK
     _list(args, board, only_changed=True)
     for line in board_arm.diff_report(raw, local_arm, args.arm):
         print(line)
-    return exitcodes.OK
+    return OK
 
 
 def _check_idle(c, args):
     from surepick.host.link import busy
     if busy.check_idle(c, args.force, args.rest_timeout, print) is None:
         raise CommandError("no firmware answers on %s (is it running? a board sitting in the REPL "
-                           "does not answer)" % c.port, exitcodes.FAILED)
+                           "does not answer)" % c.port, FAILED)
 
 
 def _whole(text, key):
@@ -141,8 +141,8 @@ def _refused(r, args, key=None):
     from surepick.host.link.answers import refusal
     from surepick.shared_fsm import link
     if r.code == link.E_BAD_VALUE and key is not None:
-        return CommandError("the board rejected %s" % key, exitcodes.FAILED)
-    code = exitcodes.USAGE if r.code == link.E_UNKNOWN_KEY else exitcodes.FAILED
+        return CommandError("the board rejected %s" % key, FAILED)
+    code = USAGE if r.code == link.E_UNKNOWN_KEY else FAILED
     return CommandError(refusal(r.code, r.payload, args.port), code)
 
 
@@ -154,7 +154,7 @@ def _get(c, args, key):
         raise _refused(r, args)
     s = bs.BY_KEY[key]
     print("%s = %s" % (key, s.value_text(r.payload[1]) if len(r.payload) > 1 else "?"))
-    return exitcodes.OK
+    return OK
 
 
 def _set(c, args, key, value):
@@ -166,7 +166,7 @@ def _set(c, args, key, value):
         # Alone it is in range (checked above): it clashes with another setting on the board.
         why = bs.check_whole(dict(_read_board(c, args), **{key: value}))
         raise CommandError("the board rejected %s = %d: %s" % (key, value, why or "inconsistent with another setting"),
-                           exitcodes.USAGE)
+                           USAGE)
     if not r.ok:
         raise _refused(r, args, None)
     s = bs.BY_KEY[key]
@@ -175,7 +175,7 @@ def _set(c, args, key, value):
     print("%s = %s (saved%s)" % (key, s.value_text(got),
                                  "; takes effect after a reboot: power the board off and on, or `surepick "
                                  "deploy`" if reboot else ""))
-    return exitcodes.OK
+    return OK
 
 
 def _read_board(c, args):
@@ -183,7 +183,7 @@ def _read_board(c, args):
     try:
         return bs.read_all(c, args.timeout)
     except ValueError as e:
-        raise CommandError(str(e), exitcodes.FAILED) from None
+        raise CommandError(str(e), FAILED) from None
 
 
 def _rows(board):
@@ -198,14 +198,14 @@ def _list(args, board, only_changed):
     if args.json:
         print(json.dumps({s.key: {"value": v, "default": s.default, "min": s.lo, "max": s.hi, "unit": s.unit,
                                   "needs_reboot": s.reboot, "section": s.section} for s, v in rows}, indent=1))
-        return exitcodes.OK
+        return OK
     if only_changed:
         if not rows:
             print("every setting is at its default (%d settings)" % len(board))
         for s, v in rows:
             print("%s = %s (default %s%s)%s" % (s.key, v, s.default, (" " + s.measure) if s.measure else "",
                                                  "  needs a reboot" if s.reboot else ""))
-        return exitcodes.OK
+        return OK
     w = max(len(s.key) for s, _ in rows)
     print("%-*s %9s %8s  %-15s %-6s %s" % (w, "setting", "value", "default", "range", "reboot", "unit"))
     for s, v in rows:
@@ -214,7 +214,7 @@ def _list(args, board, only_changed):
             w, s.key, "-" if v is None else v, mark, s.default, "%d..%d" % (s.lo, s.hi),
             "yes" if s.reboot else "", s.unit))
     print("* differs from the default; reboot: takes effect after a reboot; %d settings" % len(rows))
-    return exitcodes.OK
+    return OK
 
 
 def _export(args, board):
@@ -232,7 +232,7 @@ def _export(args, board):
     except OSError as e:
         raise cannot("write", path, e) from None
     print("%d settings written to %s" % (len(board), path))
-    return exitcodes.OK
+    return OK
 
 
 def _read_import(path):
@@ -284,7 +284,7 @@ def _import(c, args, board, target):
             undone = _undo(c, args, board, done)
             from surepick.host.link.answers import refusal
             raise CommandError("the board refused %s = %d (%s); %s" % (
-                key, whole[key], refusal(r.code, r.payload, args.port), undone), exitcodes.FAILED)
+                key, whole[key], refusal(r.code, r.payload, args.port), undone), FAILED)
         done.append(key)
     reboot = [k for k in order if bs.BY_KEY[k].reboot]
     for k in order:
@@ -292,7 +292,7 @@ def _import(c, args, board, target):
     print("%d setting(s) changed, %d already as the file says%s" % (
         len(order), len(target) - len(order),
         "; %s take(s) effect after a reboot" % ", ".join(reboot) if reboot else ""))
-    return exitcodes.OK
+    return OK
 
 
 def _undo(c, args, board, done):

@@ -1,5 +1,5 @@
 # `surepick demo`: the shared state machine against the scripted fake HAL, transitions printed.
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.errors import CommandError
 
 
@@ -18,7 +18,7 @@ def run(args):
     if args.scenario == "list":
         for name, opts, overrides, expect in fake_scenarios.SCENARIOS:
             print("%-24s expect %-18s %s %s" % (name, expect, opts or "", overrides or ""))
-        return exitcodes.OK
+        return OK
     chosen = names if args.scenario == "all" else [args.scenario]
     for name in chosen:
         if name not in names:
@@ -32,4 +32,4 @@ def run(args):
         for e in events:
             print("   " + trace_text.event_line(e))
         mismatches += got != expect
-    return exitcodes.FAILED if mismatches else exitcodes.OK
+    return FAILED if mismatches else OK

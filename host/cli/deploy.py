@@ -1,6 +1,6 @@
 # `surepick deploy`: put the firmware on a board (or the virtual board) in one command.
 # The work is in host/deploy/; this module only parses arguments and prints.
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import OK
 from surepick.host.cli.options import add_force_arguments, add_port_argument, board_port
 
 HELP = """\
@@ -85,4 +85,4 @@ def run(args):
     print("deployed to %s in %.1f s: %d copied, %d unchanged%s"
           % (port, res.seconds, len(res.copied), len(res.unchanged),
              (", %d removed" % len(res.removed)) if res.removed else ""), flush=True)
-    return exitcodes.OK
+    return OK

@@ -3,7 +3,7 @@
 # failed, 1 otherwise.
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.options import add_port_argument, board_port
 
 HELP = """\
@@ -51,4 +51,4 @@ def run(args):
     warns = sum(1 for f in d.findings if f.level == "WARN")
     print("%s: %d failed, %d warning%s" % ("problems found" if fails else "healthy" if not warns else "usable",
                                           fails, warns, "" if warns == 1 else "s"))
-    return exitcodes.FAILED if fails else exitcodes.OK
+    return FAILED if fails else OK

@@ -1,6 +1,6 @@
 # `surepick fit RUN --out PLANT.json`: fit the plant's parameters to a run record's sensor traces
 # (records/fit.py); `surepick sim run --plant PLANT.json` then runs on the fitted plant.
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.outputs import check_writable_file
 from surepick.host.cli.options import seed_arg
@@ -119,7 +119,7 @@ def _write_description(path, arm, params, run_dir):
                                                           "to the run %s (surepick fit)" % run_dir)
     except ValueError as e:
         raise CommandError("the fitted description does not pass the check (%s): the plant is written, the "
-                           "description not" % e, exitcodes.FAILED) from None
+                           "description not" % e, FAILED) from None
     text = files.compact_json(fitted) if path.endswith(".json") else files.to_toml(d)
     try:
         with open(path, "w") as f:
@@ -137,4 +137,4 @@ def _write(path, params, what):
     except OSError as e:
         raise cannot("write", path, e) from None
     print("%s written to %s" % (what, path))
-    return exitcodes.OK
+    return OK

@@ -3,7 +3,7 @@
 # 1 otherwise (including no board or a link failure), 2 bad usage.
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import add_port_argument, board_port, seed_arg
 
@@ -60,7 +60,7 @@ def run(args):
     try:
         rec = hil.run(clear_fault=args.clear_fault)
     except OSError as e:
-        raise CommandError(str(e), exitcodes.FAILED) from None
+        raise CommandError(str(e), FAILED) from None
     finally:
         status.close()
         hil.client.close()
@@ -84,4 +84,4 @@ def run(args):
         except OSError as e:
             raise cannot("write the run record in", args.out, e) from None
         print("run record: %s" % args.out)
-    return exitcodes.OK if rec["success"] else exitcodes.FAILED
+    return OK if rec["success"] else FAILED

@@ -1,6 +1,6 @@
 # `surepick install-micropython --board B [--drive DIR] [--uf2 FILE --sha256 HEX]`: MicroPython onto
 # a Pico in BOOTSEL mode (host/micropython_install.py does the work).
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import OK
 
 HELP = """\
 A Pico held in BOOTSEL mode while it is plugged in shows a USB drive: RPI-RP2 (Pico, Pico W) or
@@ -42,4 +42,4 @@ def run(args):
                       progress=progress)          # an InstallError is a failure (exit 1)
     print("MicroPython %s for %s copied onto %s: the board flashes it and restarts (its drive goes "
           "away); then `surepick deploy --port auto`" % (res.version or "", res.board, res.drive.path), flush=True)
-    return exitcodes.OK
+    return OK

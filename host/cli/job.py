@@ -6,7 +6,7 @@
 import sys
 import time
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, INTERRUPTED, OK
 from surepick.host.cli.errors import CommandError
 from surepick.host.cli.options import add_port_argument, board_link, pose as _pose
 
@@ -134,7 +134,7 @@ def run(args):
             from surepick.host import board_state
             r = c.request(link.T_STATUS, (), 3.0, collect=(link.T_TELEMETRY,))
             if not r.frames:
-                raise CommandError("the board sent no telemetry with its status", exitcodes.FAILED)
+                raise CommandError("the board sent no telemetry with its status", FAILED)
             t = dict(zip(link.SCHEMA[link.T_TELEMETRY][3], r.frames[-1].fields))
             print("state %s, attempt %d, fault %s, cycles ok %d failed %d, faults %d, loop %d us "
                   "(worst step %d us, overruns %d)" % (
@@ -154,7 +154,7 @@ def run(args):
                 got = rejects.fetch(c, 3.0)
                 print("\n".join(rejects.lines(*got)) if got else
                       "rejected at boot: something in its flash (this firmware cannot list it)")
-            return exitcodes.OK
+            return OK
         ftype = link.T_ABORT if verb == "abort" else link.T_CLEAR_FAULT
         r = c.request(ftype, (), 3.0)
         if not r.ok:
@@ -162,9 +162,9 @@ def run(args):
             why = ("nothing to abort: no job, calibration or recovery is running"
                    if verb == "abort" and r.code == link.E_STATE and not r.payload else
                    refusal(r.code, r.payload, args.port))
-            raise CommandError(why, exitcodes.FAILED)
+            raise CommandError(why, FAILED)
         print("%s: ok" % verb)
-        return exitcodes.OK
+        return OK
 
 
 def _job_args(args):
@@ -195,7 +195,7 @@ def _board_attempts(c, args, link):
     if not r.ok or len(r.payload) < 2 or not isinstance(r.payload[1], int):
         raise CommandError("the board did not say its max_attempts (%s %s), needed to send %s's approach height "
                            "with the job: give the file a max_attempts" % (r.code_name, " ".join(
-                               str(p) for p in r.payload), args.job), exitcodes.FAILED)
+                               str(p) for p in r.payload), args.job), FAILED)
     return r.payload[1]
 
 
@@ -209,13 +209,13 @@ def _start(c, args, link, codes, states):
         raise CommandError(str(e)) from None
     r = c.request(link.T_JOB, um, JOB_REPLY_S, collect=(link.T_EVENT,))
     if not r.ok:
-        raise CommandError("refused: %s" % _refused(c, r, args.port), exitcodes.FAILED)
+        raise CommandError("refused: %s" % _refused(c, r, args.port), FAILED)
     jobs.remember(c.port, spec)      # the monitor's live view starts it again on a key
     print("job accepted")
     if spec.approach_um is not None:
         print("approach_height_um: %d (from %s; the board's setting from this job on)" % (spec.approach_um, args.job))
     if not args.wait:
-        return exitcodes.OK
+        return OK
     try:
         return _follow_job(c, args, r.frames, link, codes, states)
     except KeyboardInterrupt:
@@ -236,15 +236,15 @@ def _follow_job(c, args, events, link, codes, states):
             print("  " + event_text(e))
             if e[2] == codes.K_FAULT:
                 print("cycle ended: fault %s" % fault_text(e[5], fault_where(e[5], e[3]), e[6]))
-                return exitcodes.FAILED
+                return FAILED
             if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED:
                 print("cycle ended: placed")
-                return exitcodes.OK
+                return OK
         f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
         events = [f] if f is not None else []
     raise CommandError("no end of cycle within %.0f s: the job may still run on the board (`surepick job "
                        "status%s`; `surepick job abort%s` stops it)" % (args.timeout, _port(args.port),
-                                                                        _port(args.port)), exitcodes.FAILED)
+                                                                        _port(args.port)), FAILED)
 
 
 def _port(port):
@@ -289,7 +289,7 @@ def _interrupted(c, args, what, link):
                       "stays held) and ABORTED is latched; `surepick job status%s` says what it holds, "
                       "`surepick job clear%s` once you have looked at the arm"
                       % (what, _port(args.port), _port(args.port)), file=sys.stderr, flush=True)
-                return exitcodes.INTERRUPTED
+                return INTERRUPTED
         view = board_state.read(c, 2.0)
     except (LinkError, OSError, KeyboardInterrupt):
         view = None
@@ -302,7 +302,7 @@ def _interrupted(c, args, what, link):
     print("interrupted: stopped following, not the arm; %s. Stop it with `surepick job abort%s` "
           "(the arm holds where it is); follow it with `surepick job status%s`"
           % (now, _port(args.port), _port(args.port)), file=sys.stderr, flush=True)
-    return exitcodes.INTERRUPTED
+    return INTERRUPTED
 
 
 _ACTIONS = {"place": 0, "rest": 1, "release": 2}      # link.RESCUE_*
@@ -333,10 +333,10 @@ def _rescue(c, args, link, codes):
     if not r.ok:
         why = r.payload[0] if r.payload else ""
         raise CommandError("refused: %s" % (_REFUSALS[why] if why in _REFUSALS else _refused(c, r, args.port)),
-                           exitcodes.FAILED)
+                           FAILED)
     print("rescue accepted")
     if not args.wait:
-        return exitcodes.OK
+        return OK
     try:
         return _follow_rescue(c, args, r.frames, link, codes)
     except KeyboardInterrupt:
@@ -359,10 +359,10 @@ def _follow_rescue(c, args, events, link, codes):
             print("  " + event_text(e))
             if e[2] == codes.K_FAULT:
                 print("rescue ended: fault %s" % fault_text(e[5], fault_where(e[5], e[3]), e[6]))
-                return exitcodes.FAILED
+                return FAILED
             if e[2] == codes.K_NOTE and e[5] in ends:
                 print("rescue ended: %s" % ends[e[5]])
-                return exitcodes.OK
+                return OK
         f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
         events = [f] if f is not None else []
-    raise CommandError("the rescue did not end within %.0f s" % args.timeout, exitcodes.FAILED)
+    raise CommandError("the rescue did not end within %.0f s" % args.timeout, FAILED)

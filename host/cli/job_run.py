@@ -2,7 +2,7 @@
 # board (RUN, RUN_STOP, RUN_STATUS in docs/protocol.md; docs/production-run.md).
 import time
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, INTERRUPTED, OK
 from surepick.host.cli.errors import CommandError
 from surepick.host import production
 from surepick.shared_fsm import codes, link, run_codes
@@ -37,27 +37,27 @@ def run(c, args, run_fields):
     if not r.ok:
         if r.code == link.E_UNKNOWN_TYPE:
             raise CommandError("this firmware has no production run: deploy this version (`surepick deploy`)",
-                               exitcodes.FAILED)
+                               FAILED)
         if r.code == link.E_BAD_VALUE and r.payload and r.payload[0] == "unreachable":
             raise CommandError("refused: the %s pattern's slot %s is out of the arm's reach" % tuple(r.payload[1:3]),
-                               exitcodes.FAILED)
+                               FAILED)
         if r.code == link.E_BUSY and not r.payload:
             raise CommandError("refused: the board is busy (a job, a run, a rescue or a calibration): "
-                               "`surepick job status%s` says which" % _port(args), exitcodes.FAILED)
-        raise CommandError("refused: %s" % _refused(c, r, args.port), exitcodes.FAILED)
+                               "`surepick job status%s` says which" % _port(args), FAILED)
+        raise CommandError("refused: %s" % _refused(c, r, args.port), FAILED)
     print("run accepted: %s; `surepick job status%s` follows it, `surepick job stop%s` ends it after a cycle"
           % ("until stopped" if run_fields[0] == 0 else "%d cycles" % run_fields[0], _port(args), _port(args)))
     if args.config_needed:
         print("approach_height_um: %d (from %s; the board's setting from this run on)"
               % (args.config_needed["approach_height_um"], args.job))
     if not args.wait:
-        return exitcodes.OK
+        return OK
     try:
         return _follow(c, args, r.frames)
     except KeyboardInterrupt:
         print("interrupted: stopped following, not the run; `surepick job stop%s` ends it after the cycle"
               % _port(args))
-        return exitcodes.INTERRUPTED
+        return INTERRUPTED
 
 
 def _follow(c, args, frames):
@@ -75,11 +75,11 @@ def _follow(c, args, frames):
                 if e[5] == run_codes.R_RUN_STOP:
                     for line in production.report_lines(_final_report(c)):
                         print(line)
-                    return exitcodes.OK if e[9] in production.NORMAL_ENDS else exitcodes.FAILED
+                    return OK if e[9] in production.NORMAL_ENDS else FAILED
         f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
         frames = [f] if f is not None else []
     raise CommandError("the run did not end within %.0f s: it goes on on the board (`surepick job status%s`)"
-                       % (args.timeout, _port(args)), exitcodes.FAILED)
+                       % (args.timeout, _port(args)), FAILED)
 
 
 def _final_report(c, within_s=30.0):
@@ -97,22 +97,22 @@ def stop(c, args):
     r = c.request(link.T_RUN_STOP, (), 3.0)
     if not r.ok:
         raise CommandError("no production run is going on" if r.code == link.E_STATE else
-                           "refused: %s" % r.code_name, exitcodes.FAILED)
+                           "refused: %s" % r.code_name, FAILED)
     print("stop: the run ends after the current cycle (the arm parks at rest, nothing held is let go)")
-    return exitcodes.OK
+    return OK
 
 
 def report(c, args):
     try:
         records, oldest = production.read_log(c)
     except ValueError as e:
-        raise CommandError(str(e), exitcodes.FAILED) from None
+        raise CommandError(str(e), FAILED) from None
     rep = production.report(records)
     for line in production.report_lines(rep):
         print(line)
     if oldest > 1 and rep is None:
         print("(the log rotated past records before %d: an older run's are gone)" % oldest)
-    return exitcodes.OK
+    return OK
 
 
 def report_from_db(args):
@@ -130,14 +130,14 @@ def report_from_db(args):
     boards = sorted({r["board_id"] for r in rows})
     if not boards:
         raise CommandError("%s holds no records%s" % (args.db, " of board %s" % args.board if args.board else ""),
-                           exitcodes.FAILED)
+                           FAILED)
     if len(boards) > 1:
         raise CommandError("%s holds several boards (%s): say which with --board" % (args.db, ", ".join(boards)))
     rep = production.report([(r["seq"], r["rtype"], [r[k] for k in RECORD_COLUMNS]) for r in rows])
     print("board %s, from %s" % (boards[0], args.db))
     for line in production.report_lines(rep):
         print(line)
-    return exitcodes.OK
+    return OK
 
 
 def status_line(c):

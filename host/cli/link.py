@@ -3,7 +3,7 @@
 # all use the board at once.
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, INTERRUPTED, OK
 from surepick.host.cli.errors import CommandError
 from surepick.host.cli.options import add_port_argument, board_port
 
@@ -75,7 +75,7 @@ def _serve(args):
 
     serve(port, args.linger, log, ready)
     _say("stopped")
-    return exitcodes.OK
+    return OK
 
 
 def _status(args):
@@ -89,7 +89,7 @@ def _status(args):
         hubs = [h for h in hubs if canonical_port(h["port"]) == want]
     if not hubs:
         print("no link hub is running%s" % (" for %s" % args.port if args.port else ""))
-        return exitcodes.OK if not args.port else exitcodes.FAILED
+        return OK if not args.port else FAILED
     for h in hubs:
         try:
             info = hub_client.query(h["port"], "status")
@@ -106,7 +106,7 @@ def _status(args):
         for c in info["clients"]:
             if c["role"] != "query":
                 print("  client %s (%s), %d requests" % (c["name"], c["role"], c["requests"]))
-    return exitcodes.OK
+    return OK
 
 
 def _stop(args):
@@ -114,7 +114,7 @@ def _stop(args):
     port = board_port(args)
     hub_client.query(port, "stop")
     print("stopped the hub serving %s" % port)
-    return exitcodes.OK
+    return OK
 
 
 def _mpremote(args):
@@ -135,10 +135,10 @@ def _mpremote(args):
         try:
             r = subprocess.run([sys.executable, "-m", "mpremote", "connect", console] + (extra or ["repl"]))
         except KeyboardInterrupt:
-            return exitcodes.INTERRUPTED
+            return INTERRUPTED
     if r.returncode:
-        raise CommandError("mpremote exited with status %d" % r.returncode, exitcodes.FAILED)
-    return exitcodes.OK
+        raise CommandError("mpremote exited with status %d" % r.returncode, FAILED)
+    return OK
 
 
 def _check_safe(port, force):

@@ -5,7 +5,7 @@
 #           (host/monitor/stats.py)
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import OK
 from surepick.host.cli.errors import CommandError, cannot
 
 
@@ -67,14 +67,14 @@ def export(args):
     rows = _open_store(args.db).records(args.board, since)
     if not args.out:
         write_records(rows, sys.stdout, args.format)
-        return exitcodes.OK
+        return OK
     try:
         with open(args.out, "w", newline="") as out:
             n = write_records(rows, out, args.format)
     except OSError as e:
         raise cannot("write", args.out, e) from None
     print("wrote %d records to %s" % (n, args.out), file=sys.stderr)
-    return exitcodes.OK
+    return OK
 
 
 def export_run(args):
@@ -96,7 +96,7 @@ def export_run(args):
           "record)" % (cycles, events, args.run), file=sys.stderr)
     with open(os.path.join(args.run, "run.json")) as f:
         print("its config: %s" % json.load(f)["config_source"], file=sys.stderr)
-    return exitcodes.OK
+    return OK
 
 
 def stats(args):
@@ -107,7 +107,7 @@ def stats(args):
     s = summarise(store.records(args.board), store.gaps(args.board))
     if args.json:
         print(json.dumps(s, indent=1))
-        return exitcodes.OK
+        return OK
     pct = lambda v: "-" if v is None else "%.1f %%" % v  # noqa: E731
     print("%d records; cycles ok %d, failed %d, success %s"
           % (s["records"], s["cycles_ok"], s["cycles_failed"], pct(s["success_rate"])))
@@ -129,4 +129,4 @@ def stats(args):
     print("\nsuccess rate by boot:")
     for h, v in s["success_rate_by_boot"].items():
         print("  boot %-6s ok %4d  failed %4d  %s" % (h, v["ok"], v["failed"], pct(v["rate"])))
-    return exitcodes.OK
+    return OK

@@ -7,9 +7,11 @@ import argparse
 import importlib
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.firmware.settings import SettingsError
+from surepick.host.user_error import FAILED, INTERRUPTED, OK, USAGE, UserError
+from surepick.shared_fsm.arm import ArmError, Unreachable
+from surepick.shared_fsm.config import ConfigError
 from surepick.host.cli.errors import CommandError
-from surepick.host.user_error import UserError
 
 # (verb, module under surepick, one-line help). Keep alphabetical.
 COMMANDS = [
@@ -38,7 +40,7 @@ COMMANDS = [
 
 EXIT_HELP = ("exit status: %d done (the run, comparison or job said yes), %d it said no or the board "
              "failed, %d bad usage, %d interrupted"
-             % (exitcodes.OK, exitcodes.FAILED, exitcodes.USAGE, exitcodes.INTERRUPTED))
+             % (OK, FAILED, USAGE, INTERRUPTED))
 
 
 def build_parser(verb=None):
@@ -88,28 +90,36 @@ def main(argv=None):
     try:
         parser = build_parser(verb)
     except ImportError as e:
-        return _fail("surepick %s" % verb, CommandError("not available: %s" % e, exitcodes.USAGE))
+        return _fail("surepick %s" % verb, CommandError("not available: %s" % e, USAGE))
     args = parser.parse_args(argv)
     if args.version:
         from surepick.host import __version__
         print("surepick", __version__)
-        return exitcodes.OK
+        return OK
     if not args.verb:
         parser.print_help()
-        return exitcodes.USAGE
+        return USAGE
     prog = getattr(args, "_prog", "surepick " + args.verb)
     try:
         return _module(args._module).run(args)
     except KeyboardInterrupt:
         print("%s: interrupted" % prog, file=sys.stderr)
-        return exitcodes.INTERRUPTED
+        return INTERRUPTED
     except UserError as e:
         return _fail(prog, e)
+    except BOARD_SIDE_INPUT_ERRORS as e:
+        return _fail(prog, e, USAGE)
 
 
-def _fail(prog, err):
+# The board's own checks of its input (firmware/ and shared_fsm/ sit below host/ and cannot
+# derive from UserError): each names the key or field at fault, so one that reaches here is a
+# bad input told in one line (exit 2), like BadInput, not a traceback.
+BOARD_SIDE_INPUT_ERRORS = (SettingsError, ConfigError, ArmError, Unreachable)
+
+
+def _fail(prog, err, exit_code=None):
     print("%s: %s" % (prog, err), file=sys.stderr, flush=True)
-    return err.exit_code
+    return err.exit_code if exit_code is None else exit_code
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 # The loop is host/monitor/loop.py; the views are host/monitor/tui.py and plain.py.
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import OK
 from surepick.host.cli.options import add_port_argument, board_port
 
 HELP = """\
@@ -101,7 +101,7 @@ def run(args):
     finally:
         stop.set()
         store.close()
-    return exitcodes.OK
+    return OK
 
 
 def _job(args):

@@ -1,6 +1,6 @@
 # Options and input files that several verbs share, each defined once: the board's port, and
 # the JSON files (`--config`, `--plant`, `fit --start`) that are read before any work starts.
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import USAGE
 from surepick.host.cli.errors import CommandError
 
 PORT_HELP = "serial device, pty, socket://HOST:PORT or auto"
@@ -35,7 +35,7 @@ def board_port(args):
     try:
         return resolve_port(args.port)
     except BadPort as e:
-        raise CommandError("--port %s" % e, exitcodes.USAGE) from None
+        raise CommandError("--port %s" % e, USAGE) from None
 
 
 def board_link(args, who, stay=False, **kw):
@@ -85,7 +85,7 @@ def config_overrides_file(path):
         data = {k: value_of(k, v) for k, v in data.items()}   # "resense": "always" is 2
         Config(data)
     except (ValueError, KeyError) as e:
-        raise CommandError("config file %s: %s" % (path, _text(e)), exitcodes.USAGE) from None
+        raise CommandError("config file %s: %s" % (path, _text(e)), USAGE) from None
     return data
 
 
@@ -97,10 +97,10 @@ def plant_params_file(path):
     try:
         PlantParams.from_dict(data)
     except (ValueError, KeyError, TypeError) as e:
-        raise CommandError("plant file %s: %s" % (path, _text(e)), exitcodes.USAGE) from None
+        raise CommandError("plant file %s: %s" % (path, _text(e)), USAGE) from None
     err = check_plant_numbers(data)
     if err:
-        raise CommandError("plant file %s: %s" % (path, err), exitcodes.USAGE)
+        raise CommandError("plant file %s: %s" % (path, err), USAGE)
     return data
 
 

@@ -9,7 +9,7 @@ import os
 import sys
 import time
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import USAGE
 from surepick.host.cli.errors import CommandError, cannot
 
 # What a run leaves in its --out: the run record, sim run's report, a batch's files.
@@ -114,7 +114,7 @@ def own_dir(path, flag="--out"):
         f.close()
         raise CommandError("%s %s is being written by %s: two runs into one directory would mix their "
                            "cycles; wait for it to end (then --resume continues it), stop it, or choose another "
-                           "directory" % (flag, path, _owner_text(before)), exitcodes.USAGE) from None
+                           "directory" % (flag, path, _owner_text(before)), USAGE) from None
     f.seek(0)
     f.truncate()
     f.write(json.dumps({"pid": os.getpid(), "command": " ".join(["surepick"] + sys.argv[1:]),
@@ -175,7 +175,7 @@ def prepare_run_dir(path, resume=False, force=False, flag="--out", can_resume=Tr
         raise CommandError("%s %s already holds %s (%s): %s--force to clear it first, or choose another "
                            "directory" % (flag, path, describe_run(path), shown,
                                           "add --resume to continue it, " if can_resume else "add "),
-                           exitcodes.USAGE)
+                           USAGE)
     elif resume:
         state = "new"        # nothing to resume: a fresh run
     return state

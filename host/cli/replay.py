@@ -1,7 +1,7 @@
 # `surepick replay RUN`: feed a run record's readings and arrivals through the shared machine on
 # the host and print its transitions, marking every point where the replay decides otherwise
 # (records/replay.py).
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 
 
 def add_arguments(p):
@@ -38,4 +38,4 @@ def run(args):
         diverged += not r.identical()
     print("%d of %d cycle(s) reproduced exactly%s" % (
         len(results) - diverged, len(results), "" if not diverged else "; %d diverged" % diverged))
-    return exitcodes.OK if not diverged else exitcodes.FAILED
+    return OK if not diverged else FAILED

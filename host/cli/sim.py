@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, INTERRUPTED, OK
 from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import config_overrides_file, key_value, plant_params_file, seed_arg
 from surepick.host.cli.outputs import prepare_run_dir
@@ -161,7 +161,7 @@ def _scenarios(args):
                           for n, s in sorted(scenarios.SCENARIOS.items())}, indent=1))
     else:
         print(scenarios.describe())
-    return exitcodes.OK
+    return OK
 
 
 def _said(rec):
@@ -213,12 +213,12 @@ def _run(args, overrides, cfg, plant_params, job=None, arm=None):
     except KeyboardInterrupt:
         return _interrupted(args, len(writer.cycles))
     except OSError as e:
-        raise cannot("write the report in", args.out, e, exitcodes.FAILED) from None
+        raise cannot("write the report in", args.out, e, FAILED) from None
     s = summarise(writer.cycles)
     print("report: %s  (verified placed %d/%d, false successes %d, false failures %d)" % (
         os.path.join(args.out, "report.json"), s["verified_placed"], s["cycles"], s["false_success"],
         s["false_failure"]))
-    return exitcodes.OK if s["verified_placed"] == s["cycles"] else exitcodes.FAILED
+    return OK if s["verified_placed"] == s["cycles"] else FAILED
 
 
 def _resuming(args, first, done):
@@ -236,7 +236,7 @@ def _resuming(args, first, done):
 def _interrupted(args, finished):
     print("interrupted: %d of %d cycle(s) finished and kept in %s; continue with --resume"
           % (finished, args.cycles, args.out), file=sys.stderr, flush=True)
-    return exitcodes.INTERRUPTED
+    return INTERRUPTED
 
 
 def _has_display():
@@ -299,7 +299,7 @@ def _run_vboard(args, overrides, cfg, plant_params, arm=None):
     ok = sum(1 for f, j in outcomes if f == "placed" and j == "placed")
     print("run record: %s  (kind virtual-board; verified placed %d/%d)"
           % (os.path.join(args.out, "run.json"), ok, len(outcomes)))
-    return exitcodes.OK if ok == len(outcomes) else exitcodes.FAILED
+    return OK if ok == len(outcomes) else FAILED
 
 
 def _reconstruction(cycles):
@@ -329,7 +329,7 @@ def _run_rp2040(args, overrides, cfg, plant_params, arm=None):
     ok = sum(1 for r in recs if r["fsm_outcome"] == "placed" and r["judge_outcome"] == "placed")
     print("report: %s; run record: %s  (kind rp2040; verified placed %d/%d)"
           % (os.path.join(args.out, "report.json"), os.path.join(args.out, "run.json"), ok, len(recs)))
-    return exitcodes.OK if ok == len(recs) else exitcodes.FAILED
+    return OK if ok == len(recs) else FAILED
 
 
 def _batch(args, overrides, cfg, plant_params):
@@ -366,8 +366,8 @@ def _batch(args, overrides, cfg, plant_params):
     if summary["interrupted"]:
         print("interrupted: %d of %d cycles kept in %s; continue with --resume"
               % (summary["count"], summary["planned"], os.path.join(args.out, "cycles.jsonl")), file=sys.stderr)
-        return exitcodes.INTERRUPTED
-    return exitcodes.OK if summary["false_success"] == 0 else exitcodes.FAILED
+        return INTERRUPTED
+    return OK if summary["false_success"] == 0 else FAILED
 
 
 def _tally(rec):

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, INTERRUPTED, OK
 from surepick.host.cli.errors import CommandError, cannot
 
 RANGE_HELP = "start:stop:step (stop included when a step lands on it: 0:14:1 is 15 values), a,b,c or one value"
@@ -70,10 +70,10 @@ def run(args):
         return _sweep(args)
     except sweep_pool.WorkerBound as e:
         raise CommandError("%s; results so far are in %s, --resume continues" % (
-            e, os.path.join(args.out, "results.jsonl")), exitcodes.FAILED) from None
+            e, os.path.join(args.out, "results.jsonl")), FAILED) from None
     except (sweep_pool.WorkerError, sweep_dask.DaskTaskError) as e:
         raise CommandError("%s\nresults so far are in %s; --resume continues" % (
-            e, os.path.join(args.out, "results.jsonl")), exitcodes.FAILED) from None
+            e, os.path.join(args.out, "results.jsonl")), FAILED) from None
 
 
 def _config(items):
@@ -194,7 +194,7 @@ def _sweep(args):
     except KeyboardInterrupt:
         print("surepick sim sweep: interrupted; finished cycles are in %s (--resume continues)"
               % os.path.join(args.out, sweep_run.RESULTS_FILE), file=sys.stderr)
-        return exitcodes.INTERRUPTED
+        return INTERRUPTED
     finally:
         _close(backend)
     t = summ["totals"]
@@ -207,8 +207,8 @@ def _sweep(args):
         print("%d worker(s) died holding a chunk; each such chunk ran again on a new worker" % run.backend["workers_lost"])
     print("cells: %s\nenvelope: %s" % (os.path.join(args.out, envelope.CELLS_FILE), page))
     if run.interrupted:
-        return exitcodes.INTERRUPTED
-    return exitcodes.OK if t["false_success"] == 0 else exitcodes.FAILED
+        return INTERRUPTED
+    return OK if t["false_success"] == 0 else FAILED
 
 
 def _close(backend):
@@ -228,7 +228,7 @@ def _compare(args):
     for c in res["left"]:
         print("  left the envelope: %s" % c["where"])
     print("picture: %s\npage: %s" % (res["png"], res["html"]))
-    return exitcodes.FAILED if res["left"] else exitcodes.OK
+    return FAILED if res["left"] else OK
 
 
 class SweepProgress:

@@ -4,7 +4,7 @@
 import os
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.errors import CommandError
 from surepick.host.cli.teleop import SOURCE_HELP, TARGET_HELP, add_session_arguments, open_source_and_settings, run_session
 
@@ -50,7 +50,7 @@ def run(args):
                 f.write("\n")
         raise CommandError("the taught job cannot run: %s%s" % (
             "; ".join(problems), ("\n(marks kept in %s.partial)" % out) if teacher.history else ""),
-            exitcodes.FAILED)
+            FAILED)
     jobfile.save(job, out)
     a = job.approach_height_mm
     print("job: pick x=%.1f y=%.1f z=%.1f pitch %.0f; place x=%.1f y=%.1f z=%.1f pitch %.0f; width %.1f mm; "
@@ -59,4 +59,4 @@ def run(args):
                                         job.part_width_mm, "the board's" if a is None else "%.1f mm" % a,
                                         "the board's" if job.max_attempts is None else job.max_attempts))
     print("wrote %s (run it: surepick job start --job %s --port PORT, or surepick sim run --job %s)" % (out, out, out))
-    return exitcodes.OK
+    return OK

@@ -7,7 +7,7 @@ import math
 import os
 import sys
 
-from surepick.host.cli import exitcodes
+from surepick.host.user_error import OK
 from surepick.host.cli.errors import CommandError, cannot
 from surepick.host.cli.options import config_overrides_file
 
@@ -73,7 +73,7 @@ def run(args):
     source, settings = open_source_and_settings(args)
     summary, target = run_session(args, source, settings, args.out)
     _print_summary(args, source, summary, target)
-    return exitcodes.OK
+    return OK
 
 
 def open_source_and_settings(args):

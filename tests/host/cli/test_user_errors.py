@@ -81,6 +81,48 @@ def test_each_error_meant_for_the_user_is_one_line_and_its_code(cls, monkeypatch
     assert (rc, out, stderr) == (err.exit_code, "", "surepick demo: %s\n" % message)
 
 
+@pytest.mark.parametrize("module,name,args,message", [
+    # the board's own input checks (firmware/, shared_fsm/: below host/, no UserError there),
+    # each built as the board code builds it; the message is the class's own wording
+    ("surepick.firmware.settings", "SettingsError", ("pin_beam", "GP13 is the e-stop's"),
+     "setting 'pin_beam': GP13 is the e-stop's"),
+    ("surepick.shared_fsm.config", "ConfigError", ("move_timeout_ms", "above 60000"),
+     "config field 'move_timeout_ms': above 60000"),
+    ("surepick.shared_fsm.arm", "ArmError", ("geometry.forearm_mm", "must be at least 20"),
+     "arm description field 'geometry.forearm_mm': must be at least 20"),
+    ("surepick.shared_fsm.arm", "Unreachable", (0, "x=900.0 y=0.0 z=10.0 pitch=-90.0"),
+     None),
+])
+def test_a_board_side_input_error_is_bad_input_in_one_line(module, name, args, message, monkeypatch,
+                                                          capsys):
+    cls = getattr(importlib.import_module(module), name)
+    err = cls(*args)
+    demo = importlib.import_module("surepick.host.cli.demo")
+
+    def run(a):
+        raise err
+
+    monkeypatch.setattr(demo, "run", run)
+    rc = cli.main(["demo"])
+    out, stderr = capsys.readouterr()
+    if message is None:                       # Unreachable names its reason from its own table
+        assert str(err).startswith("pose unreachable (") and str(err).endswith(args[1])
+        message = str(err)
+    assert (rc, out, stderr) == (USAGE, "", "surepick demo: %s\n" % message)
+
+
+def test_a_plain_value_error_is_still_a_bug():
+    # only the board's named checks are bad input; any other ValueError is not caught as one
+    demo = importlib.import_module("surepick.host.cli.demo")
+    real = demo.run
+    try:
+        demo.run = lambda args: int("not a number")
+        with pytest.raises(ValueError):
+            cli.main(["demo"])
+    finally:
+        demo.run = real
+
+
 @pytest.mark.parametrize("module,name,code", [
     # the codes users saw before there was one base class, as `surepick --help` states them (1 the
     # board failed, 2 bad usage) and docs/arm-description.md (a bad description is refused, exit 2)

@@ -1,6 +1,8 @@
 # Monitor-test helpers shared by tests/host/monitor: a free loopback port, the link stand-in
-# (tests/support/link_standin.py) as a child process, a polling wait, and a MonitorLoop on its own
-# thread as `surepick monitor` runs it.
+# (tests/support/link_standin.py) or the real firmware on a virtual board (BoardProcess) as a
+# child process, a polling wait, and a MonitorLoop on its own thread as `surepick monitor` runs it.
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -13,7 +15,12 @@ from surepick.host.monitor.loop import MonitorLoop
 from surepick.host.monitor.status import BoardStatus
 from surepick.host.monitor.store import Store
 
+from surepick.host.cli.board import READY_PREFIX
+
+from tests.support.cli import SUREPICK_BIN
 from tests.support.link_standin import READY
+
+BOARD_SEED = 3      # BoardProcess's plant seed (nominal scenario)
 
 STAND_IN = Path(__file__).with_name("link_standin.py")
 
@@ -67,3 +74,48 @@ class Monitor:
         self.thread.join(10)
         assert not self.thread.is_alive()
         self.store.close()
+
+
+class BoardProcess:
+    # `surepick board --scenario nominal` as a child process, killable like a power cut; the arm
+    # at its true pace (--realtime), so a job is still running when the test kills it mid-cycle
+    # however fast this machine runs the plant.
+    def __init__(self, flash, port, log_path):
+        self.log = open(log_path, "ab")
+        self.p = subprocess.Popen([SUREPICK_BIN, "board", "--scenario", "nominal", "--seed", str(BOARD_SEED), "--realtime",
+                                   "--listen", "127.0.0.1:%d" % port, "--flash", str(flash)],
+                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith(READY_PREFIX), (line, Path(log_path).read_text()[-2000:])
+        self.address = line[len(READY_PREFIX):].strip()
+
+    def _children(self):
+        out = []
+        for task in Path("/proc/%d/task" % self.p.pid).glob("*/children"):
+            try:
+                out += [int(x) for x in task.read_text().split()]
+            except OSError:
+                pass
+        return out
+
+    def kill(self):
+        # The supervisor and the interpreter it runs (its own session: killed by pid too).
+        kids = self._children()
+        self.p.kill()
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.p.wait(10)
+        self.log.close()
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if not self.log.closed:
+            self.log.close()

@@ -5,17 +5,14 @@
 # monitor must reconnect and back-fill, and its database must then hold every record the
 # board had committed, exactly once, compared with the board's own log read from its flash.
 import os
-import signal
 import sqlite3
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 from surepick.firmware.flashlog import FlashLog
 from surepick.host import deploy as dp
-from surepick.host.cli.board import READY_PREFIX
 from surepick.shared_fsm import codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states
@@ -23,7 +20,7 @@ from surepick.shared_fsm import states
 from tests.support.needs import NEEDS_MICROPYTHON
 
 from tests.support.cli import SUREPICK_BIN as SUREPICK
-from tests.support.monitor import Monitor, free_port, wait_until
+from tests.support.monitor import BOARD_SEED, BoardProcess, Monitor, free_port, wait_until
 from tests.support.period import PERIOD_MS, PERIOD_US
 
 # The live view sizes itself from its terminal, not from the COLUMNS/LINES pytest-xdist sets.
@@ -31,52 +28,7 @@ TERMINAL_ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LIN
 
 pytestmark = NEEDS_MICROPYTHON
 
-SEED = 3
-
-
-class BoardProcess:
-    # `surepick board --scenario nominal` as a child process, killable like a power cut; the arm
-    # at its true pace (--realtime), so a job is still running when the test kills it mid-cycle
-    # however fast this machine runs the plant.
-    def __init__(self, flash, port, log_path):
-        self.log = open(log_path, "ab")
-        self.p = subprocess.Popen([SUREPICK, "board", "--scenario", "nominal", "--seed", str(SEED), "--realtime",
-                                   "--listen", "127.0.0.1:%d" % port, "--flash", str(flash)],
-                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
-        line = self.p.stdout.readline()
-        assert line.startswith(READY_PREFIX), (line, Path(log_path).read_text()[-2000:])
-        self.address = line[len(READY_PREFIX):].strip()
-
-    def _children(self):
-        out = []
-        for task in Path("/proc/%d/task" % self.p.pid).glob("*/children"):
-            try:
-                out += [int(x) for x in task.read_text().split()]
-            except OSError:
-                pass
-        return out
-
-    def kill(self):
-        # The supervisor and the interpreter it runs (its own session: killed by pid too).
-        kids = self._children()
-        self.p.kill()
-        for pid in kids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.p.wait(10)
-        self.log.close()
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.terminate()
-            try:
-                self.p.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        if not self.log.closed:
-            self.log.close()
+SEED = BOARD_SEED    # the plant BoardProcess serves: the job's poses are worked out for it
 
 
 def board_log(flash):

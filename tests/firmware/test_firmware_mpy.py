@@ -36,8 +36,13 @@ def test_main_loop_runs_a_job_to_placed(scenario, tmp_path):
     assert res["marker"] == 0 and res["rest"] == 1 and res["log_pending"] == 0
     # loop timing reported in telemetry: the virtual period, a measured worst step, overruns
     assert res["tel_period_us"] == PERIOD_US
-    # (real CPU time on a shared host: a preempted tick can exceed 2 ms; a few per thousand is noise)
-    assert res["tel_worst_us"] > 0 and res["overruns"] <= res["ticks"] // 100
+    # The work is timed in real CPU time here, so how many ticks overrun depends on this host's
+    # pace and load, not on the firmware: the counts must agree with each other instead. A tick
+    # overruns when its work (flash ticks aside) exceeds the period, so some did exactly when the
+    # worst one did; telemetry's figures are the same counters, sent before the run's end.
+    assert res["tel_worst_us"] > 0
+    assert (res["overruns"] > 0) == (res["worst_step_us"] > res["tel_period_us"]), res
+    assert res["tel_overruns"] <= res["overruns"] and res["tel_worst_us"] <= res["worst_step_us"], res
     # the watchdog: fed once a tick (twice or more when the tick wrote flash: before each write)
     assert res["feed_bad_ticks"] == 0 and res["feeds"] >= res["ticks"] and res["wdt_ms"] == 500
     # telemetry at 10 Hz: one frame per 100 ms of virtual time, give or take

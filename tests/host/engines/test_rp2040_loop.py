@@ -171,11 +171,19 @@ def test_the_firmware_leaves_a_margin_of_heap_after_boot_and_at_the_job_start(uf
     assert job["free"] >= MIN_FREE_AT_JOB_START and job["max_free_block"] >= MIN_BLOCK_AT_JOB_START, figs
 
 
+# A hang guard for the five-cycle runs, not a speed check: one is about 65 s of emulated time at
+# 6-7 host CPU seconds per emulated second (about 3.5 minutes alone on a quiet machine); on a
+# machine half as fast whose other core ran the rest of the suite, two of them in one test
+# passed the suite's 900 s.
+CHIP_RUN_TIMEOUT_S = 1800
+
+
 @pytest.mark.slow
-def test_a_production_run_of_five_cycles_keeps_its_period_and_its_heap(uf2):
+@pytest.mark.timeout(CHIP_RUN_TIMEOUT_S)
+def test_a_production_run_of_five_cycles_keeps_its_heap(uf2):
     # issue 22: a production run of 5 cycles on the chip (the feeder world: a part on the pad a
     # seeded while after each pick), the heap at its start held to the job start's margins, the
-    # heap steady (after cycle 5 within 1 KB of after cycle 1), and no overrun during the run
+    # heap steady (after cycle 5 within 1 KB of after cycle 1)
     from surepick.host.engines.rp2040 import heap
     from surepick.shared_fsm import run_codes
     r = heap.run_figures(5, uf2=uf2)
@@ -187,7 +195,15 @@ def test_a_production_run_of_five_cycles_keeps_its_period_and_its_heap(uf2):
     # cycle k's start is after cycle k-1; the run's end is after cycle 5
     assert abs(h["end"]["free"] - h["cycle2"]["free"]) <= 1024, h
     assert abs(h["cycle5"]["free"] - h["cycle1"]["free"]) <= 1024, h
-    # the period, on the firmware's own main.py: the heap probe's printing costs ticks of its own
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(CHIP_RUN_TIMEOUT_S)
+def test_a_production_run_of_five_cycles_keeps_its_period(uf2):
+    # issue 22: the same run on the firmware's own main.py (the heap probe's printing costs ticks
+    # of its own): no overrun during the run
+    from surepick.host.engines.rp2040 import heap
+    from surepick.shared_fsm import run_codes
     plain = heap.run_figures(5, uf2=uf2, measure_heap=False)
     assert plain["stop"] == (5, 5, run_codes.STOP_COUNT, 0) and plain["binned"] == 5, plain
     assert plain["run_overruns"] == 0, plain["telemetry"]

@@ -21,6 +21,12 @@ from tests.support.cli import SUREPICK_BIN
 from tests.support.link_standin import READY
 
 BOARD_SEED = 3      # BoardProcess's plant seed (nominal scenario)
+# A job file (docs/job-file.md) for the nominal scenario's pad and bin, one attempt a part: the
+# production runs the monitor tests send (cycle 1 places the one part, later cycles find the pad empty)
+NOMINAL_RUN_JOB = {"format": "surepick-job", "version": 1,
+                   "pick": {"x_mm": 160.0, "y_mm": -60.0, "z_mm": 15.5, "pitch_deg": -90.0},
+                   "place": {"x_mm": 150.0, "y_mm": 80.0, "z_mm": 20.5, "pitch_deg": -90.0},
+                   "part_width_mm": 25.0, "max_attempts": 1}
 
 STAND_IN = Path(__file__).with_name("link_standin.py")
 

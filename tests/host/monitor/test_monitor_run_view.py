@@ -22,22 +22,18 @@ from surepick.host.teleop import jobfile
 from surepick.shared_fsm import codes, link, run_codes
 
 from tests.support.board_cli import running_board
-from tests.support.monitor import wait_until
+from tests.support.monitor import NOMINAL_RUN_JOB, wait_until
 from tests.support.needs import NEEDS_MICROPYTHON
 
 pytestmark = NEEDS_MICROPYTHON
 
 COUNT = 3
-JOB = {"format": "surepick-job", "version": 1,
-       "pick": {"x_mm": 160.0, "y_mm": -60.0, "z_mm": 15.5, "pitch_deg": -90.0},
-       "place": {"x_mm": 150.0, "y_mm": 80.0, "z_mm": 20.5, "pitch_deg": -90.0},
-       "part_width_mm": 25.0, "max_attempts": 1}
 
 
 def run_fields(tmp_path):
     import json
     p = tmp_path / "job.json"
-    p.write_text(json.dumps(JOB))
+    p.write_text(json.dumps(NOMINAL_RUN_JOB))
     return production.run_args(COUNT, jobfile.load(str(p)).link_job())
 
 

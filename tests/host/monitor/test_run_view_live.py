@@ -16,16 +16,12 @@ from surepick.host import deploy as dp
 from surepick.shared_fsm import codes, run_codes
 
 from tests.support.cli import SUREPICK_BIN as SUREPICK
-from tests.support.monitor import BoardProcess, Monitor, free_port, wait_until
+from tests.support.monitor import NOMINAL_RUN_JOB, BoardProcess, Monitor, free_port, wait_until
 from tests.support.needs import NEEDS_MICROPYTHON
 
 pytestmark = NEEDS_MICROPYTHON
 
 COUNT = 3
-JOB = {"format": "surepick-job", "version": 1,
-       "pick": {"x_mm": 160.0, "y_mm": -60.0, "z_mm": 15.5, "pitch_deg": -90.0},
-       "place": {"x_mm": 150.0, "y_mm": 80.0, "z_mm": 20.5, "pitch_deg": -90.0},
-       "part_width_mm": 25.0, "max_attempts": 1}
 
 
 def cycles_on_flash(flash):
@@ -48,7 +44,7 @@ def test_a_monitor_joins_a_run_under_way_and_sees_it_end_at_a_power_cut(tmp_path
     flash = tmp_path / "flash"
     flash.mkdir()
     job = tmp_path / "job.json"
-    job.write_text(json.dumps(JOB))
+    job.write_text(json.dumps(NOMINAL_RUN_JOB))
     port = free_port()
     board = BoardProcess(flash, port, tmp_path / "board.log")
     mon = None

@@ -43,10 +43,15 @@ def board_link(args, who, stay=False, **kw):
     # the port itself. stay=True (a client that stays connected, like `job start --wait`) starts
     # a hub when none serves the port, so other tools can use the board meanwhile. `who` names
     # the client in `surepick link status` ("job start").
+    # A board this machine serves with a world runs slower than a Pico: replies are waited for
+    # in its time, not the wall clock's (link/client.py _ReplyWait).
     from surepick.host.link import hub_client
     from surepick.host.link.client import LinkClient
-    return LinkClient(board_port(args), hub=hub_client.AUTO if stay else hub_client.USE,
-                      name="surepick " + who, **kw)
+    from surepick.host.vboard.control import board_clock
+    port = board_port(args)
+    c = LinkClient(port, hub=hub_client.AUTO if stay else hub_client.USE, name="surepick " + who, **kw)
+    c.board_clock = board_clock(port)
+    return c
 
 
 def pose(text):

@@ -135,8 +135,14 @@ def _check_scenario(name, overrides):
         raise CommandError(e.args[0] if isinstance(e, KeyError) and e.args else str(e)) from None
 
 
-class _DeferSigint:
-    # Ctrl-C while a finished cycle is being written waits until the files are whole.
+class _CtrlC:
+    # Ctrl-C remembered (.hit). defer=True: it waits until the block is done (a finished cycle's
+    # files are written whole), then interrupts. defer=False: it interrupts at once, as ever, and
+    # is remembered: one that lands while MuJoCo's binding converts an argument surfaces as that
+    # call's TypeError, and is still the person's stop.
+    def __init__(self, defer):
+        self.defer = defer
+
     def __enter__(self):
         import signal
         self.hit = False
@@ -145,11 +151,13 @@ class _DeferSigint:
 
     def _note(self, signum, frame):
         self.hit = True
+        if not self.defer:
+            raise KeyboardInterrupt
 
     def __exit__(self, *exc):
         import signal
         signal.signal(signal.SIGINT, self.old)
-        if self.hit and exc[0] is None:
+        if self.defer and self.hit and exc[0] is None:
             raise KeyboardInterrupt
 
 
@@ -202,18 +210,23 @@ def _run(args, overrides, cfg, plant_params, job=None, arm=None):
 
     def on_cycle(rec, trajectory, run):
         writer.meta["model_hash"] = writer.meta["model_hash"] or run.plant.model_hash()
-        with _DeferSigint():
+        with _CtrlC(defer=True):
             writer.add(rec, trajectory)
         _said(rec)
 
-    try:
-        if first < args.cycles:
-            run_cycles(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg, viewer=viewer,
-                       on_cycle=on_cycle, first=first, job=job, arm=arm)
-    except KeyboardInterrupt:
-        return _interrupted(args, len(writer.cycles))
-    except OSError as e:
-        raise cannot("write the report in", args.out, e, FAILED) from None
+    with _CtrlC(defer=False) as ctrl_c:
+        try:
+            if first < args.cycles:
+                run_cycles(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg, viewer=viewer,
+                           on_cycle=on_cycle, first=first, job=job, arm=arm)
+        except KeyboardInterrupt:
+            return _interrupted(args, len(writer.cycles))
+        except Exception as e:
+            if ctrl_c.hit:
+                return _interrupted(args, len(writer.cycles))
+            if isinstance(e, OSError):
+                raise cannot("write the report in", args.out, e, FAILED) from None
+            raise
     s = summarise(writer.cycles)
     print("report: %s  (verified placed %d/%d, false successes %d, false failures %d)" % (
         os.path.join(args.out, "report.json"), s["verified_placed"], s["cycles"], s["false_success"],
@@ -279,7 +292,7 @@ def _run_vboard(args, overrides, cfg, plant_params, arm=None):
         m = {k: v for k, v in meta.items() if k not in ("format", "format_version", "cycles")}
         m["source"]["reconstruction"] = _reconstruction(done + [r])
         done.append(r)
-        with _DeferSigint():
+        with _CtrlC(defer=True):
             rec.meta.update(m)
             rec.add(r, events, ticks)
         outcomes.append((r["fsm_outcome"], r["judge_outcome"]))
@@ -287,15 +300,21 @@ def _run_vboard(args, overrides, cfg, plant_params, arm=None):
     def log(line):
         status.close()
         print(line, flush=True)
-    try:
-        if first < args.cycles:
-            vboard.run(args.scenario, args.seed, args.cycles, overrides, plant_params, log=log, first=first,
-                       on_cycle=on_cycle, on_progress=on_progress, cfg_overrides=cfg, arm=arm)
-    except KeyboardInterrupt:
-        status.close()
-        return _interrupted(args, len(outcomes))
-    finally:
-        status.close()
+    with _CtrlC(defer=False) as ctrl_c:
+        try:
+            if first < args.cycles:
+                vboard.run(args.scenario, args.seed, args.cycles, overrides, plant_params, log=log, first=first,
+                           on_cycle=on_cycle, on_progress=on_progress, cfg_overrides=cfg, arm=arm)
+        except KeyboardInterrupt:
+            status.close()
+            return _interrupted(args, len(outcomes))
+        except Exception:
+            if ctrl_c.hit:
+                status.close()
+                return _interrupted(args, len(outcomes))
+            raise
+        finally:
+            status.close()
     ok = sum(1 for f, j in outcomes if f == "placed" and j == "placed")
     print("run record: %s  (kind virtual-board; verified placed %d/%d)"
           % (os.path.join(args.out, "run.json"), ok, len(outcomes)))

@@ -44,6 +44,41 @@ class Reply:
         return "Reply(%d, %s, %r)" % (self.req_id, self.code_name, self.payload)
 
 
+class _ReplyWait:
+    # How long a request still waits: `timeout` seconds of the wall clock; then, given the board's
+    # clock, `timeout` more of the board's own time, as long as that clock moves (still for
+    # `timeout` s of wall: over). The board's clock is read only once the wall's has run out.
+    _LOOK_S = 1.0                  # the board's clock read at most this often
+
+    def __init__(self, timeout, clock):
+        self.timeout = timeout
+        self.clock = clock
+        self.check_at = time.monotonic() + timeout
+        self.start = self.last = self.moved_at = None
+
+    def left(self):
+        now = time.monotonic()
+        if now < self.check_at:
+            return self.check_at - now
+        b = self.clock() if self.clock is not None else None
+        if b is None:              # no board clock, or it is gone with the board
+            return 0.0
+        if self.start is None:
+            self.start = self.last = b
+            self.moved_at = now
+        elif b > self.last:
+            self.last, self.moved_at = b, now
+        if b - self.start >= self.timeout or now - self.moved_at >= self.timeout:
+            return 0.0
+        self.check_at = now + self._LOOK_S
+        return self._LOOK_S
+
+    def whose(self):
+        if self.start is None:
+            return ""
+        return " and %.1f s of the board's own time after" % (self.last - self.start)
+
+
 # ---- the client ----
 
 class LinkClient:
@@ -66,6 +101,10 @@ class LinkClient:
         self._busy_seen = False
         self._text_tail = b""
         self._queued = []  # frames read past a REPLY: handed out by the next read_frames
+        # () -> seconds of the board's own time, or None once unreadable; None: the wall clock.
+        # A served virtual or emulated board runs slower than a Pico: a reply is waited for in
+        # its time (vboard/control.py board_clock).
+        self.board_clock = None
 
     # -- connection --
 
@@ -196,18 +235,18 @@ class LinkClient:
         if self.lent_to:
             raise self._lent_error(ftype)
         self.requests += 1
+        wait = _ReplyWait(timeout, self.board_clock)
         self.send(frame)
         got = []
-        deadline = time.monotonic() + timeout
         while True:
-            left = deadline - time.monotonic()
+            left = wait.left()
             if left <= 0:
                 self.timeouts += 1
                 if self.lent_to:
                     raise self._lent_error(ftype, "no reply")
-                raise RequestTimeout("no reply to %s from the board on %s within %.1f s (is the "
+                raise RequestTimeout("no reply to %s from the board on %s within %.1f s%s (is the "
                                      "firmware running? a board sitting in the REPL does not answer)"
-                                     % (link.SCHEMA[ftype][0], self.port, timeout))
+                                     % (link.SCHEMA[ftype][0], self.port, timeout, wait.whose()))
             frames = self.read_frames(min(left, _READ_S))
             if self.via_hub and rid in self.ser.refused:
                 del self.ser.refused[rid]

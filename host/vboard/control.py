@@ -3,7 +3,8 @@
 # board's console is busy with the monitor or mpremote.
 #
 # Protocol: one request line, one JSON reply line, then the server closes.
-#   "status"       -> {"ok": true, "console": [...], "scenario": ..., "world": N, "verdict": [...]}
+#   "status"       -> {"ok": true, "console": [...], "scenario": ..., "world": N, "plant_ms": ...,
+#                     "verdict": [...]}
 #   "reset-world"  -> {"ok": true, "world": N, "previous": [outcome, reason]} or
 #                     {"ok": false, "error": "..."}
 #   "look"         -> {"ok": true, "joints_deg": [...], "jaw_mm": ..., "plant_ms": ...}: where the
@@ -53,6 +54,23 @@ def find_board(port):
             return entry
     raise ControlError("no virtual board is serving %s on this machine (`surepick board` prints "
                        "its address when it starts)" % port)
+
+
+def board_clock(port):
+    """For a port a board on this machine serves with a control channel (`surepick board`, the
+    virtual board or the emulated RP2040): () -> seconds of that board's time, None when it cannot
+    be read (no world, or the board gone). None for any other port: a Pico's time is the wall's."""
+    try:
+        address = find_board(port)["control"]
+    except (ControlError, KeyError):
+        return None
+
+    def now():
+        try:
+            return request(address, "status", timeout=5.0)["plant_ms"] / 1000.0
+        except (ControlError, KeyError, TypeError):
+            return None
+    return now
 
 
 # ---- the server (inside the board's supervisor) ----

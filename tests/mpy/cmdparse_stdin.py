@@ -9,15 +9,10 @@ import time
 from surepick.shared_fsm import link
 from surepick.firmware import cmdparse
 from surepick.firmware.hal import rp2040 as hal
+from reference_pins import reference_pins
 
 
-class Pins:
-    servo = (2, 3, 4, 5, 6)
-    estop, switch, beam, led = 13, 14, 15, 25
-    adc_pot, adc_current, adc_rail = 0, 1, 2
-
-
-hal.setup(Pins())
+hal.setup(reference_pins())
 reader = cmdparse.LineReader()
 idle = 0
 worst_us = 0

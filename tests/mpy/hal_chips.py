@@ -30,15 +30,10 @@ sys.modules["sys"] = _Sys(sys.argv[1])
 
 import machine  # noqa: E402  (the stand-in written by the test)
 from surepick.firmware.hal import rp2040 as hal  # noqa: E402
+from reference_pins import reference_pins  # noqa: E402
 
 
-class Pins:
-    servo = (2, 3, 4, 5, 6)
-    estop, switch, beam, led = 13, 14, 15, 25
-    adc_pot, adc_current, adc_rail = 0, 1, 2
-
-
-hal.setup(Pins())
+hal.setup(reference_pins())
 at_setup = list(machine.writes)
 del machine.writes[:]
 hal.wdt_stop()

@@ -6,15 +6,10 @@ import json
 
 import vboard_io
 from surepick.firmware.hal import virtual as h
+from reference_pins import reference_pins
 
 
-class Pins:
-    servo = (2, 3, 4, 5, 6)
-    estop, switch, beam, led = 13, 14, 15, 25
-    adc_pot, adc_current, adc_rail = 0, 1, 2
-
-
-h.setup(Pins())
+h.setup(reference_pins())
 h.pwm_start([1500, 1400, 1300, 1200, 1100])
 vboard_io.sent.clear()
 vboard_io.repl_writes = True        # from now on a REPL write lands during every exchange

@@ -118,3 +118,54 @@ def test_an_interrupted_batch_is_appended_to_never_rewritten(tmp_path):
     assert seeds == [0, 1, 2, 3, 4, 5]                            # each seed once
     summary = json.loads((out / "summary.json").read_text())
     assert summary["count"] == 6 and summary["per_scenario"]["part_missing"]["faults"] == {"GRASP_FAILED": 6}
+
+
+class _CtrlCWhileConverted(float):
+    # A site size whose conversion, inside MuJoCo's pybind11 binding, is where the person's Ctrl-C
+    # arrives: the binding turns the KeyboardInterrupt into "incompatible function arguments".
+    def __float__(self):
+        signal.raise_signal(signal.SIGINT)
+        return float(self.real)
+
+
+def test_ctrl_c_inside_a_mujoco_call_is_still_an_interrupt(tmp_path, monkeypatch, capsys):
+    import mujoco
+    from surepick.host.cli import main as cli
+    from surepick.sim import arm_model
+    # the binding's behaviour this guards against, shown on MuJoCo itself
+    site = mujoco.MjSpec().worldbody.add_site()
+    seen = {}
+
+    def ctrl_c(signum, frame):
+        seen["ctrl_c"] = True
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGINT, ctrl_c)
+    try:
+        with pytest.raises(TypeError, match="incompatible function arguments"):
+            site.size = [_CtrlCWhileConverted(0.001), 0.0, 0.0]
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert seen == {"ctrl_c": True}
+    # sim run: cycle 0 finishes; Ctrl-C lands in cycle 1's model build, inside a site's size
+    site_of = arm_model._site
+    built, calls_per_build = [], [0]
+
+    def site_with_ctrl_c(body, name, pos, size, rgba):
+        # the first build (cycle 0's) as it was; a site of the second carries the Ctrl-C
+        built.append(name)
+        late = len(built) > calls_per_build[0] > 0
+        return site_of(body, name, pos, _CtrlCWhileConverted(size) if late else size, rgba)
+    monkeypatch.setattr(arm_model, "_site", site_with_ctrl_c)
+    from surepick.sim.plant import Plant
+    Plant()
+    calls_per_build[0] = len(built)
+    built.clear()
+    out = tmp_path / "run"
+    rc = cli.main(["sim", "run", "--scenario", "nominal", "--seed", "5", "--cycles", "3", "--out", str(out),
+                   "--no-plots"])
+    err = capsys.readouterr().err
+    assert rc == 130, err
+    assert "interrupted: 1 of 3 cycle(s) finished and kept in %s; continue with --resume" % out in err
+    assert "Traceback" not in err and "incompatible" not in err
+    assert len(runrecord.load(str(out)).cycles) == 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler     # the handler is given back

@@ -61,6 +61,19 @@ def test_the_walk_finds_the_domain_errors():
         assert expected in names
 
 
+def _demo_raising(err, monkeypatch, capsys):
+    # `surepick demo` whose work raises `err`, run through the CLI's main -> (exit code, stdout, stderr)
+    demo = importlib.import_module("surepick.host.cli.demo")
+
+    def run(args):
+        raise err
+
+    monkeypatch.setattr(demo, "run", run)
+    rc = cli.main(["demo"])
+    out, stderr = capsys.readouterr()
+    return rc, out, stderr
+
+
 @pytest.mark.parametrize("cls", USER_ERRORS, ids=lambda c: c.__qualname__)
 def test_each_error_meant_for_the_user_is_one_line_and_its_code(cls, monkeypatch, capsys):
     message = "%s: the input at hand cannot be used; give another" % cls.__name__
@@ -70,14 +83,7 @@ def test_each_error_meant_for_the_user_is_one_line_and_its_code(cls, monkeypatch
     assert issubclass(cls, (BadInput, Failure)) or cls in (UserError, cli.CommandError)
     assert err.exit_code in (USAGE, FAILED)
 
-    demo = importlib.import_module("surepick.host.cli.demo")
-
-    def run(args):
-        raise err
-
-    monkeypatch.setattr(demo, "run", run)
-    rc = cli.main(["demo"])
-    out, stderr = capsys.readouterr()
+    rc, out, stderr = _demo_raising(err, monkeypatch, capsys)
     assert (rc, out, stderr) == (err.exit_code, "", "surepick demo: %s\n" % message)
 
 
@@ -97,14 +103,7 @@ def test_a_board_side_input_error_is_bad_input_in_one_line(module, name, args, m
                                                           capsys):
     cls = getattr(importlib.import_module(module), name)
     err = cls(*args)
-    demo = importlib.import_module("surepick.host.cli.demo")
-
-    def run(a):
-        raise err
-
-    monkeypatch.setattr(demo, "run", run)
-    rc = cli.main(["demo"])
-    out, stderr = capsys.readouterr()
+    rc, out, stderr = _demo_raising(err, monkeypatch, capsys)
     if message is None:                       # Unreachable names its reason from its own table
         assert str(err).startswith("pose unreachable (") and str(err).endswith(args[1])
         message = str(err)

@@ -137,9 +137,9 @@ def _check_scenario(name, overrides):
 
 class _CtrlC:
     # Ctrl-C remembered (.hit). defer=True: it waits until the block is done (a finished cycle's
-    # files are written whole), then interrupts. defer=False: it interrupts at once, as ever, and
-    # is remembered: one that lands while MuJoCo's binding converts an argument surfaces as that
-    # call's TypeError, and is still the person's stop.
+    # files are written whole), then interrupts. defer=False: it interrupts at once, as ever; one
+    # that lands while MuJoCo's binding converts an argument surfaces as that call's TypeError,
+    # and leaves the block as the KeyboardInterrupt it was, the person's stop.
     def __init__(self, defer):
         self.defer = defer
 
@@ -154,11 +154,14 @@ class _CtrlC:
         if not self.defer:
             raise KeyboardInterrupt
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, value, tb):
         import signal
         signal.signal(signal.SIGINT, self.old)
-        if self.defer and self.hit and exc[0] is None:
+        if self.hit and self.defer and kind is None:     # the files are whole: now the stop
             raise KeyboardInterrupt
+        if self.hit and not self.defer and kind is not None and not issubclass(kind, KeyboardInterrupt):
+            raise KeyboardInterrupt from value            # the Ctrl-C came out as another error
+        return False
 
 
 def _scenarios(args):
@@ -214,19 +217,15 @@ def _run(args, overrides, cfg, plant_params, job=None, arm=None):
             writer.add(rec, trajectory)
         _said(rec)
 
-    with _CtrlC(defer=False) as ctrl_c:
-        try:
-            if first < args.cycles:
+    try:
+        if first < args.cycles:
+            with _CtrlC(defer=False):
                 run_cycles(args.scenario, args.seed, args.cycles, overrides, plant_params, cfg, viewer=viewer,
                            on_cycle=on_cycle, first=first, job=job, arm=arm)
-        except KeyboardInterrupt:
-            return _interrupted(args, len(writer.cycles))
-        except Exception as e:
-            if ctrl_c.hit:
-                return _interrupted(args, len(writer.cycles))
-            if isinstance(e, OSError):
-                raise cannot("write the report in", args.out, e, FAILED) from None
-            raise
+    except KeyboardInterrupt:
+        return _interrupted(args, len(writer.cycles))
+    except OSError as e:
+        raise cannot("write the report in", args.out, e, FAILED) from None
     s = summarise(writer.cycles)
     print("report: %s  (verified placed %d/%d, false successes %d, false failures %d)" % (
         os.path.join(args.out, "report.json"), s["verified_placed"], s["cycles"], s["false_success"],
@@ -300,21 +299,16 @@ def _run_vboard(args, overrides, cfg, plant_params, arm=None):
     def log(line):
         status.close()
         print(line, flush=True)
-    with _CtrlC(defer=False) as ctrl_c:
-        try:
-            if first < args.cycles:
+    try:
+        if first < args.cycles:
+            with _CtrlC(defer=False):
                 vboard.run(args.scenario, args.seed, args.cycles, overrides, plant_params, log=log, first=first,
                            on_cycle=on_cycle, on_progress=on_progress, cfg_overrides=cfg, arm=arm)
-        except KeyboardInterrupt:
-            status.close()
-            return _interrupted(args, len(outcomes))
-        except Exception:
-            if ctrl_c.hit:
-                status.close()
-                return _interrupted(args, len(outcomes))
-            raise
-        finally:
-            status.close()
+    except KeyboardInterrupt:
+        status.close()
+        return _interrupted(args, len(outcomes))
+    finally:
+        status.close()
     ok = sum(1 for f, j in outcomes if f == "placed" and j == "placed")
     print("run record: %s  (kind virtual-board; verified placed %d/%d)"
           % (os.path.join(args.out, "run.json"), ok, len(outcomes)))

@@ -147,19 +147,20 @@ def test_ctrl_c_inside_a_mujoco_call_is_still_an_interrupt(tmp_path, monkeypatch
         signal.signal(signal.SIGINT, old)
     assert seen == {"ctrl_c": True}
     # sim run: cycle 0 finishes; Ctrl-C lands in cycle 1's model build, inside a site's size
+    from surepick.sim.plant import Plant
     site_of = arm_model._site
-    built, calls_per_build = [], [0]
+    built = []
+    monkeypatch.setattr(arm_model, "_site", lambda *a: built.append(a[1]) or site_of(*a))
+    Plant()
+    per_build = len(built)                 # the sites one model build adds
+    built.clear()
 
     def site_with_ctrl_c(body, name, pos, size, rgba):
         # the first build (cycle 0's) as it was; a site of the second carries the Ctrl-C
         built.append(name)
-        late = len(built) > calls_per_build[0] > 0
+        late = len(built) > per_build
         return site_of(body, name, pos, _CtrlCWhileConverted(size) if late else size, rgba)
     monkeypatch.setattr(arm_model, "_site", site_with_ctrl_c)
-    from surepick.sim.plant import Plant
-    Plant()
-    calls_per_build[0] = len(built)
-    built.clear()
     out = tmp_path / "run"
     rc = cli.main(["sim", "run", "--scenario", "nominal", "--seed", "5", "--cycles", "3", "--out", str(out),
                    "--no-plots"])

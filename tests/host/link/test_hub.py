@@ -3,7 +3,6 @@
 # clients are LinkClients through the hub's Unix socket, the raw console is the hub's real pty.
 import os
 import select
-import socket
 import stat
 import threading
 import time
@@ -21,8 +20,6 @@ from surepick.shared_fsm import link
 
 from tests.support.hand_board import HandBoard
 from tests.support.hub_serving import Serving
-
-
 
 
 @pytest.fixture

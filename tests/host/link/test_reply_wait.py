@@ -1,8 +1,8 @@
 # A request waits for its REPLY its timeout in wall time and then, when the board's clock is known
 # (a board this machine serves with a world runs slower than a Pico, slower still on a loaded
-# machine), the timeout again in the board's own time while that clock moves. The board is played by hand on a real loopback socket; its clock
-# is the hand's, moved only by the thread that plays it, so the outcome follows the board's time
-# whatever this machine's pace.
+# machine), the timeout again in the board's own time while that clock moves. The board is played
+# by hand on a real loopback socket; its clock is the hand's, moved only by the thread that plays
+# it, so the outcome follows the board's time whatever this machine's pace.
 import threading
 import time
 

@@ -63,29 +63,40 @@ def payload_sentence(arm_or_names, joint, need_nm, stall_nm, part_g, where="benc
             % (where, part_g, joint, servo, need_nm, payload.HOLD_PCT, stall_nm, stall_nm * payload.HOLD_PCT / 100.0))
 
 
-def payload_report(arm, approach_mm=None):
-    """-> (problems, lines) of the payload check on the bench's own path (the pick, the lift,
-    the transfer, the placing) with its part (bench.part_g): each arm servo's largest holding
-    torque along it against its stall torque at the rail's nominal voltage. A path out of reach
-    gives no lines (reach_report names it)."""
+def payload_shares(arm, approach_mm=None):
+    """-> [(joint, need_nm, stall_nm)] for every arm servo past the base: its largest holding
+    torque along the bench's own path with its part (bench.part_g) and its stall torque at the
+    rail's nominal voltage; None when the path is out of reach (reach_report names it)."""
     poses = dict(bench_poses(arm, approach_mm))
     lift = poses["pick_approach"][2] - poses["pick"][2]
     part_g = arm.bench["part_g"]
     try:
         qs = payload.path(arm, poses["pick"], poses["place"], lift)
     except arm_mod.Unreachable:
+        return None
+    return [(arm.joint_names[i], max(payload.holding_nm(arm, q, part_g)[i] for q in qs), payload.stall_nm(arm, i))
+            for i in range(1, len(arm.joint_names))]
+
+
+def payload_line(arm, joint, need_nm, stall_nm):
+    return ("payload %-8s holds %.3f N·m of its %.3f N·m stall (%.1f %%, limit %d %%) with the %g g part"
+            % (joint, need_nm, stall_nm, 100.0 * need_nm / stall_nm, payload.HOLD_PCT, arm.bench["part_g"]))
+
+
+def payload_report(arm, approach_mm=None):
+    """-> (problems, lines) of the payload check on the bench's own path (the pick, the lift,
+    the transfer, the placing): a line per arm servo (payload_shares), and the refusal the board
+    would give, if any. A path out of reach gives no lines (reach_report names it)."""
+    shares = payload_shares(arm, approach_mm)
+    if shares is None:
         return [], []
-    problems, lines = [], []
-    for i in range(1, len(arm.joint_names)):
-        need = max(payload.holding_nm(arm, q, part_g)[i] for q in qs)
-        stall = payload.stall_nm(arm, i)
-        name = arm.joint_names[i]
-        lines.append("payload %-8s holds %.3f N·m of its %.3f N·m stall (%.1f %%, limit %d %%) with the %g g part"
-                     % (name, need, stall, 100.0 * need / stall, payload.HOLD_PCT, part_g))
+    poses = dict(bench_poses(arm, approach_mm))
+    lift = poses["pick_approach"][2] - poses["pick"][2]
+    problems = []
     w = payload.check(arm, poses["pick"], poses["place"], lift)
     if w is not None:
-        problems.append(payload_sentence(arm, arm.joint_names[w[0]], w[1], w[2], part_g))
-    return problems, lines
+        problems.append(payload_sentence(arm, arm.joint_names[w[0]], w[1], w[2], arm.bench["part_g"]))
+    return problems, [payload_line(arm, *s) for s in shares]
 
 
 def REASON(e):

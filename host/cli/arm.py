@@ -38,6 +38,25 @@ def load_arm(name_or_path):
     return files.load(name_or_path)
 
 
+def load_job_arm(name_or_path, say=None):
+    """--arm of a verb that runs jobs -> an Arm (None given: None, the reference arm). A part the
+    description's servos cannot hold is refused up front (exit 2), as the board would refuse every
+    job of it; say: a function given one line, the servo asked for the largest share of its stall
+    torque, so a long run states its payload margin before it starts."""
+    if name_or_path is None:
+        return None
+    from surepick.host.arms import checks
+    arm, _ = load_arm(name_or_path)
+    problems, _ = checks.payload_report(arm)
+    if problems:
+        raise CommandError("%s: %s (the board refuses every job of this part)" % (name_or_path, problems[0]))
+    shares = checks.payload_shares(arm)
+    if say is not None and shares:
+        worst = max(shares, key=lambda s: s[1] / s[2])
+        say("arm %s: %s" % (arm.name, checks.payload_line(arm, *worst)))
+    return arm
+
+
 def run(args):
     verb = getattr(args, "arm_verb", None)
     if verb is None:

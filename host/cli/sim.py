@@ -182,18 +182,10 @@ def _said(rec):
         flush=True)
 
 
-def _arm(args):
-    # --arm NAME|FILE -> an Arm (None: the reference arm); bad input named, exit 2.
-    if getattr(args, "arm", None) is None:
-        return None
-    from surepick.host.arms import checks
-    from surepick.host.cli.arm import load_arm
-    arm, _ = load_arm(args.arm)
-    problems, _ = checks.payload_report(arm)
-    if problems:
-        # the board (and the simulated one) refuses every job of this part: say so before a run
-        raise CommandError("%s: %s (the board refuses every job of this part)" % (args.arm, problems[0]))
-    return arm
+def _arm(args, say=None):
+    # --arm NAME|FILE -> an Arm (None: the reference arm); bad input or a part too heavy named, exit 2
+    from surepick.host.cli.arm import load_job_arm
+    return load_job_arm(getattr(args, "arm", None), say)
 
 
 def _run(args, overrides, cfg, plant_params, job=None, arm=None):
@@ -357,7 +349,7 @@ def _batch(args, overrides, cfg, plant_params):
     for name in names:
         _check_scenario(name, overrides if len(names) == 1 else None)
     args.engine = "sim"
-    items = batch.plan(names, args.count, args.seed, overrides, cfg, plant_params, arm=_arm(args))
+    items = batch.plan(names, args.count, args.seed, overrides, cfg, plant_params, arm=_arm(args, print))
     state = prepare_run_dir(args.out, args.resume, args.force)
     done = batch.resume(items, args.out) if state == "resume" else []
     if done:

@@ -104,10 +104,8 @@ def _plan(args):
     new = None
     if given:
         plant = plant_params_file(args.plant) if args.plant else None
-        arm = None
-        if args.arm is not None:
-            from surepick.host.cli.arm import load_arm
-            arm = load_arm(args.arm)[0]
+        from surepick.host.cli.arm import load_job_arm
+        arm = load_job_arm(args.arm, print)      # a part its servos cannot hold: refused before any cell
         new = sweep.make_plan(args.scenario, list(args.param) + list(args.axis), _config(args.config), plant,
                               args.seed, args.seeds, args.chunk, arm)
     elif not args.resume:

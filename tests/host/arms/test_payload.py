@@ -7,6 +7,7 @@ import copy
 import json
 import math
 import random
+import re
 import subprocess
 
 import mujoco
@@ -154,14 +155,40 @@ def test_al5d_with_a_30_to_60g_part_is_refused_loudly_never_a_false_success(monk
     assert "job was refused" in text and "bench.part_g %g g" % mass_g in text and "shoulder servo" in text, text
 
 
-def test_sim_run_says_so_before_it_runs(tmp_path):
+_JOB_VERBS = {
+    "run": ("sim", "run", "--scenario", "nominal"),
+    "batch": ("sim", "batch", "--scenario", "nominal", "--count", "1"),
+    "sweep": ("sim", "sweep", "--scenario", "nominal", "--seeds", "1"),
+}
+
+
+@pytest.mark.parametrize("verb", sorted(_JOB_VERBS))
+def test_sim_verbs_refuse_a_part_too_heavy_before_they_run(tmp_path, verb):
     _, d = _arm("al5d_mg996r", part_g=60.0)
     f = tmp_path / "al5d_60g.toml"
     f.write_text(files.to_toml(d))
-    r = surepick("sim", "run", "--arm", str(f), "--scenario", "nominal", "--out", str(tmp_path / "run"), timeout=120)
+    out = tmp_path / "out"
+    r = surepick(*_JOB_VERBS[verb], "--arm", str(f), "--out", str(out), timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "bench.part_g 60 g" in r.stderr, r.stderr
-    assert not (tmp_path / "run" / "run.json").exists()
+    assert "shoulder servo (MG996R)" in r.stderr, r.stderr
+    assert not out.exists() or not any(out.iterdir()), sorted(p.name for p in out.iterdir())
+
+
+@pytest.mark.parametrize("verb", ["batch", "sweep"])
+def test_batch_and_sweep_state_the_payload_margin_before_they_start(tmp_path, verb):
+    # The line is arm check's for the servo asked for the largest share (al5d_mg996r's shoulder
+    # with its 20 g part), so a long run says how near its part is to the limit before it starts.
+    check = surepick("arm", "check", "al5d_mg996r", "--no-map", timeout=60)
+    assert check.returncode == 0, check.stderr
+    shares = {m.group(1): float(m.group(2)) for m in re.finditer(r"(payload \S+ .*?\((\d+\.\d) %, limit.*)",
+                                                                   check.stdout)}
+    assert len(shares) == 3, check.stdout
+    worst = max(shares, key=shares.get)
+    assert worst.startswith("payload shoulder"), shares
+    r = surepick(*_JOB_VERBS[verb], "--arm", "al5d_mg996r", "--out", str(tmp_path / verb), timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == "arm al5d_mg996r: " + worst, r.stdout
 
 
 @NEEDS_MICROPYTHON

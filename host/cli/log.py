@@ -18,7 +18,7 @@ def add_arguments(parser):
     ex.add_argument("--format", metavar="csv|json", help="csv or json (required unless --run)")
     ex.add_argument("--run", metavar="DIR",
                     help="write a run record instead (docs/run-record.md, kind board-recording): "
-                         "run.json, cycles.jsonl, events.csv and a header-only ticks.csv")
+                         "run.json (with the board's config and arm), cycles.jsonl, events.csv and a header-only ticks.csv")
     ex.add_argument("--since", metavar="WHEN",
                     help="only records received since: an ISO date/time (2026-05-01 or "
                          "2026-05-01T10:00), an age (30m, 12h, 7d) or seq:N (log seq above N)")
@@ -95,7 +95,9 @@ def export_run(args):
           "config, no per-tick trace: `surepick compare` uses it, replay and fit need a sim, virtual-board or HIL "
           "record)" % (cycles, events, args.run), file=sys.stderr)
     with open(os.path.join(args.run, "run.json")) as f:
-        print("its config: %s" % json.load(f)["config_source"], file=sys.stderr)
+        meta = json.load(f)
+    print("its config: %s" % meta["config_source"], file=sys.stderr)
+    print("its arm: %s" % meta["arm_source"], file=sys.stderr)
     return OK
 
 

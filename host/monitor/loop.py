@@ -38,6 +38,7 @@ _REQUEST_S = 2.0
 _IDLE_POLL_S = 10.0                # ask for the log now and then even when no event was seen
 _FLUSH_S = 1.0
 _CLAIM_RETRY_S = 2.0               # watching only: try to become the board's writer this often
+_ARM_RETRY_S = 2.0                 # the board's arm description, asked again while the arm works
 
 
 class MonitorLoop:
@@ -78,6 +79,8 @@ class MonitorLoop:
         self._ask_run = True          # RUN_STATUS wanted (connected, a run record seen)
         self._last_run_ask = 0.0
         self._run_status = True       # the firmware answers RUN_STATUS (False: one without runs)
+        self._arm_wanted = True       # the board's arm description, read once per connect and boot
+        self._next_arm = 0.0
 
     # ---- the loop ----
 
@@ -168,6 +171,8 @@ class MonitorLoop:
                 or (self._events_since_poll and now - self._last_poll >= self.log_poll_s)
                 or now - self._last_poll >= _IDLE_POLL_S):
             self._backfill()
+        if self._arm_wanted and self.writer and not self._need_backfill and now >= self._next_arm:
+            self._read_arm(now)      # after the back-fill: the epoch it belongs to is settled
         self._ask_run_status(now)
         self._run_calls()
 
@@ -323,6 +328,7 @@ class MonitorLoop:
                 raise
             self.store.add_boot(self.board_id, self.epoch, hello)
             self._read_config()
+            self._arm_wanted, self._next_arm = True, 0.0   # a deploy --arm reboots the board
         self.status.on_hello(hello)
         self._ask_run = True
         self.out("hello", hello)
@@ -500,3 +506,24 @@ class MonitorLoop:
             return
         if values:
             self.store.add_config(self.board_id, self.epoch, values)
+
+    def _read_arm(self, now):
+        # The arm the board runs (its /arm.json over ARM_READ, a flash read of a few dozen
+        # requests), once per connect and boot: a board recording made from this store then says
+        # which arm ran. The board answers it at rest only (E_BUSY while the arm works, nothing
+        # moved, the job undisturbed): asked again until it is at rest. What the board cannot
+        # tell (older firmware, an invalid file) is stored as such; the monitor goes on.
+        from surepick.host import board_arm
+        try:
+            what, description, sentence = board_arm.read_description(self.client, _REQUEST_S)
+        except board_arm.ArmBusy:
+            self._next_arm = now + _ARM_RETRY_S
+            return
+        except RequestTimeout:
+            self._note("no answer reading the board's arm description; asking again")
+            self._next_arm = now + _ARM_RETRY_S
+            return
+        self._arm_wanted = False
+        self.store.add_arm(self.board_id, self.epoch, what, description, sentence)
+        if what in ("invalid", "unknown"):
+            self._note("the board's arm is not known to recordings: %s" % sentence)

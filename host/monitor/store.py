@@ -146,6 +146,30 @@ class Store:
             return []
         return [(t, json.loads(v)) for t, v in rows]
 
+    # ---- the arm the board runs, as the monitor read it at connect (ARM_READ, host/board_arm.py):
+    # what a board recording writes as its arm. A table of its own, created when first written,
+    # so an older database reads as "no arm stored". what: file / reference / invalid / unknown
+    # (board_arm.read_description); description: the validated dict, or None.
+
+    def add_arm(self, board_id, epoch, what, description, sentence, now=None):
+        import json
+        self.db.execute("CREATE TABLE IF NOT EXISTS arms (board_id TEXT NOT NULL, epoch INTEGER NOT NULL, "
+                        "read_at REAL NOT NULL, what TEXT NOT NULL, description TEXT, sentence TEXT)")
+        self.db.execute("INSERT INTO arms VALUES (?, ?, ?, ?, ?, ?)",
+                        (board_id, epoch, now or time.time(), what,
+                         None if description is None else json.dumps(description, sort_keys=True), sentence))
+        self.db.commit()
+
+    def arms(self, board_id, epoch):
+        # -> [(read_at, what, description dict or None, sentence)], oldest first; [] when none.
+        import json
+        try:
+            rows = self.db.execute("SELECT read_at, what, description, sentence FROM arms WHERE board_id=? AND "
+                                   "epoch=? ORDER BY read_at", (board_id, epoch)).fetchall()
+        except sqlite3.OperationalError:       # no such table: nothing stored yet
+            return []
+        return [(t, w, None if d is None else json.loads(d), s) for t, w, d, s in rows]
+
     # ---- boards and epochs ----
 
     def board(self, board_id):

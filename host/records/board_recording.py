@@ -2,7 +2,9 @@
 # records the monitor stored for one board and epoch, cut into cycles. The log carries events
 # only: no ticks and no job poses. The config is the board's own, as the monitor read it at
 # connect (Store.configs); a database from before the monitor read it gets the defaults, and
-# the record says which (config_source).
+# the record says which (config_source). The arm is the board's /arm.json as the monitor read
+# it at connect (Store.arms), written as a simulated run's (arm, arm_description); none stored:
+# neither field, and arm_source says why (compare then takes the other run's arm).
 import time
 
 from surepick.host import __version__
@@ -97,6 +99,24 @@ def _board_config(store, board_epochs):
         if changed else ""))
 
 
+def _board_arm(store, board_epochs):
+    # -> (run.json's arm fields, may be {}, and arm_source: where they came from).
+    from surepick.host.arms import files
+    from surepick.shared_fsm import arm as arm_mod
+    reads = store.arms(*board_epochs[0]) if board_epochs else []
+    if not reads:
+        return {}, ("not stored: recorded before the monitor read the board's arm description (it reads it at "
+                    "connect since this version); compared as the other run's arm")
+    read_at, what, description, sentence = reads[-1]
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(read_at))
+    if description is None:
+        return {}, "not known: %s (the monitor at %s); compared as the other run's arm" % (sentence, when)
+    changed = len({json_key(d) for _, _, d, _ in reads}) > 1
+    return files.record_fields(arm_mod.validate(description)), ("read from the board by the monitor at %s: %s%s" % (
+        when, sentence, "; the arm changed during the recording (%d readings differ): this is the last" % len(reads)
+        if changed else ""))
+
+
 def json_key(d):
     import json
     return json.dumps(d, sort_keys=True)
@@ -118,11 +138,13 @@ def write(store, out_dir, board_id=None, since=None, source=None):
         b = store.board(board_epochs[0][0])
         fw = b[1] if b else None
     cfg, board_settings, config_source = _board_config(store, board_epochs)
+    arm_fields, arm_source = _board_arm(store, board_epochs)
     meta = {
         "kind": "board-recording", "scenario": None, "params": {}, "seed": None,
         "versions": {"surepick": __version__, "firmware": fw},
         "model_hash": None, "plant_params": None,
         "config": cfg.to_dict(), "config_source": config_source, "board_settings": board_settings,
+        **arm_fields, "arm_source": arm_source,
         "loop_period_ms": cfg.loop_period_ms,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "source": dict(source or {}, board_id=board_epochs[0][0] if board_epochs else None,

@@ -184,7 +184,10 @@ def _same_arm(rec_a, rec_b):
     notes, arms = [], []
     for rec, side in ((rec_a, "A"), (rec_b, "B")):
         if rec.meta["kind"] == "board-recording" and "arm_description" not in rec.meta and "arm" not in rec.meta:
-            notes.append("%s (%s) is a board recording that does not say which arm ran: compared as the other "
+            # (log export --run: an arm the monitor did not store; arm_source says why)
+            why = rec.meta.get("arm_source")
+            notes.append("%s (%s) is a board recording whose arm is %s" % (side, rec.path, why) if why else
+                         "%s (%s) is a board recording that does not say which arm ran: compared as the other "
                          "run's" % (side, rec.path))
             return notes
         arm, note = run_arm.record_arm(rec.meta)

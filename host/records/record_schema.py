@@ -175,6 +175,7 @@ META_FIELDS = (
     ("plant_params", False, or_null(obj)),
     ("arm", False, lambda v: _arm_name(v)),     # the arm description's name (--arm); absent: the reference
     ("arm_description", False, lambda v: _arm_description(v)),   # the whole description the run's arm had
+    ("arm_source", False, text()),              # a board recording: where its arm came from
     ("loop_period_ms", True, whole(*CONFIG_RANGE["loop_period_ms"])),
     ("cycles", True, whole(0, CYCLES_MAX)),
     ("created_utc", False, text()),

@@ -18,7 +18,8 @@ def add_arguments(parser):
     ex.add_argument("--format", metavar="csv|json", help="csv or json (required unless --run)")
     ex.add_argument("--run", metavar="DIR",
                     help="write a run record instead (docs/run-record.md, kind board-recording): "
-                         "run.json (with the board's config and arm), cycles.jsonl, events.csv and a header-only ticks.csv")
+                         "run.json (with the board's config and arm), cycles.jsonl, events.csv and a header-only "
+                         "ticks.csv")
     ex.add_argument("--since", metavar="WHEN",
                     help="only records received since: an ISO date/time (2026-05-01 or "
                          "2026-05-01T10:00), an age (30m, 12h, 7d) or seq:N (log seq above N)")

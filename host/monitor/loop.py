@@ -517,11 +517,13 @@ class MonitorLoop:
         try:
             what, description, sentence = board_arm.read_description(self.client, _REQUEST_S)
         except board_arm.ArmBusy:
+            if not self._next_arm:
+                self._note("the arm is working: its description is read once it is at rest")
             self._next_arm = now + _ARM_RETRY_S
             return
-        except RequestTimeout:
-            self._note("no answer reading the board's arm description; asking again")
-            self._next_arm = now + _ARM_RETRY_S
+        except RequestTimeout:        # as for the settings: asked again at the next connect or boot
+            self._arm_wanted = False
+            self._note("could not read the board's arm description: no answer")
             return
         self._arm_wanted = False
         self.store.add_arm(self.board_id, self.epoch, what, description, sentence)

@@ -56,7 +56,7 @@ def read_description(client, timeout=3.0):
         raw = read_bytes(client, timeout)
     except NoArmFile:
         raw = None
-    except ArmBusy:
+    except ArmBusy:                 # a ValueError too, but one to ask again, not an answer
         raise
     except ValueError as e:
         return "unknown", None, str(e)

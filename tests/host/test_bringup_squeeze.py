@@ -1,6 +1,8 @@
 # The gripper's currents (host/bringup/squeeze.py): the settings from readings, against numbers
 # worked by hand, and what a gripper that cannot be set up so is told. (Bring-up measuring them on
 # a stand-in bench: tests/host/cli/test_bringup_cli.py.)
+import pytest
+
 from surepick.host.bringup import squeeze
 
 RAIL_LOW_MV = 4200          # the board's rail_low_mv default (firmware/settings.py)
@@ -108,3 +110,20 @@ def test_a_hold_deeper_than_the_squeeze_is_told():
     text = squeeze.hold_refusal(6000, 7000)
     assert "hold_squeeze_um 7000 is deeper than its squeeze_um 6000" in text
     assert "surepick config set hold_squeeze_um" in text and "--redo gripper.current --apply" in text
+
+
+def test_each_write_in_that_order_is_one_the_firmware_takes():
+    # The firmware's own Config stands in for the board, judging each write alone against what it
+    # holds then: from the defaults, and from a board a stronger gripper left (grip 400, crush 1200).
+    from surepick.shared_fsm.config import Config, ConfigError
+    f = squeeze.figures(EMPTY, SQUEEZING, STALL, RAIL_LOW_MV)
+    for before in ({}, {"current_grip_min_ma": 400, "current_crush_ma": 1200}):
+        board = Config(before)
+        for key, value in squeeze.settings(f, board.current_grip_min_ma):
+            if key in squeeze.MACHINE_SETTINGS:
+                board.update({key: value})
+        assert (board.current_grip_min_ma, board.current_crush_ma, board.current_hold_limit_ma) == (110, 386, 334)
+    # the other order is refused from the second board: the crush line 386 under its grip 400
+    board = Config({"current_grip_min_ma": 400, "current_crush_ma": 1200})
+    with pytest.raises(ConfigError, match="must be above current_grip_min_ma"):
+        board.update({"current_crush_ma": 386})

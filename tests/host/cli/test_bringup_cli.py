@@ -190,8 +190,11 @@ def test_the_stall_watch_acting_while_bringup_presses_the_jaw(tmp_path):
     # for 500 ms of the board's clock, so the watch latches STALL and backs the jaw off while it
     # does (as it would for a host slow to send the jaw back). Bring-up says so, clears it, keeps
     # the readings before it (telemetry at 25 Hz: about six of them) and finds the same stall
-    # current; the gripper stays powered, the cycles place, no fault is left.
-    r = _run_seed(tmp_path, 2, (("current_stall_ms", 300), ("telemetry_hz", 25)))
+    # current; the gripper stays powered, the cycles place, no fault is left. The board also holds
+    # current_grip_min_ma 500 before (as a stronger gripper's bring-up would leave it): the crush
+    # line found (about 400 mA) lies under it, so the board takes it only after the new grip
+    # threshold; _run_seed reads all four back.
+    r = _run_seed(tmp_path, 2, (("current_stall_ms", 300), ("telemetry_hz", 25), ("current_grip_min_ma", 500)))
     assert "the board's stall watch backed the jaw off" in r.stdout, r.stdout
 
 

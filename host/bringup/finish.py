@@ -3,8 +3,8 @@
     apply        the board gets what was found: DIR/arm.toml as its /arm.json (deploy --arm's
                  code; it restarts) and the pot line as its pot_closed_counts and pot_counts_per_mm
     gripper.current  the gripper's current closed on nothing, squeezing the part the person holds
-                 in the jaws and pressing on it at stall: the board gets current_grip_min_ma and
-                 current_stall_ma of them (squeeze.py)
+                 in the jaws and pressing on it at stall: the board gets current_grip_min_ma,
+                 current_stall_ma, current_crush_ma and current_hold_limit_ma of them (squeeze.py)
     cycle.dry    the dry cycle (cycles.py)
     cycle.first  the first real cycle (cycles.py)
 
@@ -107,7 +107,7 @@ class Finish:
 
     def current(self, arm):
         found = squeeze.run(self.jog, self.op, arm, self.say)
-        for key, value in squeeze.settings(found):
+        for key, value in squeeze.settings(found, config_get(self.c, "current_grip_min_ma")):
             self._set(key, value)
         self.say(squeeze.summary(found))
         return {"current": found}

@@ -4,7 +4,7 @@ it really is): what the gripper servo draws through the board's current shunt (T
 current_ma: the firmware's own reading of the ADC) with the jaw closed on nothing, squeezing the
 part the person holds between the jaws (closed to the part's width less squeeze_um, as the
 machine closes on it), and pressing on it far past (PRESS_MM inside it: the servo at its stall).
-From them, the two board settings the firmware judges the gripper's current by:
+From them, the four settings the firmware judges the gripper's current by:
 
     current_grip_min_ma   the current check says "part" at or above it (shared_fsm/machine.py):
                           half-way between the closed-on-nothing current and the squeeze current
@@ -12,21 +12,45 @@ From them, the two board settings the firmware judges the gripper's current by:
                           keeps half the gap
     current_stall_ma      the stall watch (firmware/controller.py): the stall current at rail_low_mv,
                           less STALL_MARGIN
+    current_crush_ma      the crush check in VERIFY (shared_fsm/machine.py: at or above it is CRUSH):
+                          half-way from the squeeze current as read to current_stall_ma
+    current_hold_limit_ma the holding check (above it for hold_overcurrent_ms is HOLD_OVERCURRENT):
+                          a quarter of the way from the squeeze current as read to current_stall_ma
 
 A servo's current at a given torque is its winding's: at stall, the rail over the winding's
 resistance, so it is in proportion to the rail (the description's stall_ma_5v is the figure at
 5 V). Below rail_low_mv the board holds every motion (RAIL_LOW); a stall there must still reach the
 watch. STALL_MARGIN is for the winding warming: copper's resistance rises 0.39 % per kelvin, so a
 motor 25 K warmer than at bring-up (a gripper that has held parts for a while) draws about 9 %
-less at stall; 10 % below covers it."""
+less at stall; 10 % below covers it.
+
+The crush check must tell the squeeze the machine closes with from a jaw driven to stall (a part
+far wider than told, a fixture), and must fire on that stall before the stall watch does: so it
+lies between the two, each where it is highest and lowest. The squeeze is taken as read, at the
+bench's own rail (the rail bring-up runs at is above rail_low_mv; scaled down to it the squeeze
+would read lower, and a threshold from that could trip on the squeeze at the bench's own rail);
+the stall is current_stall_ma (its lowest: rail_low_mv, the winding warm). Half-way keeps half the
+gap on each side, as current_grip_min_ma does one step down. The holding check must let a held
+part be (the hold presses hold_squeeze_um inside the part against the squeeze's squeeze_um, so it
+draws at most the squeeze current) and tell a grip straining towards stall: a quarter of the way
+keeps it nearer the hold, under the crush line (it acts only after hold_overcurrent_ms, so it may
+be tighter than the crush check, which acts at once). Each margin at least MIN_GAP_MA: a squeeze
+within 4 x MIN_GAP_MA of current_stall_ma leaves no such value, and the step stops. The four are
+then checked by the firmware's own Config (its bounds and its crush-above-grip rule) and written in
+an order the board takes one at a time (settings())."""
 from surepick.host.bringup.jog import GRIPPER, BringupStop, config_get
 
 STEP = "gripper.current"
-SETTINGS = ("current_grip_min_ma", "current_stall_ma")
+SETTINGS = ("current_grip_min_ma", "current_stall_ma", "current_crush_ma", "current_hold_limit_ma")
+MACHINE_SETTINGS = ("current_grip_min_ma", "current_crush_ma", "current_hold_limit_ma")  # shared_fsm Config's
 REF_MV = 5000.0               # the description's stall currents are at 5 V (servo_models stall_ma_5v)
 STALL_MARGIN = 0.10           # see above: a winding 25 K warmer
 SETTLED = 0.03                # the stall readings taken: those within this of the largest
-MIN_GAP_MA = 20               # squeeze less closed-on-nothing, at the lowest rail: at least this
+# Two currents a check tells apart, at least this far apart: the squeeze and closed on nothing (at
+# the lowest rail), the holding limit and the squeeze.
+MIN_GAP_MA = 20
+CRUSH_AT = 0.5                # current_crush_ma: this far from the squeeze to current_stall_ma
+HOLD_AT = 0.25                # current_hold_limit_ma: this far (see above)
 # The jaw pressing on the part is listened to for this long of the board's own time (TELEMETRY
 # t_ms) after it got there, its move's own frames kept too: the firmware's current filter settles
 # within about 0.1 s. The board's stall watch acts after current_stall_ms (1 s by default); a
@@ -44,10 +68,14 @@ PRESS_MM = 15.0
 
 def run(jog, operator, arm, say=print):
     """The step: the three readings, then the settings of them. -> {"empty", "squeezing", "stall":
-    [mA, rail mV], "stall_ma_5v", "current_grip_min_ma", "current_stall_ma"}; BringupStop with
-    the way on when they cannot be the board's."""
+    [mA, rail mV], "stall_ma_5v", and SETTINGS}; BringupStop with the way on when they cannot be
+    the board's."""
     part_um = int(round(arm.bench["part_mm"] * 1000))
-    close = part_um - config_get(jog.c, "squeeze_um")
+    squeeze_um = config_get(jog.c, "squeeze_um")
+    bad = hold_refusal(squeeze_um, config_get(jog.c, "hold_squeeze_um"))
+    if bad:
+        raise BringupStop(bad)
+    close = part_um - squeeze_um
     wide = min(part_um + int(WIDE_MM * 1000), int(arm.gripper["jaw_max_mm"] * 1000))
     shut = max(0, part_um - int(PRESS_MM * 1000))
     jog.leave()
@@ -169,13 +197,17 @@ def stall_reading(frames):
 
 
 def figures(empty, squeezing, stall, rail_low_mv):
-    """empty, squeezing, stall: (mA, rail mV) read -> {"stall_ma_5v", "current_grip_min_ma",
-    "current_stall_ma"} (whole mA, as the board keeps them)."""
+    """empty, squeezing, stall: (mA, rail mV) read -> {"stall_ma_5v"} and SETTINGS (whole mA, as
+    the board keeps them)."""
     stall_5v = stall[0] * REF_MV / stall[1]
     squeeze_low = squeezing[0] * rail_low_mv / squeezing[1]
+    stall_ma = int(stall_5v * rail_low_mv / REF_MV * (1.0 - STALL_MARGIN))
+    gap = stall_ma - squeezing[0]
     return {"stall_ma_5v": round(stall_5v, 1),
             "current_grip_min_ma": int(round((empty[0] + squeeze_low) / 2.0)),
-            "current_stall_ma": int(stall_5v * rail_low_mv / REF_MV * (1.0 - STALL_MARGIN))}
+            "current_stall_ma": stall_ma,
+            "current_crush_ma": int(round(squeezing[0] + gap * CRUSH_AT)),
+            "current_hold_limit_ma": int(round(squeezing[0] + gap * HOLD_AT))}
 
 
 def problem(empty, squeezing, found, rail_low_mv, holding_ma):
@@ -191,22 +223,60 @@ def problem(empty, squeezing, found, rail_low_mv, holding_ma):
                 "about %d mA: holding a part would trip the stall watch. Squeeze less (squeeze_um), or use "
                 "a stronger gripper servo; then `surepick bringup --redo %s --apply`"
                 % (squeezing[0], rail_low_mv, found["current_stall_ma"], STEP))
+    if found["current_stall_ma"] - squeezing[0] < MIN_GAP_MA / HOLD_AT:
+        return ("the gripper draws %.0f mA squeezing the part, and at stall on the lowest rail (%d mV) about "
+                "%d mA: too close for the crush and holding checks (current_crush_ma, current_hold_limit_ma) "
+                "to tell a held part from a stall (at least %d mA apart). Squeeze less (squeeze_um), or use a "
+                "stronger gripper servo; then `surepick bringup --redo %s --apply`"
+                % (squeezing[0], rail_low_mv, found["current_stall_ma"], int(MIN_GAP_MA / HOLD_AT), STEP))
     if found["current_stall_ma"] <= holding_ma:
         return ("the gripper's stall current on the lowest rail (about %d mA) is not above the board's "
                 "current_holding_ma %d: set that lower (surepick config set current_holding_ma N), then "
                 "`surepick bringup --redo %s --apply`" % (found["current_stall_ma"], holding_ma, STEP))
+    return config_refusal(found)
+
+
+def hold_refusal(squeeze_um, hold_squeeze_um):
+    """The holding limit stands on the hold pressing no harder than the squeeze read: one line with
+    the way on when the board's hold_squeeze_um is deeper than its squeeze_um, or None."""
+    if hold_squeeze_um <= squeeze_um:
+        return None
+    return ("the board's hold_squeeze_um %d is deeper than its squeeze_um %d: a held part would draw more than "
+            "the squeeze bring-up reads, and current_hold_limit_ma cannot be set from it. Set it at most "
+            "squeeze_um (surepick config set hold_squeeze_um N), then `surepick bringup --redo %s --apply`"
+            % (hold_squeeze_um, squeeze_um, STEP))
+
+
+def config_refusal(found):
+    # The machine's settings found, as the firmware's own Config judges them (its bounds, and
+    # current_crush_ma above current_grip_min_ma): one line with the way on, or None.
+    from surepick.shared_fsm.config import Config, ConfigError
+    try:
+        Config({k: int(found[k]) for k in MACHINE_SETTINGS})
+    except ConfigError as e:
+        return ("the gripper's currents give settings the board would refuse (%s): check the current shunt's "
+                "wiring (docs/hardware.md), then `surepick bringup --redo %s --apply`" % (e, STEP))
     return None
 
 
-def settings(found):
-    """The board settings of what the step found: [(key, value)]."""
-    return [(k, int(found[k])) for k in SETTINGS]
+def settings(found, grip_min_now):
+    """The board settings of what the step found, in the order the board takes them one at a time
+    (grip_min_now: its current_grip_min_ma before): [(key, value)]. The board keeps
+    current_crush_ma above current_grip_min_ma at every write: a crush line above the old grip
+    threshold goes first, one at or under it after the new threshold."""
+    keys = list(SETTINGS)
+    if found["current_crush_ma"] > grip_min_now:
+        keys.remove("current_crush_ma")
+        keys.insert(0, "current_crush_ma")
+    return [(k, int(found[k])) for k in keys]
 
 
 def summary(r):
     """One line for the person: what gripper.current read and the settings it gives."""
     return ("the gripper's current: closed on nothing %d mA, squeezing the part %d mA, at stall %d mA at "
             "%.2f V (%.0f mA at 5 V); the board gets current_grip_min_ma %d (the current check's "
-            "threshold) and current_stall_ma %d (its stall watch, %d%% under the stall on the lowest rail)"
+            "threshold), current_stall_ma %d (its stall watch, %d%% under the stall on the lowest rail), "
+            "current_crush_ma %d (its crush check) and current_hold_limit_ma %d (its holding check)"
             % (r["empty"][0], r["squeezing"][0], r["stall"][0], r["stall"][1] / 1000.0, r["stall_ma_5v"],
-               r["current_grip_min_ma"], r["current_stall_ma"], int(round(STALL_MARGIN * 100))))
+               r["current_grip_min_ma"], r["current_stall_ma"], int(round(STALL_MARGIN * 100)),
+               r["current_crush_ma"], r["current_hold_limit_ma"]))

@@ -17,7 +17,8 @@ out). Nothing moves while the board reads the e-stop open or the rail low. At th
 with the servo entries found, DIR/found.json what was found; with --apply the board gets them
 (as its /arm.json, as deploy --arm ships it: the board restarts, the arm goes limp while it does),
 then the gripper's current is measured on the part you hold between its jaws (closed on nothing,
-squeezing it, pressing on it at stall: the board's current_grip_min_ma and current_stall_ma).
+squeezing it, pressing on it at stall: the board's current_grip_min_ma, current_stall_ma,
+current_crush_ma and current_hold_limit_ma).
 
 --operator sim (a virtual board only, e.g. `surepick board --standin SEED`) answers every question
 as a person at that bench would, from where the simulated arm physically is.

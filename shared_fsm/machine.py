@@ -11,7 +11,7 @@ from .states import (IDLE, APPROACH, DESCEND, GRASP, VERIFY, LIFT, TRANSFER, PLA
 from .codes import (K_TRANSITION, K_FAULT, K_NOTE, R_NONE,
                     R_JOB_START, R_ARRIVED, R_SETTLED, R_DWELL_DONE, R_VERIFY_PASS, R_VERIFY_EMPTY,
                     R_VERIFY_DISAGREE, R_VERIFY_UNSETTLED, R_RETRY, R_PLACED, R_DISAGREE_NOTE,
-                    R_GRIP_FLICKER, R_RESENSED, R_CLEARED, R_RELEASED,
+                    R_GRIP_FLICKER, R_RESENSED, R_CLEARED, R_RELEASED, R_TOUCHED,
                     F_GRASP_FAILED, F_SENSOR_DISAGREE, F_SENSOR_FAULT, F_CRUSH, F_DROPPED,
                     F_RELEASE_FAILED, F_MOTION_TIMEOUT, F_HOLD_OVERCURRENT, F_ESTOP, F_ABORTED,
                     F_BAD_POSE, F_LIFT_SHORT,
@@ -162,6 +162,7 @@ class Machine:
         # settle detector for the whole check mask (VERIFY, pre-grasp and release checks)
         self.mask_last = -1
         self.mask_streak = 0
+        self.touch_streak = 0    # DESCEND: reads in a row with the rail a touch's sag down (_touched)
         self.crush_streak = 0
         self.jaw_ref_um = 0      # a jaw reading at or above this counts as "part present"
         self.loss_active = 0
@@ -364,6 +365,8 @@ class Machine:
         if st == APPROACH:
             self._approach()
         elif st == DESCEND:
+            if self._touched():
+                return
             if self._arrived():
                 self._enter(GRASP, R_ARRIVED)
                 self.out.jaw_um = self.close_um
@@ -468,6 +471,7 @@ class Machine:
                 return
             self.lift_mv0 = self.rail_f      # the lift's pose, settled, without the part
             self.lift_ma0 = self.cur_f
+            self.touch_streak = 0
             self._enter(DESCEND, R_SETTLED)
             self._move(self.gx, self.gy, self.gz, self.pp, MOVE_LINE, 0)
 
@@ -514,6 +518,23 @@ class Machine:
         if self.open_um > self.jaw_max_um:
             self.open_um = self.jaw_max_um
         self.out.jaw_um = self.open_um
+
+    def _touched(self):
+        # DESCEND: the rail search_touch_mv under its level at the approach pose (settled, the
+        # jaw open and still), debounce_reads reads in a row: a finger came down on something
+        # (a part off its pose, another part) and the shoulder and elbow push at stall. Back up
+        # the way down at once and retry as after an empty grasp; closing, checking and opening
+        # down there first kept them at stall 1.3 to 1.7 s (docs/arm-description.md).
+        if (self.lift_mv0 >> 3) - self.inp.rail_mv >= self.cfg.search_touch_mv:
+            self.touch_streak += 1
+        else:
+            self.touch_streak = 0
+        if self.touch_streak < self.cfg.debounce_reads:
+            return 0
+        self._enter(RECOVER, R_TOUCHED)
+        self._phase(_P_RETREAT)
+        self._move(self.gx, self.gy, self.gz + self.hz, self.pp, MOVE_BACK, 0)
+        return 1
 
     def _lift_short(self):
         # At the lift's end: the arm servos' current above what they drew before it (the rail's

@@ -135,6 +135,7 @@ class Machine:
         # it has one, is called when a job starts.
         self.resense = None
         self.arm = None          # the arm the controller runs (shared_fsm/arm.py), for the hook
+        self.touch_mv = 0        # set_arm: the sag that says a finger came down on something
         self.jaw_max_um = cfg.jaw_max_um   # the config's widest opening, capped by the arm's jaw
         self.bound = [0] * N_STATES
         self.reconfigure()
@@ -201,6 +202,9 @@ class Machine:
 
     def set_arm(self, arm):
         self.arm = arm
+        # DESCEND's touch (_touched): the rail sag of one of the shoulder and elbow at stall, half
+        # of both's. A descent's own pull stays well under it (measured: docs/arm-description.md).
+        self.touch_mv = arm.load_stall_sag_mv() // 2 if arm is not None else 0
         self.reconfigure()
 
     def reconfigure(self):
@@ -520,12 +524,13 @@ class Machine:
         self.out.jaw_um = self.open_um
 
     def _touched(self):
-        # DESCEND: the rail search_touch_mv under its level at the approach pose (settled, the
-        # jaw open and still), debounce_reads reads in a row: a finger came down on something
-        # (a part off its pose, another part) and the shoulder and elbow push at stall. Back up
-        # the way down at once and retry as after an empty grasp; closing, checking and opening
-        # down there first kept them at stall 1.3 to 1.7 s (docs/arm-description.md).
-        if (self.lift_mv0 >> 3) - self.inp.rail_mv >= self.cfg.search_touch_mv:
+        # DESCEND: the rail touch_mv (set_arm; without an arm search_touch_mv) under its level at
+        # the approach pose (settled, the jaw open and still), debounce_reads reads in a row: a
+        # finger came down on something (a part off its pose, another part) and the shoulder or
+        # elbow pushes at stall. Back up the way down at once and retry as after an empty grasp;
+        # closing, checking and opening down there first kept them at stall 1.3 to 1.9 s
+        # (docs/arm-description.md).
+        if (self.lift_mv0 >> 3) - self.inp.rail_mv >= (self.touch_mv or self.cfg.search_touch_mv):
             self.touch_streak += 1
         else:
             self.touch_streak = 0

@@ -44,6 +44,7 @@ R_FOUND = const(27)            # the pose the next grasp goes to; value = how su
 R_NOT_FOUND = const(28)        # nothing consistent with a part left; value = probes made
 R_SEARCH_TIMEOUT = const(29)   # the search's time limit ran out; value = probes made
 R_SEARCH_OFF = const(30)       # no search for this job (a pose out of reach, a tilted tool); value = why
+R_TOUCHED = const(31)          # DESCEND: a finger came down on something (the rail sagged): backed off to retry
 
 # Faults (latched; a fault blocks new jobs until cleared).
 F_FIRST = const(32)
@@ -69,7 +70,7 @@ _REASON_NAMES = (
     "VERIFY_DISAGREE", "VERIFY_UNSETTLED", "RETRY", "PLACED", "RELEASED", "DISAGREE_NOTE",
     "GRIP_FLICKER", "RESENSED", "CLEARED", "RESCUE", "RESTED", "UNPOWERED", "TELEOP_ON",
     "TELEOP_OFF", "DEADMAN", "SEARCH", "PROBE_SEEN", "PROBE_CLEAR", "PROBE_TOUCHED", "EDGE", "FOUND",
-    "NOT_FOUND", "SEARCH_TIMEOUT", "SEARCH_OFF",
+    "NOT_FOUND", "SEARCH_TIMEOUT", "SEARCH_OFF", "TOUCHED",
 )
 _FAULT_NAMES = (
     "GRASP_FAILED", "SENSOR_DISAGREE", "SENSOR_FAULT", "CRUSH", "DROPPED", "RELEASE_FAILED",

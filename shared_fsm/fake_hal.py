@@ -35,6 +35,9 @@ DEFAULTS = {
     "pot_broken": 0,
     "sticky": 0,               # the part stays stuck to the fingers when they open
     "estop_at_ms": 0,
+    "touch_move": 0,           # this move number: a finger lands on something touch_after_ms into it,
+    "touch_after_ms": 0,       # and the rail sags touch_sag_mv (the arm at stall) until the next move
+    "touch_sag_mv": 800,
     "current_ma_per_mm": 90,
     "seed": 1,
 }
@@ -143,7 +146,9 @@ class FakeHal:
                 beam = 0
         inp.beam_broken = 1 if o["beam_blocked"] else beam
         inp.estop = 1 if (o["estop_at_ms"] and t >= o["estop_at_ms"]) else 0
-        inp.rail_mv = 5500
+        touching = (o["touch_move"] and self.moves == o["touch_move"]
+                    and _diff(now, self.move_t) >= o["touch_after_ms"])
+        inp.rail_mv = 5500 - o["touch_sag_mv"] if touching else 5500
         inp.arrived_seq = self.arrived_seq
         inp.jaw_done = 1  # the fake's jaw command takes effect at once
         inp.jaw_setpoint_um = self.cmd_jaw_um

@@ -16,6 +16,7 @@ SCENARIOS = (
     ("part_missing", {"part": 0}, {}, "GRASP_FAILED"),
     ("part_offset_retry", {"part_x_um": 157800, "part_y_um": -58000, "capture_um": 1500}, {}, "placed"),
     ("part_late", {"part": 1, "part_appears_ms": 2000, "capture_um": 8000}, {}, "placed"),
+    ("lands_on_part", {"touch_move": 2, "touch_after_ms": 150}, {}, "placed"),
     ("slip_in_transfer", {"slip_after_ms": 450}, {}, "DROPPED"),
     ("flicker_in_transfer", {"flicker_after_ms": 600, "flicker_ms": 20}, {}, "placed"),
     ("switch_stuck_open", {"switch_stuck": 0}, {}, "SENSOR_DISAGREE"),

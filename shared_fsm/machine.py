@@ -11,7 +11,7 @@ from .states import (IDLE, APPROACH, DESCEND, GRASP, VERIFY, LIFT, TRANSFER, PLA
 from .codes import (K_TRANSITION, K_FAULT, K_NOTE, R_NONE,
                     R_JOB_START, R_ARRIVED, R_SETTLED, R_DWELL_DONE, R_VERIFY_PASS, R_VERIFY_EMPTY,
                     R_VERIFY_DISAGREE, R_VERIFY_UNSETTLED, R_RETRY, R_PLACED, R_DISAGREE_NOTE,
-                    R_GRIP_FLICKER, R_RESENSED, R_CLEARED, R_RELEASED,
+                    R_GRIP_FLICKER, R_RESENSED, R_CLEARED, R_RELEASED, R_TOUCHED,
                     F_GRASP_FAILED, F_SENSOR_DISAGREE, F_SENSOR_FAULT, F_CRUSH, F_DROPPED,
                     F_RELEASE_FAILED, F_MOTION_TIMEOUT, F_HOLD_OVERCURRENT, F_ESTOP, F_ABORTED,
                     F_BAD_POSE, F_LIFT_SHORT,
@@ -135,6 +135,7 @@ class Machine:
         # it has one, is called when a job starts.
         self.resense = None
         self.arm = None          # the arm the controller runs (shared_fsm/arm.py), for the hook
+        self.touch_mv = 0        # set_arm: the sag that says a finger came down on something
         self.jaw_max_um = cfg.jaw_max_um   # the config's widest opening, capped by the arm's jaw
         self.bound = [0] * N_STATES
         self.reconfigure()
@@ -162,6 +163,7 @@ class Machine:
         # settle detector for the whole check mask (VERIFY, pre-grasp and release checks)
         self.mask_last = -1
         self.mask_streak = 0
+        self.touch_streak = 0    # DESCEND: reads in a row with the rail a touch's sag down (_touched)
         self.crush_streak = 0
         self.jaw_ref_um = 0      # a jaw reading at or above this counts as "part present"
         self.loss_active = 0
@@ -200,6 +202,9 @@ class Machine:
 
     def set_arm(self, arm):
         self.arm = arm
+        # DESCEND's touch (_touched): the rail sag of one of the shoulder and elbow at stall, half
+        # of both's. A descent's own pull stays well under it (measured: docs/arm-description.md).
+        self.touch_mv = arm.load_stall_sag_mv() // 2 if arm is not None else 0
         self.reconfigure()
 
     def reconfigure(self):
@@ -364,6 +369,8 @@ class Machine:
         if st == APPROACH:
             self._approach()
         elif st == DESCEND:
+            if self._touched():
+                return
             if self._arrived():
                 self._enter(GRASP, R_ARRIVED)
                 self.out.jaw_um = self.close_um
@@ -468,6 +475,7 @@ class Machine:
                 return
             self.lift_mv0 = self.rail_f      # the lift's pose, settled, without the part
             self.lift_ma0 = self.cur_f
+            self.touch_streak = 0
             self._enter(DESCEND, R_SETTLED)
             self._move(self.gx, self.gy, self.gz, self.pp, MOVE_LINE, 0)
 
@@ -514,6 +522,24 @@ class Machine:
         if self.open_um > self.jaw_max_um:
             self.open_um = self.jaw_max_um
         self.out.jaw_um = self.open_um
+
+    def _touched(self):
+        # DESCEND: the rail touch_mv (set_arm; without an arm search_touch_mv) under its level at
+        # the approach pose (settled, the jaw open and still), debounce_reads reads in a row: a
+        # finger came down on something (a part off its pose, another part) and the shoulder or
+        # elbow pushes at stall. Back up the way down at once and retry as after an empty grasp;
+        # closing, checking and opening down there first kept them at stall 1.3 to 1.9 s
+        # (docs/arm-description.md).
+        if (self.lift_mv0 >> 3) - self.inp.rail_mv >= (self.touch_mv or self.cfg.search_touch_mv):
+            self.touch_streak += 1
+        else:
+            self.touch_streak = 0
+        if self.touch_streak < self.cfg.debounce_reads:
+            return 0
+        self._enter(RECOVER, R_TOUCHED)
+        self._phase(_P_RETREAT)
+        self._move(self.gx, self.gy, self.gz + self.hz, self.pp, MOVE_BACK, 0)
+        return 1
 
     def _lift_short(self):
         # At the lift's end: the arm servos' current above what they drew before it (the rail's

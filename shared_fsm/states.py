@@ -21,6 +21,7 @@ TRANSITIONS = (
     (IDLE, APPROACH),          # job accepted
     (APPROACH, DESCEND),       # above the part, settled, pre-grasp check passed
     (DESCEND, GRASP),          # at the grasp pose
+    (DESCEND, RECOVER),        # a finger came down on something on the way (the rail sagged)
     (GRASP, VERIFY),           # dwell over
     (VERIFY, LIFT),            # grasp verified
     (VERIFY, RECOVER),         # grasp not verified

@@ -53,7 +53,8 @@ def test_the_gates_fail_on_what_they_guard():
                               ("estop_PLACE", "estop_in_state", 1), ("stall_on_fixture", "over_stall_limit", 1),
                               ("brownout_mid_lift", "rail_low_before_reset", 1),
                               ("brownout_mid_lift", "restart_moved", 1), ("nominal", "false_success", 1),
-                              ("pot_break_lift", "dropped", 1), ("part_offset_12", "retried", 0)):
+                              ("pot_break_lift", "dropped", 1), ("part_offset_12", "retried", 0),
+                              ("part_offset_12", "over_stall_limit", 1)):
         bad = {k: dict(v) for k, v in res.items()}
         bad[label][key] = value
         assert any(b[0] == label for b in acceptance.check(bad)), (label, key)

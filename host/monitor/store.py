@@ -9,6 +9,7 @@
 # One writer per board and database: a monitor claims the board (claim(): an flock on
 # <db>-writers/<board_id>.lock, released when its process ends, however it ends); a second
 # monitor of the same board on the same database only watches until the claim is free.
+import json
 import os
 import sqlite3
 import time
@@ -124,51 +125,49 @@ class Store:
     def claimed(self, board_id):
         return board_id in self._claims
 
-    # ---- the board's settings as the monitor read them at connect (CONFIG_GET per key): what a
-    # board recording (records/board_recording.py) writes as its config. A table of its own,
-    # created when first written, so an older database reads as "no config stored".
+    # ---- what the monitor read from the board at connect: its settings (CONFIG_GET per key) and
+    # the arm it runs (ARM_READ, host/board_arm.py), which a board recording
+    # (records/board_recording.py) writes as its config and arm. Each is a table of its own,
+    # created when first written, so an older database reads as "nothing stored".
+
+    _READ_AT_CONNECT = {
+        "configs": "settings TEXT NOT NULL",
+        # what: file / reference / invalid / unknown (board_arm.read_description);
+        # description: the validated dict, or NULL
+        "arms": "what TEXT NOT NULL, description TEXT, sentence TEXT",
+    }
+
+    def _add_read(self, table, values, now):
+        self.db.execute("CREATE TABLE IF NOT EXISTS %s (board_id TEXT NOT NULL, epoch INTEGER NOT NULL, "
+                        "read_at REAL NOT NULL, %s)" % (table, self._READ_AT_CONNECT[table]))
+        row = values[:2] + (now or time.time(),) + values[2:]
+        self.db.execute("INSERT INTO %s VALUES (%s)" % (table, ", ".join("?" * len(row))), row)
+        self.db.commit()
+
+    def _reads(self, table, columns, board_id, epoch):
+        # -> rows of (read_at, *columns), oldest first; [] when the table was never written
+        assert table in self._READ_AT_CONNECT
+        try:
+            return self.db.execute("SELECT read_at, %s FROM %s WHERE board_id=? AND epoch=? ORDER BY read_at"
+                                   % (columns, table), (board_id, epoch)).fetchall()
+        except sqlite3.OperationalError:       # no such table: nothing stored yet
+            return []
 
     def add_config(self, board_id, epoch, settings, now=None):
-        import json
-        self.db.execute("CREATE TABLE IF NOT EXISTS configs (board_id TEXT NOT NULL, epoch INTEGER NOT NULL, "
-                        "read_at REAL NOT NULL, settings TEXT NOT NULL)")
-        self.db.execute("INSERT INTO configs VALUES (?, ?, ?, ?)",
-                        (board_id, epoch, now or time.time(), json.dumps(settings, sort_keys=True)))
-        self.db.commit()
+        self._add_read("configs", (board_id, epoch, json.dumps(settings, sort_keys=True)), now)
 
     def configs(self, board_id, epoch):
         # -> [(read_at, {key: value})], oldest first; [] when none was stored.
-        import json
-        try:
-            rows = self.db.execute("SELECT read_at, settings FROM configs WHERE board_id=? AND epoch=? "
-                                   "ORDER BY read_at", (board_id, epoch)).fetchall()
-        except sqlite3.OperationalError:       # no such table: nothing stored yet
-            return []
-        return [(t, json.loads(v)) for t, v in rows]
-
-    # ---- the arm the board runs, as the monitor read it at connect (ARM_READ, host/board_arm.py):
-    # what a board recording writes as its arm. A table of its own, created when first written,
-    # so an older database reads as "no arm stored". what: file / reference / invalid / unknown
-    # (board_arm.read_description); description: the validated dict, or None.
+        return [(t, json.loads(v)) for t, v in self._reads("configs", "settings", board_id, epoch)]
 
     def add_arm(self, board_id, epoch, what, description, sentence, now=None):
-        import json
-        self.db.execute("CREATE TABLE IF NOT EXISTS arms (board_id TEXT NOT NULL, epoch INTEGER NOT NULL, "
-                        "read_at REAL NOT NULL, what TEXT NOT NULL, description TEXT, sentence TEXT)")
-        self.db.execute("INSERT INTO arms VALUES (?, ?, ?, ?, ?, ?)",
-                        (board_id, epoch, now or time.time(), what,
-                         None if description is None else json.dumps(description, sort_keys=True), sentence))
-        self.db.commit()
+        text = None if description is None else json.dumps(description, sort_keys=True)
+        self._add_read("arms", (board_id, epoch, what, text, sentence), now)
 
     def arms(self, board_id, epoch):
         # -> [(read_at, what, description dict or None, sentence)], oldest first; [] when none.
-        import json
-        try:
-            rows = self.db.execute("SELECT read_at, what, description, sentence FROM arms WHERE board_id=? AND "
-                                   "epoch=? ORDER BY read_at", (board_id, epoch)).fetchall()
-        except sqlite3.OperationalError:       # no such table: nothing stored yet
-            return []
-        return [(t, w, None if d is None else json.loads(d), s) for t, w, d, s in rows]
+        return [(t, w, None if d is None else json.loads(d), s)
+                for t, w, d, s in self._reads("arms", "what, description, sentence", board_id, epoch)]
 
     # ---- boards and epochs ----
 

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.cli import surepick
+from tests.support.short_record import keep_first_ticks
 
 VERB_TIMEOUT_S = 120
 FUZZ_EXAMPLES = 40
 CLI_MANY = Path(__file__).resolve().parents[2] / "support" / "cli_many.py"
-KEEP_TICKS = 600          # 1.2 s of 2 ms ticks: past the board's current calibration (464 ms)
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +30,7 @@ def base(tmp_path_factory):
     d = tmp_path_factory.mktemp("fuzz") / "base"
     r = surepick("sim", "run", "--scenario", "nominal", "--seed", "7", "--out", d, "--no-plots", timeout=300)
     assert r.returncode == 0, r.stderr
-    lines = (d / "ticks.csv").read_text().splitlines(keepends=True)
-    (d / "ticks.csv").write_text("".join(lines[:KEEP_TICKS + 1]))
-    for extra in ("report.json", "trajectory.csv"):
-        (d / extra).unlink()
+    keep_first_ticks(d)
     return d
 
 

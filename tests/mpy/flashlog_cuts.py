@@ -10,6 +10,11 @@
 #       logs forever through the real filesystem, printing "W <id> <seq> <counters>" after
 #       every commit() that returned; the test SIGKILLs it at a random moment and writes
 #       the witness from the last complete line.
+#   micropython tests/mpy/flashlog_cuts.py chain DIR SEED BUDGET...
+#       one torn boot per BUDGET, in a row in one process, boot i with seed SEED + i: each
+#       boot builds its FlashLog afresh from the files, as a new process would (flashlog.py
+#       keeps no state outside the FlashLog object; its files are closed before a write's
+#       PowerCut leaves the boot). "BOOT i" precedes boot i's output.
 #   micropython tests/mpy/flashlog_cuts.py check DIR
 #
 # Output: "CHECK ok ..." or "CHECK FAIL <why>", then for torn runs "CUT <where> ...".
@@ -163,7 +168,9 @@ def check(log, witness):
         return "history deleted early: %r" % (log.segments,), 0
     for s in log.segments:
         if s[3]:
-            first = next(log.read_since(s[1] - 1, 1))
+            rd = log.read_since(s[1] - 1, 1)
+            first = next(rd)
+            rd.close()  # closes its file now: a chain of boots in one process keeps no fds
             if first[1] != fl.R_COUNTERS:
                 return "segment %d does not start with counters" % s[0], 0
     return None, prev_aid
@@ -199,19 +206,15 @@ def workload(log, rng, top, report):
         report(aid - 1)
 
 
-def main():
-    mode = sys.argv[1]
-    path = sys.argv[2]
-    witness = path + ".witness"
+def torn_boot(path, witness, seed, budget):
+    # One boot that loses power: check the log the last boot left, then log through TornFs
+    # until the power goes. Everything it knows of the log comes from the files (a new
+    # FlashLog reads them); nothing of it survives the return but the files.
     log, top, ok = boot(path, witness)
-    if mode == "check" or not ok:
-        return
-    rng = Prng(int(sys.argv[3]))
-    if mode == "kill":
-        def report(aid):
-            print("W " + witness_line(log, aid))
-        workload(log, rng, top, report)
-    log.fs = TornFs(int(sys.argv[4]))
+    if not ok:
+        return False
+    rng = Prng(seed)
+    log.fs = TornFs(budget)
     commits = [0]
 
     def report(aid):
@@ -222,6 +225,32 @@ def main():
         workload(log, rng, top, report)
     except PowerCut as e:
         print("CUT %s commits=%d" % (e.args[0], commits[0]))
+    return True
+
+
+def main():
+    mode = sys.argv[1]
+    path = sys.argv[2]
+    witness = path + ".witness"
+    if mode == "torn":
+        torn_boot(path, witness, int(sys.argv[3]), int(sys.argv[4]))
+        return
+    if mode == "chain":
+        # boots in a row in one process: "BOOT i" before boot i's lines; stops at a failed check
+        base = int(sys.argv[3])
+        for i, budget in enumerate(sys.argv[4:]):
+            print("BOOT %d" % i)
+            if not torn_boot(path, witness, base + i, int(budget)):
+                return
+        return
+    log, top, ok = boot(path, witness)
+    if mode == "check" or not ok:
+        return
+    rng = Prng(int(sys.argv[3]))
+
+    def report(aid):
+        print("W " + witness_line(log, aid))
+    workload(log, rng, top, report)
 
 
 main()

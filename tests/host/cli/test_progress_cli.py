@@ -8,6 +8,7 @@ import pytest
 from surepick.shared_fsm import states
 from tests.support.board_cli import in_terminal, running_board
 from tests.support.cli import surepick
+from tests.support.short_record import keep_first_ticks
 from tests.support.needs import NEEDS_MICROPYTHON
 
 BAR_CHARS = ("━", "\x1b[", "[K")
@@ -50,6 +51,7 @@ def test_virtual_board_cycles_show_their_virtual_time(tmp_path):
 def test_fit_shows_its_evaluations_and_best_cost(tmp_path):
     r = surepick("sim", "run", "--scenario", "nominal", "--out", tmp_path / "run", "--no-plots", timeout=300)
     assert r.returncode == 0
+    keep_first_ticks(tmp_path / "run")       # both groups still fitted; each evaluation 1.2 s, not the cycle
     code, text = in_terminal("fit", tmp_path / "run", "--out", tmp_path / "p.json", "--max-evals", "6")
     assert code == 0, text
     evals = re.findall(r"fit: (gripper|arm) group, evaluation (\d+) of at most 6, best cost ([0-9.e+-]+)", text)

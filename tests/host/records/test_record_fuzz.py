@@ -8,16 +8,21 @@ import json
 import re
 import math
 import shutil
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.cli import surepick
+from tests.support.short_record import keep_first_ticks
 
 VERB_TIMEOUT_S = 120
-KEEP_TICKS = 600          # 1.2 s of 2 ms ticks: past the board's current calibration (464 ms)
+FUZZ_EXAMPLES = 40
+CLI_MANY = Path(__file__).resolve().parents[2] / "support" / "cli_many.py"
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +30,7 @@ def base(tmp_path_factory):
     d = tmp_path_factory.mktemp("fuzz") / "base"
     r = surepick("sim", "run", "--scenario", "nominal", "--seed", "7", "--out", d, "--no-plots", timeout=300)
     assert r.returncode == 0, r.stderr
-    lines = (d / "ticks.csv").read_text().splitlines(keepends=True)
-    (d / "ticks.csv").write_text("".join(lines[:KEEP_TICKS + 1]))
-    for extra in ("report.json", "trajectory.csv"):
-        (d / extra).unlink()
+    keep_first_ticks(d)
     return d
 
 
@@ -195,21 +197,46 @@ def damage(draw, base_files):
     return name, "\n".join(rows).encode()
 
 
+def _run_many(runs, base):
+    # -> one {verb: (exit code, stderr, seconds)} per run: each verb on every run, all of one
+    # verb's commands in one process (tests/support/cli_many.py: the console script's function,
+    # a command at a time), the three verbs' processes at once
+    def one(verb):
+        commands = [[str(a) for a in _verbs(run, base, run.parent)[verb]] for run in runs]
+        p = subprocess.run([sys.executable, str(CLI_MANY), str(VERB_TIMEOUT_S)], input=json.dumps(commands),
+                           capture_output=True, text=True, timeout=VERB_TIMEOUT_S * len(runs) + 60)
+        assert p.returncode == 0, (verb, p.stderr[-3000:])
+        return [(code, err, secs) for code, _, err, secs in json.loads(p.stdout)]
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        futs = {v: pool.submit(one, v) for v in ("replay", "compare", "fit")}
+        per_verb = {v: f.result() for v, f in futs.items()}
+    return [{v: per_verb[v][i] for v in per_verb} for i in range(len(runs))]
+
+
 @pytest.mark.slow
 def test_arbitrary_damage_never_gives_a_traceback(base, tmp_path_factory):
+    # Hypothesis draws the damaged records (each its own directory); the verbs then run on all
+    # of them, a process per verb rather than per command. The cost of that: no shrinking, so
+    # a failure names the drawn damage itself (file, and the bytes written).
     files = {n: (base / n).read_text() for n in ("run.json", "cycles.jsonl", "events.csv", "ticks.csv")}
+    cases = []
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(damage(files))
-    def check(change):
-        work = tmp_path_factory.mktemp("case")
-        run = work / "run"
+    def draw(change):
+        run = tmp_path_factory.mktemp("case") / "run"
         shutil.copytree(base, run)
         name, data = change
         (run / name).write_bytes(data)
-        _clean(_run_all(run, base, work))
+        cases.append((run, name, data))
 
-    check()
+    draw()
+    assert len(cases) >= FUZZ_EXAMPLES // 2, len(cases)     # not a trivially small draw
+    for (run, name, data), results in zip(cases, _run_many([c[0] for c in cases], base)):
+        try:
+            _clean(results)
+        except AssertionError as e:
+            raise AssertionError("damage to %s: %r" % (name, data[:400])) from e
 
 
 def test_nan_in_json_is_still_refused_when_python_would_accept_it(base, tmp_path):

@@ -4,10 +4,11 @@
 #    in the middle of a rotation; the next boot is the fresh boot that checks it (a chain of
 #    boots runs in one process, each reading the log afresh from its files; a fresh process
 #    checks the chain's last cut);
-#  - real kills: a process logs flat out and gets SIGKILLed at a random moment.
+#  - real kills: a process logs flat out and gets SIGKILLed after a drawn number of commits.
 # After every cut the fresh boot must find every committed record present and intact, the
 # sequence contiguous, counters not gone back, torn tails detected and counted.
 import random
+import select
 import signal
 import subprocess
 import time
@@ -61,33 +62,54 @@ def run_torn(tmp_path, chains, cuts_per_chain):
     return wheres, torn, [r[2] for r in results]
 
 
+# Each kill comes after the boot's check and a drawn number of the workload's commits (read as
+# they are printed), then a drawn pause of up to a few milliseconds, so it lands anywhere in the
+# write that follows: where it lands depends on the draws, not on how fast this machine boots
+# micropython or writes (a kill drawn in wall time alone fell before the boot on a busy machine).
+MIN_COMMITS_BEFORE_KILL = 21
+MAX_COMMITS_BEFORE_KILL = 60
+MAX_PAUSE_AFTER_S = 0.02
+LINE_WAIT_S = 60          # a hang guard only
+
+
+def _line(proc, why):
+    ready, _, _ = select.select([proc.stdout], [], [], LINE_WAIT_S)
+    assert ready, "no line from the logging process within %d s (%s)" % (LINE_WAIT_S, why)
+    return proc.stdout.readline().decode(errors="replace")
+
+
 def kill_chain(path, seed, kills):
     rng = random.Random(seed)
     witness = path + ".witness"
     commits = 0
-    checked = 0
     for i in range(kills):
         proc = subprocess.Popen(host_helpers.command("flashlog_cuts.py", "kill", path,
                                                      seed * 1009 + i),
                                 cwd=str(host_helpers.ROOT), env=host_helpers.env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(rng.uniform(0.03, 0.25))
-        proc.send_signal(signal.SIGKILL)
-        out, err = proc.communicate(timeout=30)
-        lines = out.decode(errors="replace").split("\n")
-        assert "FAIL" not in lines[0] and not err, (i, out[:300], err)
-        if len(lines) < 2:  # killed while it was still booting: the next boot checks
-            continue
-        assert lines[0].startswith("CHECK ok"), (i, out[:300], err)
-        checked += 1
-        done = [l for l in lines[1:-1] if l.startswith("W ")]  # complete lines only
-        commits += len(done)
-        if done:
-            with open(witness, "w") as f:
-                f.write(done[-1][2:] + "\n")
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+        try:
+            first = _line(proc, "the boot's check")
+            assert first.startswith("CHECK ok"), (i, first)
+            wanted = rng.randint(MIN_COMMITS_BEFORE_KILL, MAX_COMMITS_BEFORE_KILL)
+            seen = 0
+            while seen < wanted:
+                line = _line(proc, "commit %d of %d" % (seen + 1, wanted))
+                assert line.startswith("W "), (i, line)
+                seen += 1
+            time.sleep(rng.uniform(0, MAX_PAUSE_AFTER_S))
+        finally:
+            proc.send_signal(signal.SIGKILL)
+        rest, err = proc.communicate(timeout=30)
+        assert not err, (i, err[:300])
+        lines = rest.decode(errors="replace").split("\n")
+        done = [l for l in lines[:-1] if l.startswith("W ")]  # complete lines only
+        # the last witnessed commit: the one read above, or a later complete one
+        commits += seen + len(done)
+        last = done[-1] if done else line
+        with open(witness, "w") as f:
+            f.write(last.rstrip("\n")[2:] + "\n")
     final = host_helpers.run("flashlog_cuts.py", "check", path, timeout=60).stdout.decode()
     assert final.startswith("CHECK ok"), final
-    assert checked >= kills // 2
     return commits
 
 

@@ -20,11 +20,18 @@ SETTLE_TIMEOUT_S = 30.0   # the servo drivers reach a setpoint within this long 
 HELD = 2                  # TELEOP_STATE mode: held by the deadman (firmware/teleop_mode.py)
 HELD_TOLERANCE = 20       # mdeg (um): the drivers' joint readback rounds through servo mdeg
 ECHO_S = 1.0              # a setpoint is answered within this long, or the next one goes anyway
-POT_LISTEN_S = 1.0        # the pot read as the mean of this long's telemetry
+LISTEN_MS = 1000          # a reading is the mean of this long's telemetry (the board's clock)
+FIRST_FRAME_S = 5.0       # wall clock: a board sends its first TELEMETRY within this (10 Hz at least)
+LISTEN_TIMEOUT_S = 30.0   # wall clock: ... and LISTEN_MS of it within this (a slow virtual board)
+DRAIN_READS = 1000        # at most this many reads to drop what waited before a listen
 
 
 class BringupStop(Failure):
     """The bench is not safe to move (e-stop open, rail low) or the board refused: one line."""
+
+
+def _no_telemetry():
+    return BringupStop("the board sent no telemetry: `surepick config set telemetry_hz 10`, then run bringup again")
 
 
 def refusal_text(reply):
@@ -94,8 +101,9 @@ class Jog:
         v = st.view
         return bool(v.estop) or v.has(link.COND_ESTOP_OPEN), v.telemetry.get("rail_mv"), v
 
-    def listen(self, seconds=POT_LISTEN_S):
-        """The board's TELEMETRY of a short listen: [dict] (kept in self.record too, if one runs)."""
+    def listen(self, seconds):
+        """The board's TELEMETRY of a short listen (wall clock): [dict] (kept in self.record
+        too, if one runs)."""
         from surepick.host import wiring_checks
         frames = []
         end = time.monotonic() + seconds
@@ -104,16 +112,39 @@ class Jog:
             if f is not None:
                 frames.append(wiring_checks.telemetry(f))
         if not frames:
-            raise BringupStop("the board sent no telemetry: `surepick config set telemetry_hz 10`, then "
-                              "run bringup again")
+            raise _no_telemetry()
         if self.record is not None:
             self.record.extend(frames)
         return frames
 
-    def pot_counts(self, seconds=POT_LISTEN_S):
+    def listen_board(self, ms=LISTEN_MS):
+        """The board's TELEMETRY from a first frame until one `ms` later by the board's own clock
+        (its t_ms: on a Pico the wall's; a virtual board runs faster or slower): [dict]."""
+        from surepick.host import wiring_checks
+        from surepick.shared_fsm.ticks import ticks_diff
+        for _ in range(DRAIN_READS):      # what the board sent before (while the person looked) is not now
+            if not self.c.pump(0):
+                break
+        frames = []
+        start = time.monotonic()
+        while not frames or ticks_diff(frames[-1]["t_ms"], frames[0]["t_ms"]) < ms:
+            left = start + (LISTEN_TIMEOUT_S if frames else FIRST_FRAME_S) - time.monotonic()
+            if left <= 0:
+                if not frames:
+                    raise _no_telemetry()
+                raise BringupStop("the board's telemetry did not cover %d ms of its clock in %.0f s: is it "
+                                  "running? (surepick doctor)" % (ms, LISTEN_TIMEOUT_S))
+            f = self.c.wait_for(link.T_TELEMETRY, left)
+            if f is not None:
+                frames.append(wiring_checks.telemetry(f))
+        if self.record is not None:
+            self.record.extend(frames)
+        return frames
+
+    def pot_counts(self, ms=LISTEN_MS):
         """The gripper pot as the board reads it (TELEMETRY pot_counts, the mean of a short
         listen: the firmware's filtered reading still carries the ADC's noise)."""
-        frames = self.listen(seconds)
+        frames = self.listen_board(ms)
         return sum(f["pot_counts"] for f in frames) / float(len(frames))
 
     def contact_open(self):

@@ -83,11 +83,11 @@ def run(jog, operator, arm, say=print):
     _q, jaw0 = jog.pose()
     # each move in one setpoint: the board's jaw speed (jaw_speed_um_s) is the machine's own
     jog.move(GRIPPER, close, whole=True)
-    empty = _reading(jog.listen())
+    empty = _reading(jog.listen_board())
     jog.move(GRIPPER, wide, whole=True)
     operator.hand("part-in-jaw")
     jog.move(GRIPPER, close, whole=True)
-    squeezing = _reading(jog.listen())
+    squeezing = _reading(jog.listen_board())
     stall = _press(jog, shut, close, say)
     jog.move(GRIPPER, wide, whole=True)
     jog.leave()

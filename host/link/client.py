@@ -21,6 +21,7 @@ from surepick.host.link import hub_client
 from surepick.host.link.ports import BUSY_TEXT, busy_error, open_serial
 
 _READ_S = 0.05                     # one blocking read at most this long: stays responsive
+_BURST = 65536                     # at most this many bytes taken in one read
 
 
 class Reply:
@@ -175,10 +176,9 @@ class LinkClient:
             raise Disconnected("%s is not open" % self.port)
         try:
             self.ser.timeout = timeout
-            waiting = self.ser.in_waiting
-            data = self.ser.read(waiting or 1)
-            if waiting == 0 and data:
-                data += self.ser.read(self.ser.in_waiting)  # the rest of the burst
+            data = self.ser.read(self.ser.in_waiting or 1)    # the first byte waits up to `timeout`
+            if data:
+                data += self._rest()
         except Disconnected:
             self.close()
             raise
@@ -196,6 +196,18 @@ class LinkClient:
             self.close()
             raise busy_error(self.port, ["another client"])
         return frames
+
+    def _rest(self):
+        # Every byte already waiting, without waiting for more. pyserial's socket:// port says
+        # only whether some wait (in_waiting 1), so a read of in_waiting bytes there took a
+        # virtual board's frames a byte or two a call; at timeout 0 it reads all there is.
+        n = self.ser.in_waiting
+        if n > 1:
+            return self.ser.read(n)
+        if not n:
+            return b""
+        self.ser.timeout = 0
+        return self.ser.read(_BURST)
 
     def pump(self, timeout=_READ_S):
         # Read once and hand every frame to on_frame. -> the frames.

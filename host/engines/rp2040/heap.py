@@ -153,6 +153,11 @@ def parse(text, numbered=()):
     return out
 
 
+def parse_run(text):
+    """parse() of RUN_MAIN's console text: its cycles' figures as cycle1, cycle2, ..."""
+    return parse(text, numbered=("cycle",))
+
+
 def failures(text):
     """{module: what its import raised} from the chip's console text (MARK + FAILED lines)."""
     out = {}
@@ -227,7 +232,7 @@ def run_figures(count=5, seed=1, uf2=None, ready_ms=500, measure_heap=True):
         except Exception as e:
             raise RuntimeError("run failed: %s\nconsole:\n%s"
                                % (e, bytes(cc.console[-2000:]).decode("utf-8", "replace"))) from None
-    figs = parse(bytes(cc.console).decode("utf-8", "replace"), numbered=("cycle",))
+    figs = parse_run(bytes(cc.console).decode("utf-8", "replace"))
     names = link.SCHEMA[link.T_TELEMETRY][3]
     # TELEMETRY's overruns count since boot: the run's are the last frame's less the first one's
     # begun after the RUN_START record. Before it: boot, the calibration, and reading the RUN line

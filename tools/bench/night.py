@@ -95,7 +95,7 @@ class Night:
                 self.sample(e[_X], e[1])
 
     def sample(self, cycle, t_ms):
-        figs = heap.parse("\n".join(self.text))
+        figs = heap.parse_run("\n".join(self.text))
         latest = max((int(k[5:]) for k in figs if k.startswith("cycle")), default=0)
         h = figs.get("cycle%d" % latest) or figs.get("run") or {}
         size, segs, old, new = log_files(self.flash)
@@ -173,7 +173,7 @@ def run_night(count, seed, every, wall_s):
 
 
 def summarise(n, rep, status, judge, wall, count, seed, every):
-    figs = heap.parse("\n".join(n.text))
+    figs = heap.parse_run("\n".join(n.text))
     starts = [figs["cycle%d" % k] for k in range(1, len(n.cycles) + 1) if "cycle%d" % k in figs]
     free = [h["free"] for h in starts]
     # mem_info's largest free block in GC blocks (heap.parse counts 16 B ones, the chip's; the unix

@@ -55,59 +55,84 @@ app.App._job = job
 app.main(hal)
 '''
 
-# main.py for a production run's figures: after boot, once the RUN is taken (production.py
-# loaded, the run begun), at each cycle's start (its moves planned, collected) and when the run
-# ends. The hooks' collections run at rest and are counted as maintenance ticks (flash_tick), as
-# the App's own collections at rest are, so the loop's overrun count is the firmware's.
-RUN_MAIN = _BOARD_HEAP_FN + r'''
+# main.py for a production run's figures, read at rest and with no collection of the probe's own
+# inside a cycle, so that the same run also gives the loop's overruns (test_rp2040_loop.py asserts
+# both on one run; docs/rp2040.md compares its ticks with a run on the firmware's own main.py):
+#   run    once the RUN is taken (production.py loaded, the run begun), at rest, without a
+#          collection: the garbage still there counts as used, so these figures are at most the
+#          collected ones (a collection here would change where the first cycle's plans go);
+#   cycle  at each cycle's start, inside the firmware's own collection (App._collect, after its
+#          moves are planned): between its gc.collect() and the filling of the low holes
+#          (app._past_the_holes), so the probe adds no collection and allocates nothing there
+#          (print writes str and small int arguments without allocating);
+#   end    when the run stops: collected, then the low holes filled as App._collect does, the
+#          tick counted as maintenance (flash_tick).
+# Each figure's text (about 220 B) is followed by DRAIN_MS at rest, in which the USB FIFO can
+# drain, so the ticks after it need not send it.
+DRAIN_MS = 10
+RUN_MAIN = r'''
+import gc
+import micropython
+import time
 from surepick.firmware import preload
 preload.load()
 from surepick.firmware import app
 from surepick.firmware.hal import for_this_port
 hal = for_this_port()
-_n = [0]
-_boot = app.App.boot
+def figures(label, collect):
+    before = gc.mem_free()
+    if collect:
+        gc.collect()
+    print("%(mark)s", label, before, gc.mem_free(), gc.mem_alloc())
+    micropython.mem_info()
+    time.sleep_ms(%(drain)d)
+_on = [0]
+_fill = app._past_the_holes
 _start = app.App._start_job
 _frame = app.App._run_frame
-def boot(self):
-    _boot(self)
-    heap("boot")
+def fill():
+    if _on[0]:
+        _on[0] = 0
+        figures("cycle", 0)
+    return _fill()
 def start_job(self, job):
+    _on[0] = 1
     r = _start(self, job)
-    if self.running():
-        _n[0] += 1
-        heap("cycle%d" % _n[0])
-        self.flash_tick = 1
+    _on[0] = 0
     return r
+_stop = [None]
+def stop(run, a, why, fault):
+    _stop[0](run, a, why, fault)
+    figures("end", 1)
+    _fill()
+    a.flash_tick = 1
 def run_frame(self, ftype, rid, args):
     had = self.production
     _frame(self, ftype, rid, args)
     if had is None and self.production is not None:
-        heap("run")
+        figures("run", 0)
         self.flash_tick = 1
         from surepick.firmware import production
-        _stop = production.Run._stop
-        def stop(run, a, why, fault):
-            _stop(run, a, why, fault)
-            heap("end")
-            a.flash_tick = 1
+        _stop[0] = production.Run._stop
         production.Run._stop = stop
-app.App.boot = boot
+app._past_the_holes = fill
 app.App._start_job = start_job
 app.App._run_frame = run_frame
 app.main(hal)
-'''
+'''.replace("%(mark)s", MARK.strip()).replace("%(drain)d", str(DRAIN_MS))
 
 _MAXFREE = re.compile(r"max free sz:\s*(\d+)")
 FAILED = "!"         # MARK + FAILED + module: its import raised (the line says what)
 BLOCK = 16           # bytes per GC block on a 32-bit port
 
 
-def parse(text):
+def parse(text, numbered=()):
     """{label: {"free_before_gc", "free", "alloc", "total", "max_free_block"}} from the chip's
-    console text (MARK lines, each followed by mem_info()'s output)."""
+    console text (MARK lines, each followed by mem_info()'s output). A label in numbered is
+    printed again and again: its figures are label1, label2, ... in the order printed."""
     out = {}
     last = None
+    seen = {}
     for line in text.splitlines():
         i = line.find(MARK)
         if i >= 0 and line.startswith(FAILED, i + len(MARK)):
@@ -116,6 +141,9 @@ def parse(text):
         if i >= 0:
             f = line[i + len(MARK):].split()
             last = f[0]
+            if last in numbered:
+                seen[last] = seen.get(last, 0) + 1
+                last += str(seen[last])
             before, free, alloc = int(f[1]), int(f[2]), int(f[3])
             out[last] = {"free_before_gc": before, "free": free, "alloc": alloc, "total": free + alloc}
             continue
@@ -123,6 +151,11 @@ def parse(text):
         if m and last is not None and "max_free_block" not in out[last]:
             out[last]["max_free_block"] = int(m.group(1)) * BLOCK
     return out
+
+
+def parse_run(text):
+    """parse() of RUN_MAIN's console text: its cycles' figures as cycle1, cycle2, ..."""
+    return parse(text, numbered=("cycle",))
 
 
 def failures(text):
@@ -167,7 +200,9 @@ def run_figures(count=5, seed=1, uf2=None, ready_ms=500, measure_heap=True):
     (a part on the pad a seeded while after each pick): CALIBRATE, then a RUN of the scenario's
     job with one attempt a part and part-ready `check` every ready_ms (as
     tests/host/cli/test_production_feeder.py sends it), to the run's RUN_STOP record.
-    -> {"heap": {"boot"|"run"|"cycle1".."cycleN"|"end": {...}}, "telemetry": the last TELEMETRY's
+    measure_heap: the firmware runs under RUN_MAIN (the heap read at rest, no collection of the
+    probe's own inside a cycle: RUN_MAIN's comment); False: the firmware's own main.py.
+    -> {"heap": {"run"|"cycle1".."cycleN"|"end": {...}}, "telemetry": the last TELEMETRY's
     fields by name, "stop": the RUN_STOP record's (cycles, placed, why, fault), "binned": parts
     the world's feeder counted in the bin}. Raises RuntimeError when the run does not end."""
     from surepick.host import production as host_run
@@ -197,7 +232,7 @@ def run_figures(count=5, seed=1, uf2=None, ready_ms=500, measure_heap=True):
         except Exception as e:
             raise RuntimeError("run failed: %s\nconsole:\n%s"
                                % (e, bytes(cc.console[-2000:]).decode("utf-8", "replace"))) from None
-    figs = parse(bytes(cc.console).decode("utf-8", "replace"))
+    figs = parse_run(bytes(cc.console).decode("utf-8", "replace"))
     names = link.SCHEMA[link.T_TELEMETRY][3]
     # TELEMETRY's overruns count since boot: the run's are the last frame's less the first one's
     # begun after the RUN_START record. Before it: boot, the calibration, and reading the RUN line

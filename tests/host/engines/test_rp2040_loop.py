@@ -171,7 +171,7 @@ def test_the_firmware_leaves_a_margin_of_heap_after_boot_and_at_the_job_start(uf
     assert job["free"] >= MIN_FREE_AT_JOB_START and job["max_free_block"] >= MIN_BLOCK_AT_JOB_START, figs
 
 
-# A hang guard for the five-cycle runs, not a speed check: one is about 65 s of emulated time at
+# A hang guard for the five-cycle run, not a speed check: it is about 65 s of emulated time at
 # 6-7 host CPU seconds per emulated second (about 3.5 minutes alone on a quiet machine); on a
 # machine half as fast whose other core ran the rest of the suite, two of them in one test
 # passed the suite's 900 s.
@@ -180,36 +180,29 @@ CHIP_RUN_TIMEOUT_S = 1800
 
 @pytest.mark.slow
 @pytest.mark.timeout(CHIP_RUN_TIMEOUT_S)
-def test_a_production_run_of_five_cycles_keeps_its_heap(uf2):
+def test_a_production_run_of_five_cycles_keeps_its_heap_and_its_period(uf2):
     # issue 22: a production run of 5 cycles on the chip (the feeder world: a part on the pad a
-    # seeded while after each pick), the heap at its start held to the job start's margins, the
-    # heap steady (after cycle 5 within 1 KB of after cycle 1)
+    # seeded while after each pick). One run gives both: the heap probe (heap.RUN_MAIN) reads the
+    # cycles' heap inside the firmware's own collection at rest and adds none there, so the loop's
+    # overruns come from the same run (docs/rp2040.md, heap on the chip: this run's per-cycle
+    # ticks against a run on the firmware's own main.py; the earlier probe's collection cost 2)
     from surepick.host.engines.rp2040 import heap
     from surepick.shared_fsm import run_codes
     r = heap.run_figures(5, uf2=uf2)
     h = r["heap"]
     # the board's word and the world's bin (the judge) agree: five parts placed, a normal end
     assert r["stop"] == (5, 5, run_codes.STOP_COUNT, 0) and r["binned"] == 5, r
+    # the heap at the run's start and at each cycle's held to the job start's margins ...
     for k in ["run"] + ["cycle%d" % i for i in range(1, 6)]:
         assert h[k]["free"] >= MIN_FREE_AT_JOB_START and h[k]["max_free_block"] >= MIN_BLOCK_AT_JOB_START, (k, h)
-    # cycle k's start is after cycle k-1; the run's end is after cycle 5
+    # ... and steady: cycle k's start is after cycle k-1; the run's end is after cycle 5
     assert abs(h["end"]["free"] - h["cycle2"]["free"]) <= 1024, h
     assert abs(h["cycle5"]["free"] - h["cycle1"]["free"]) <= 1024, h
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(CHIP_RUN_TIMEOUT_S)
-def test_a_production_run_of_five_cycles_keeps_its_period(uf2):
-    # issue 22: the same run on the firmware's own main.py (the heap probe's printing costs ticks
-    # of its own): no overrun during the run
-    from surepick.host.engines.rp2040 import heap
-    from surepick.shared_fsm import run_codes
-    plain = heap.run_figures(5, uf2=uf2, measure_heap=False)
-    assert plain["stop"] == (5, 5, run_codes.STOP_COUNT, 0) and plain["binned"] == 5, plain
-    assert plain["run_overruns"] == 0, plain["telemetry"]
+    # no overrun during the run
+    assert r["run_overruns"] == 0, r["telemetry"]
     # nor before it: the boot, the calibration, and the RUN line read at rest 32 bytes a tick
     # (each such tick took 4.4-4.9 ms while a byte cost a bytes object and three calls)
-    assert plain["overruns_before_run"] == 0, plain["telemetry"]
+    assert r["overruns_before_run"] == 0, r["telemetry"]
 
 
 def test_preload_loads_each_step_after_what_it_imports():

@@ -8,8 +8,8 @@
 #       The process itself appends the witness after every commit() that returned.
 #   micropython tests/mpy/flashlog_cuts.py kill  DIR SEED
 #       logs forever through the real filesystem, printing "W <id> <seq> <counters>" after
-#       every commit() that returned; the test SIGKILLs it at a random moment and writes
-#       the witness from the last complete line.
+#       every commit() that returned; the test SIGKILLs it after a drawn number of those lines
+#       (and a drawn pause) and writes the witness from the last complete line.
 #   micropython tests/mpy/flashlog_cuts.py chain DIR SEED BUDGET...
 #       one torn boot per BUDGET, in a row in one process, boot i with seed SEED + i: each
 #       boot builds its FlashLog afresh from the files, as a new process would (flashlog.py

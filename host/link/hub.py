@@ -57,6 +57,7 @@ _BOARD_IN_FLIGHT = 4                        # requests forwarded and not answere
 _IN_FLIGHT_S = 2.0                          # an unanswered request stops holding a slot after this
 _NO_REPLY_S = 0.01                          # a SETPOINT / HIL_SENSORS (no REPLY when taken) holds one this long
 _MAX_CLIENTS = 64                           # clients at once (all of this user's: the socket is private)
+_HELLO_S = 2.0                              # a client that connected keeps a lingering hub up this long for its hello
 _NO_REPLY_TYPES = (link.T_SETPOINT, link.T_HIL_SENSORS)
 
 
@@ -697,11 +698,22 @@ class Hub:
             self._expire_routes(now)
 
     def _linger_over(self, now):
-        busy = any(c.keeps_alive for c in self.clients) or self.raw.active
+        # A client still on its way in (queued on the listener, or connected and not yet said
+        # hello) keeps the hub up too: stopping under it would break its connection mid-hello.
+        wall = time.time()
+        busy = (any(c.keeps_alive or (c.hello is None and wall - c.since < _HELLO_S) for c in self.clients)
+                or self.raw.active or self._someone_knocking())
         if busy or self.linger is None:
             self._idle_since = now
             return False
         return now - self._idle_since >= self.linger
+
+    def _someone_knocking(self):
+        if self.listener is None:
+            return False
+        knock = select.poll()
+        knock.register(self.listener.fileno(), select.POLLIN)
+        return bool(knock.poll(0))
 
     def _expire_routes(self, now):
         if now < self._next_expiry:

@@ -155,14 +155,19 @@ class HubStream:
         self.sock.settimeout(None)
         self.sock.setblocking(False)
         self.info = {}
-        self._send(hubwire.pack(hubwire.HELLO, {"client": name or _me(), "pid": os.getpid(), "role": role}))
         deadline = time.monotonic() + connect_timeout
-        while not self.info:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.close()
-                raise _NoHub("no welcome from the hub within %.0f s" % connect_timeout)
-            self._pump(left)
+        try:
+            self._send(hubwire.pack(hubwire.HELLO, {"client": name or _me(), "pid": os.getpid(), "role": role}))
+            while not self.info:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _NoHub("no welcome from the hub within %.0f s" % connect_timeout)
+                self._pump(left)
+        except (_NoHub, Disconnected) as e:
+            # A hub that hangs up before its welcome was ending as we came (its linger ran out):
+            # the caller finds or starts another, or opens the port itself.
+            self.close()
+            raise _NoHub(str(e)) from None
         if not self.info.get("ok"):
             self.close()
             raise _error_like(self.info.get("error") or "the hub refused")
@@ -293,17 +298,29 @@ def attach(port, mode=USE, name=None, role="link"):
     if mode == DIRECT:
         return None
     for attempt in range(3):
-        if find_hub(port) is not None:
+        info = find_hub(port)
+        if info is not None:
             try:
                 return HubStream(port, name, role)
             except _NoHub:
-                pass                 # it is just ending: start another (or go direct)
+                # It is just ending: let it let go of the port, then start another (or go direct).
+                _wait_gone(int(info.get("pid") or 0))
         if mode != AUTO:
             return None
         start_hub(port)
         if attempt:
             time.sleep(0.2 * attempt)
     raise LinkError("could not reach a link hub for %s (see `surepick link status`)" % port)
+
+
+def _wait_gone(pid, timeout=_START_S):
+    # Until the process `pid` has ended (a hub closes the port as it ends), at most `timeout` s.
+    deadline = time.monotonic() + timeout
+    while pid > 0 and rundir.pid_alive(pid) and time.monotonic() < deadline:
+        for p in _spawned:
+            if p.pid == pid:
+                p.poll()             # our own child: reap it, else it stays a zombie that looks alive
+        time.sleep(0.05)
 
 
 def query(port, op):

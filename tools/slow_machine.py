@@ -123,9 +123,11 @@ def main(argv=None):
     ap.add_argument("mode", choices=("hog", "half"))
     ap.add_argument("--procs", type=int, default=os.cpu_count() or 1, help="hog processes (default: one per core)")
     ap.add_argument("--seconds", type=float, help="hog only: this long, then stop")
-    ap.add_argument("cmd", nargs=argparse.REMAINDER)
-    args = ap.parse_args(argv)
-    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    # The command is everything after "--", split off by hand: argparse's REMAINDER after the
+    # mode took "--procs 2 ..." as the command ("No such file or directory: '--procs'").
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cmd = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     if args.mode == "half":
         if not cmd:
             ap.error("half needs a command: half -- CMD ...")

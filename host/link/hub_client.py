@@ -347,18 +347,28 @@ def raw_console(port, name=None, mode=USE):
     if mode == DIRECT:
         yield port
         return
-    if mode == AUTO and find_hub(port) is None:
-        start_hub(port)
-    if find_hub(port) is None:
-        yield port
-        return
-    try:
-        keep = HubStream(port, name, role="lease")
-    except _NoHub as e:
+    keep, why = None, None
+    for _ in range(2):
+        if mode == AUTO and find_hub(port) is None:
+            start_hub(port)
+        info = find_hub(port)
+        if info is None:
+            yield port
+            return
+        try:
+            keep = HubStream(port, name, role="lease")
+            break
+        except _NoHub as e:
+            why = e
+            pid = int(info.get("pid") or 0)
+            _wait_gone(pid)          # a hub whose linger ran out as we came: look again once it ended
+            if rundir.pid_alive(pid):
+                break
+    if keep is None:
         # A hub owns the board: going to the port itself would type into a console the hub
         # holds (its clients' requests would land in mpremote's REPL). Never silently.
         raise LinkError("the link hub serving %s did not lend its console (%s): try again, or stop it "
-                        "with `surepick link stop --port %s`" % (port, e, port)) from None
+                        "with `surepick link stop --port %s`" % (port, why, port))
     try:
         yield keep.info["raw"]
     finally:

@@ -11,6 +11,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from surepick.host.link import hub_client, hubwire, rundir
 
 from tests.support.hand_board import HandBoard
@@ -73,10 +75,21 @@ def test_a_connection_waiting_on_a_paused_hub_is_served_when_its_linger_is_over(
     board.close()
 
 
-def test_a_hub_hanging_up_before_its_welcome_sends_the_client_to_the_port(hub_rundir):
+def _attach(port):
+    return hub_client.attach(port, hub_client.USE)
+
+
+def _raw_console(port):
+    with hub_client.raw_console(port, mode=hub_client.USE) as dev:
+        return dev
+
+
+@pytest.mark.parametrize("connect", [_attach, _raw_console])
+def test_a_hub_hanging_up_before_its_welcome_sends_the_client_to_the_port(hub_rundir, connect):
     # A stand-in for a hub at its last moment: its info names a live process, its socket takes
-    # the connection and closes it unanswered. attach() waits for that process to end, then
-    # (no hub serving) says "open the port yourself" instead of raising.
+    # the connection and closes it unanswered. A link client (attach) or mpremote's console
+    # (raw_console) waits for that process to end, then (no hub serving) is told to open the
+    # port itself instead of failing.
     port = "socket://127.0.0.1:9"
     sock_path, info_path, _ = rundir.hub_paths(port)
     ending = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.8)"])
@@ -94,7 +107,7 @@ def test_a_hub_hanging_up_before_its_welcome_sends_the_client_to_the_port(hub_ru
     t = threading.Thread(target=hang_up)
     t.start()
     try:
-        assert hub_client.attach(port, hub_client.USE) is None
+        assert connect(port) == (None if connect is _attach else port)   # the port itself
         assert ending.returncode is not None, "attach went on before the ending hub had let go"
     finally:
         t.join(5)

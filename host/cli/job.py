@@ -207,7 +207,8 @@ def _start(c, args, link, codes, states):
         um = spec.link_args(_board_attempts(c, args, link))
     except ValueError as e:
         raise CommandError(str(e)) from None
-    r = c.request(link.T_JOB, um, JOB_REPLY_S, collect=(link.T_EVENT,))
+    from surepick.host.link.busy import write_at_rest
+    r = write_at_rest(c, link.T_JOB, um, JOB_REPLY_S, collect=(link.T_EVENT,))
     if not r.ok:
         raise CommandError("refused: %s" % _refused(c, r, args.port), FAILED)
     jobs.remember(c.port, spec)      # the monitor's live view starts it again on a key

@@ -31,7 +31,10 @@ class HandBoard:
                 r, _, _ = select.select([self.conn], [], [], max(0, end - time.monotonic()))
                 if not r:
                     raise AssertionError("the board got %d of %d requests: %r" % (len(out), n, bytes(self.got)))
-                self.got += self.conn.recv(4096)
+                data = self.conn.recv(4096)
+                if not data:
+                    raise ConnectionError("the client hung up after %d of %d requests" % (len(out), n))
+                self.got += data
             line, _, rest = bytes(self.got).partition(b"\n")
             self.got = bytearray(rest)
             err, ftype, fields = link.decode(line + b"\n", requests=True)

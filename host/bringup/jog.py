@@ -88,6 +88,8 @@ class Jog:
         self.jaw = None          # ... and jaw um
         self.on = False
         self.record = None       # a list: every TELEMETRY frame read meanwhile goes in it (dicts)
+        self._path_retry = False  # a "path" refusal now is asked again from rest (_step)
+        self._path_refused = False
 
     # ---- the bench's safety, asked of the board itself ----
 
@@ -245,16 +247,33 @@ class Jog:
             step = abs(int(cmd) - cur) + 1
         cmd = int(cmd)
         while True:
+            before = (list(q), jaw)
             d = cmd - cur
             cur = cmd if abs(d) <= step else cur + (step if d > 0 else -step)
             if slot == GRIPPER:
                 jaw = cur
             else:
                 q[slot] = cur
-            self._send(q, jaw)
+            self._step(q, jaw, before)
             if cur == cmd:
                 break
         self._wait_held(q, jaw)
+
+    def _step(self, q, jaw, before):
+        # One setpoint of a move. The board's path check runs its drivers from where they are,
+        # still moving towards the steps before: near the table or the column its fixed budget of
+        # checks may run out on that motion alone ("path", fail closed), however small this step.
+        # Then the drivers are let to hold the step before and this one is asked again, from
+        # rest; refused again, it stops bring-up with the reason.
+        self._path_retry = True
+        try:
+            self._send(q, jaw)
+        finally:
+            self._path_retry = False
+        if self._path_refused:
+            self._path_refused = False
+            self._wait_held(*before)
+            self._send(q, jaw)
 
     def _send(self, q, jaw):
         # One setpoint, then wait for the board to answer it (TELEOP_STATE with its seq): the
@@ -268,6 +287,8 @@ class Jog:
             while time.monotonic() < deadline:
                 for f in self.c.read_frames(0.02):
                     self._frame(f)
+                if self._path_refused:
+                    return None
                 s = self.state
                 if s is not None and s["seq"] >= self.seq:
                     return s
@@ -284,6 +305,9 @@ class Jog:
             why = f.fields[2] if len(f.fields) > 2 else "?"
             if why == "held":
                 self._rearm()
+                return
+            if why == "path" and self._path_retry:
+                self._path_refused = True
                 return
             self.leave()
             q, jaw = getattr(self, "last_sent", ([], 0))

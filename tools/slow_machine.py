@@ -9,7 +9,8 @@
     python tools/slow_machine.py hog --procs 2 --seconds 60
         only the hog (another terminal runs what it slows).
 
-Exit status: CMD's. Every process it starts is stopped by its own pid, the cgroup removed.
+Exit status: CMD's. Every process it starts is stopped by its own pid, the cgroup removed; a hog
+also ends by itself when the tool is killed.
 """
 import argparse
 import os
@@ -22,11 +23,21 @@ V1_CPU = "/sys/fs/cgroup/cpu"
 PERIOD_US = 100000
 
 
+# A hog's loop: it spins until its parent is gone, so a slow_machine that is killed (SIGKILL,
+# or SIGTERM before its `finally`) does not leave busy processes behind for the next run.
+HOG_LOOP = """import os, sys
+parent = int(sys.argv[1])        # the tool's pid, given: it may be gone before this line runs
+while os.getppid() == parent:
+    for _ in range(200000):
+        pass
+"""
+
+
 def start_hog(procs, cpus=None):
     # -> [Popen]: `procs` Python processes each spinning one core (optionally pinned to `cpus`).
     out = []
     for _ in range(procs):
-        p = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        p = subprocess.Popen([sys.executable, "-c", HOG_LOOP, str(os.getpid())])
         if cpus is not None:
             os.sched_setaffinity(p.pid, cpus)
         out.append(p)

@@ -1,8 +1,10 @@
 # tools/slow_machine.py as docs/testing.md writes it: options after the mode, the command after
 # "--". The command itself looks in /proc for its busy siblings (children of the same parent
 # running the hog's loop), so the count is the kernel's, not the tool's own word.
+import signal
 import subprocess
 import sys
+import time
 
 from tests.conftest import REPO
 
@@ -23,7 +25,7 @@ for pid in os.listdir("/proc"):
             cmdline = f.read()
     except OSError:
         continue
-    if ppid == parent and b"while True: pass" in cmdline:
+    if ppid == parent and b"while os.getppid() == parent" in cmdline:
         n += 1
 print("hogs", n)
 sys.exit(int(sys.argv[1]))
@@ -47,3 +49,29 @@ def test_hog_alone_for_some_seconds():
 def test_hog_without_a_command_or_seconds_is_refused():
     r = subprocess.run([sys.executable, TOOL, "hog", "--procs", "1"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "hog needs a command" in r.stderr, r.stderr
+
+
+def test_a_killed_slow_machine_leaves_no_hog_behind():
+    # SIGKILL gives the tool no chance to stop its hogs: each ends by itself once its parent is gone.
+    p = subprocess.Popen([sys.executable, TOOL, "hog", "--procs", "2", "--", "sleep", "30"],
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    assert "busy processes, pids" in line, line
+    pids = [int(x) for x in line.split("pids", 1)[1].split()]
+    assert len(pids) == 2 and all(_alive(pid) for pid in pids), line
+    p.send_signal(signal.SIGKILL)
+    p.wait(30)
+    end = time.monotonic() + 60
+    while any(_alive(pid) for pid in pids):
+        assert time.monotonic() < end, "hogs %s still spin a minute after their tool was killed" % pids
+        time.sleep(0.1)
+    # (its command, orphaned too, ends by itself within 30 s)
+
+
+def _alive(pid):
+    # a zombie (ended, not yet reaped by init) counts as ended
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -207,10 +207,9 @@ def _start(c, args, link, codes, states):
         um = spec.link_args(_board_attempts(c, args, link))
     except ValueError as e:
         raise CommandError(str(e)) from None
-    from surepick.host.link.busy import write_at_rest
-    r = write_at_rest(c, link.T_JOB, um, JOB_REPLY_S, collect=(link.T_EVENT,))
+    r, view = _ask_job(c, um, link)
     if not r.ok:
-        raise CommandError("refused: %s" % _refused(c, r, args.port), FAILED)
+        raise CommandError("refused: %s" % _refused(c, r, args.port, view), FAILED)
     jobs.remember(c.port, spec)      # the monitor's live view starts it again on a key
     print("job accepted")
     if spec.approach_um is not None:
@@ -221,6 +220,30 @@ def _start(c, args, link, codes, states):
         return _follow_job(c, args, r.frames, link, codes, states)
     except KeyboardInterrupt:
         return _interrupted(c, args, "job", link)
+
+
+BUSY_ENDING_S = 5.0       # a JOB refused busy while the board shows nothing running: asked again this long
+
+
+def _ask_job(c, um, link):
+    # -> (JOB's reply, the board's view read after a busy refusal, or None). A rescue or a
+    # calibration may end between the board's E_BUSY and the look at the board that follows:
+    # when that look shows nothing that refuses a job, the job is asked again. The refusal's
+    # words then come from that same look, so they always name what was running.
+    from surepick.host import board_state
+    from surepick.host.link.errors import LinkError
+    end = time.monotonic() + BUSY_ENDING_S
+    while True:
+        r = c.request(link.T_JOB, um, JOB_REPLY_S, collect=(link.T_EVENT,))
+        if r.code != link.E_BUSY or tuple(r.payload[:1]) == ("run",):
+            return r, None
+        try:
+            view = board_state.read(c)
+        except LinkError:
+            view = None
+        if view is None or board_state.job_blocker(view) is not None or time.monotonic() > end:
+            return r, view
+        time.sleep(0.1)
 
 
 def _follow_job(c, args, events, link, codes, states):
@@ -253,9 +276,10 @@ def _port(port):
     return port_text(port)
 
 
-def _refused(c, r, port):
+def _refused(c, r, port, view=None):
     # The firmware's refusal of a JOB (or a RESCUE), as what the board is in that refuses it and
     # the command that leaves it (host/board_state.py): a refusal never ends without the next step.
+    # view: the board as already read after the refusal (else it is read here).
     from surepick.host import board_state
     from surepick.host.link.answers import FAULT_MEANING, refusal
     from surepick.host.link.errors import LinkError
@@ -263,10 +287,11 @@ def _refused(c, r, port):
     base = refusal(r.code, r.payload, port)
     if r.code == link.E_BUSY and tuple(r.payload[:1]) == ("run",):
         return base                  # a production run: the refusal names it and `job stop`
-    try:
-        view = board_state.read(c)
-    except LinkError:
-        view = None
+    if view is None:
+        try:
+            view = board_state.read(c)
+        except LinkError:
+            view = None
     first = board_state.job_blocker(view) if view is not None else None
     if first is None or (first.key == "fault" and r.code == link.E_FAULTED):
         return base                  # the refusal already names the fault and `job clear`

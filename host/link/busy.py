@@ -150,16 +150,14 @@ SETTLE_WAIT_S = 5.0      # how long check_safe_to_stop waits for states that pas
 _PASSING = ("moving", "cycle_open", "away")
 
 
-def write_at_rest(client, ftype, fields, timeout, **request_kw):
-    # A request that writes the board's flash (CONFIG_SET; JOB, its marker): the firmware takes
-    # it only at rest (CONFIG_SET once the arm has been still for its flash_settle_ms, a moment
-    # after STATUS already reports it at rest; JOB once what was running ended, which may be
-    # between its E_BUSY and the STATUS that follows). E_BUSY while STATUS says nothing runs is
-    # such a moment: asked again until it passes (SETTLE_WAIT_S). -> the last reply; a busy
-    # arm's E_BUSY is returned as it came.
+def write_at_rest(client, ftype, fields, timeout):
+    # A request that writes the board's flash (CONFIG_SET): the firmware takes it only once the
+    # arm has been still for its flash_settle_ms, a moment after STATUS already reports it at
+    # rest. E_BUSY while STATUS says nothing runs is that settling: asked again until it passes
+    # (SETTLE_WAIT_S). -> the last reply; a busy arm's E_BUSY is returned as it came.
     end = time.monotonic() + SETTLE_WAIT_S
     while True:
-        r = client.request(ftype, fields, timeout, **request_kw)
+        r = client.request(ftype, fields, timeout)
         if r.code != link.E_BUSY or time.monotonic() > end:
             return r
         st = status(client)

@@ -1,7 +1,7 @@
 # `surepick job start` refused E_BUSY by a board whose rescue (or calibration) ends just then:
 # the STATUS that follows says nothing runs, and the job is asked again instead of refused with
 # "busy ... `surepick job abort`" (an abort then finds nothing to abort). A board still busy is
-# refused once, with what keeps it busy. The board is played by hand on a real loopback socket
+# refused once, in the words of the one look at it that found it busy. The board is played by hand on a real loopback socket
 # and the real console script talks to it, so the order of the answers is the test's.
 import os
 import threading
@@ -58,4 +58,6 @@ def test_a_job_refused_busy_is_asked_again_only_when_the_board_says_nothing_runs
         assert jobs == 2, seen
     else:
         assert r.returncode == 1 and jobs == 1, (seen, r.stdout + r.stderr)
+        # its words come from the one look that decided (a second look could find it ended)
+        assert seen.count(link.T_STATUS) == 1, seen
         assert "rescue is moving the arm" in r.stderr and "job abort" in r.stderr, r.stderr

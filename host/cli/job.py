@@ -222,17 +222,16 @@ def _start(c, args, link, codes, states):
         return _interrupted(c, args, "job", link)
 
 
-BUSY_ENDING_S = 5.0       # a JOB refused busy while the board shows nothing running: asked again this long
-
-
 def _ask_job(c, um, link):
     # -> (JOB's reply, the board's view read after a busy refusal, or None). A rescue or a
     # calibration may end between the board's E_BUSY and the look at the board that follows:
-    # when that look shows nothing that refuses a job, the job is asked again. The refusal's
-    # words then come from that same look, so they always name what was running.
+    # when that look shows nothing that refuses a job, the job is asked again, for as long as
+    # busy.write_at_rest waits out a settling arm. The refusal's words then come from that same
+    # look, so they always name what was running (write_at_rest's STATUS alone could not).
     from surepick.host import board_state
+    from surepick.host.link import busy
     from surepick.host.link.errors import LinkError
-    end = time.monotonic() + BUSY_ENDING_S
+    end = time.monotonic() + busy.SETTLE_WAIT_S
     while True:
         r = c.request(link.T_JOB, um, JOB_REPLY_S, collect=(link.T_EVENT,))
         if r.code != link.E_BUSY or tuple(r.payload[:1]) == ("run",):
@@ -243,7 +242,7 @@ def _ask_job(c, um, link):
             view = None
         if view is None or board_state.job_blocker(view) is not None or time.monotonic() > end:
             return r, view
-        time.sleep(0.1)
+        time.sleep(busy.POLL_S)
 
 
 def _follow_job(c, args, events, link, codes, states):

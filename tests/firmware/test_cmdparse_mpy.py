@@ -1,6 +1,7 @@
 # 10,000 random and mutated lines through firmware/cmdparse.py under the real `micropython`:
-# error replies only for bad input, silence for REPL text and echoes, no exception, and the
-# per-line parse time (time.ticks_us, min of 3 runs per line) well under the 2 ms loop period.
+# error replies only for bad input, silence for REPL text and echoes, no exception. What a line
+# costs the loop is a speed, so it is a benchmark's figure, not asserted here (a loaded or slower
+# machine would fail a wall-time bound): tools/bench/cmdfuzz_timing.py, docs/performance.md.
 
 import pytest
 
@@ -29,14 +30,11 @@ def check(res, count):
     assert res["err_VERSION"] == res["made_version"]
     assert res["reader_valid"] == res["made_valid"] + res["reader_resync_recovered"]
     assert res["reader_overlong_frames"] >= res["made_overlong"]
-    # the loop period is 2 ms: parsing one line must take a small fraction of it
-    assert res["worst_parse_us"] < 500, res
 
 
 def test_cmdparse_fuzz_10k_lines_under_micropython():
-    res, text = run_fuzz(20240601, 10000)
+    res, _ = run_fuzz(20240601, 10000)
     check(res, 10000)
-    print("\n" + "\n".join(l for l in text.splitlines() if "worst" in l or "mean" in l))
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import pytest
 from surepick.host.engines.vboard_world import board_in_world
 from tests.support.cli import SUREPICK_BIN
 from tests.support.held_plant import held_at
+from tests.support.long_run import LONG_RUN
 from tests.support.vboard import deploy_firmware
 
 RUN_AT_MS = 4000     # the RUN is read at this virtual time (the plant holds there for it)
@@ -102,6 +103,7 @@ def test_a_host_away_mid_night_loses_nothing(tmp_path):
 
 
 @pytest.mark.slow
+@LONG_RUN                        # 200 cycles: a long run's deadline, not the suite's
 def test_a_long_feeder_night(tmp_path):
     code, out, rep, judge = night(tmp_path, 7, 200, wall_s=4 * 3600)
     assert code == 0, out

@@ -13,6 +13,7 @@ import pytest
 
 from surepick.shared_fsm import codes
 
+from tests.support.long_run import LONG_RUN
 from tests.support.rp2040 import chip_image
 
 from tests.conftest import REPO
@@ -171,15 +172,10 @@ def test_the_firmware_leaves_a_margin_of_heap_after_boot_and_at_the_job_start(uf
     assert job["free"] >= MIN_FREE_AT_JOB_START and job["max_free_block"] >= MIN_BLOCK_AT_JOB_START, figs
 
 
-# A hang guard for the five-cycle run, not a speed check: it is about 65 s of emulated time at
-# 6-7 host CPU seconds per emulated second (about 3.5 minutes alone on a quiet machine); on a
-# machine half as fast whose other core ran the rest of the suite, two of them in one test
-# passed the suite's 900 s.
-CHIP_RUN_TIMEOUT_S = 1800
-
-
+# The five-cycle run is about 65 s of emulated time at 6-7 host CPU seconds per emulated second:
+# a long run's deadline (tests/support/long_run.py), not the suite's.
 @pytest.mark.slow
-@pytest.mark.timeout(CHIP_RUN_TIMEOUT_S)
+@LONG_RUN
 def test_a_production_run_of_five_cycles_keeps_its_heap_and_its_period(uf2):
     # issue 22: a production run of 5 cycles on the chip (the feeder world: a part on the pad a
     # seeded while after each pick). One run gives both: the heap probe (heap.RUN_MAIN) reads the

@@ -4,8 +4,11 @@ import pytest
 
 from surepick.host.engines import acceptance
 
+from tests.support.long_run import LONG_RUN
+
 
 @pytest.mark.slow
+@LONG_RUN                        # about 1,400 cycles: a long run's deadline, not the suite's
 def test_acceptance_batches(tmp_path):
     res, out = acceptance.run(scale=1.0, jobs=2, out_dir=str(tmp_path))
     print(res)

@@ -2,7 +2,8 @@
 # micropython, no plant on the board side; the MuJoCo plant runs here, host/hil.py):
 #   - lockstep cycles per minute (nominal, seeds 1..N, over loopback TCP)
 #   - real-time HIL round trip (sensor frame sent -> first HIL_ACT that used it), median and p99,
-#     over a pty (as a Pico's USB serial port is)
+#     over a pty (as a Pico's USB serial port is), and the share of sensor frames the board
+#     answered (it steps on the newest frame, so a board slower than real time skips some)
 # Usage: .venv/bin/python tools/bench/hil_bench.py [--cycles N] [--realtime-runs M] [--tiny]
 # (--tiny: one cycle of each, for the tests)
 import argparse
@@ -41,7 +42,7 @@ def lockstep(cycles):
 def realtime(runs):
     flash = tempfile.mkdtemp(prefix="hilbench-")
     deploy_firmware(flash)
-    lat, periods, outcomes, late = [], [], [], 0
+    lat, periods, outcomes, late, acts, frames = [], [], [], 0, 0, 0
     try:
         with VirtualBoard(flash, pty=True) as board:
             for seed in range(1, runs + 1):
@@ -52,13 +53,16 @@ def realtime(runs):
                 periods += s.board_period_us
                 outcomes.append("placed" if rec["success"] else rec["outcome"])
                 late += s.late_sends
+                acts += rec["link"]["acts"]
+                frames += rec["link"]["sensor_frames"]
     finally:
         shutil.rmtree(flash, ignore_errors=True)
     return {"runs": runs, "port": "pty", "outcomes": outcomes, "samples": len(lat),
             "latency_us_median": round(statistics.median(lat)), "latency_us_p99": round(percentile(lat, 99)),
             "jitter_us_sd": round(statistics.pstdev(lat)),
             "board_period_us_median": statistics.median(periods),
-            "board_period_us_p99": percentile(periods, 99), "host_late_sends": late}
+            "board_period_us_p99": percentile(periods, 99), "host_late_sends": late,
+            "frames_answered_share": round(acts / max(frames, 1), 2)}
 
 
 def main():

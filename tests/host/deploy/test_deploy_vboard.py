@@ -202,9 +202,10 @@ def test_pty_busy_names_the_process(flash):
     with VirtualBoard(flash, pty=True) as b:
         b.wait_repl(20)
         holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1], 'rb'); "
-                                   "time.sleep(30)", b.address])
+                                   "print('open', flush=True); time.sleep(30)", b.address],
+                                  stdout=subprocess.PIPE, text=True)
         try:
-            time.sleep(0.5)
+            assert holder.stdout.readline() == "open\n"      # it holds the port now
             with pytest.raises(dp.DeployError, match=r"in use by pid %d \(python" % holder.pid):
                 dp.deploy(b.address, wait_hello=False)
         finally:

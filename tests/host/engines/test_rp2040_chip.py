@@ -167,9 +167,13 @@ def test_ctrl_c_interrupts_a_busy_loop(chip):
     try:
         ser.write(b"\r\x03")
         ser.write(b"n = 0\r")
-        ser.write(b"while True: n += 1\r\r")
-        time.sleep(1.0)
-        ser.reset_input_buffer()
+        # it says so once it is well into its loop: wait for that, not for a second of wall time
+        ser.write(b"while True: n += 1; n == 1001 and print('LOOP' + 'ING')\r\r")
+        seen = b""
+        deadline = time.monotonic() + 60
+        while b"LOOPING" not in seen:
+            assert time.monotonic() < deadline, seen
+            seen += ser.read(1000)
         ser.write(b"\x03")
         seen = b""
         deadline = time.monotonic() + 30

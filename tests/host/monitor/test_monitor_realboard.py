@@ -7,6 +7,7 @@
 import os
 import sqlite3
 import subprocess
+import threading
 import time
 
 import pytest
@@ -155,15 +156,18 @@ def test_monitor_backfills_every_committed_record_across_a_board_kill(tmp_path):
 
 # ---- the live view on the real firmware, rendered by tmux ----
 
-def _paced(ps, factor=0.9):
+def _paced(ps, joined, factor=0.9, until_joined=10.0):
     # Let the plant's virtual time run at about wall-clock speed (it runs ~5x faster by
-    # itself), so a human-length job is on screen long enough to be captured. The plant
-    # service has no pacing option yet: wrap its per-tick exchange (test-only).
+    # itself), so a human-length job is on screen long enough to be captured; at a tenth of that
+    # until `joined` is set (the monitor is on screen), so however long the monitor takes to
+    # start, the job it joins is still early on. The board still answers the link meanwhile (a
+    # held plant would stop it). The plant service has no pacing option: wrap its per-tick
+    # exchange (test-only).
     orig = ps._exchange
 
     def exchange(advance_ms, *a, **kw):
         if advance_ms:
-            time.sleep(advance_ms * factor / 1000.0)
+            time.sleep(advance_ms * (factor if joined.is_set() else until_joined) / 1000.0)
         return orig(advance_ms, *a, **kw)
     ps._exchange = exchange
 
@@ -191,7 +195,8 @@ def test_live_view_shows_a_running_job_on_the_real_firmware(tmp_path):
         board.wait_repl(20)
         res = dp.deploy(board.address, wait_hello=True, hello_timeout=30)
         bid = res.hello[0]
-        _paced(board.world_service)
+        joined = threading.Event()
+        _paced(board.world_service, joined)
         with LinkClient(board.address) as c:     # the job starts before the monitor joins
             r = c.request(link.T_JOB, job_args(), timeout=5)
             assert r.ok, r
@@ -206,6 +211,8 @@ def test_live_view_shows_a_running_job_on_the_real_firmware(tmp_path):
         while time.monotonic() < deadline and not done:
             time.sleep(0.3)
             screen = _capture(tmux, name)
+            if re.search(r"link\s+connected", screen):
+                joined.set()
             m = re.search(r"state\s+(\w+)", screen)
             if not running and m and m.group(1) in moving and re.search(r"job\s+running", screen):
                 running = screen

@@ -81,6 +81,22 @@ def db_rows(db, sql):
         con.close()
 
 
+def stored_up_to(db, seq, within_s):
+    # The highest record seq the monitor has stored, once it is at least `seq` (or the deadline
+    # passed: then whatever it was); the monitor writes as it goes, so a read may find it busy.
+    deadline = time.monotonic() + within_s
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = db_rows(db, "SELECT MAX(seq) FROM records")[0][0]
+        except sqlite3.OperationalError:
+            last = None
+        if last is not None and last >= seq:
+            return last
+        time.sleep(0.1)
+    return last if last is not None else -1
+
+
 def test_a_rotated_log_is_one_epoch_with_its_lost_records_counted(tmp_path, monkeypatch):
     b = Bench(tmp_path, scenario="nominal", seed=2)
     monkeypatch.setenv("XDG_RUNTIME_DIR", b.env["XDG_RUNTIME_DIR"])   # this test's hubs, here too
@@ -91,11 +107,10 @@ def test_a_rotated_log_is_one_epoch_with_its_lost_records_counted(tmp_path, monk
         log_records(p, 20)
         mon = b.start("monitor", "--port", p, "--db", db, "--plain", "--poll", "0.3")
         wait_for_text(mon.out, " record board=", 30, mon)
-        time.sleep(1.0)
+        stored_last = stored_up_to(db, 20, 120)       # an event, not a nap: the 20 are stored
         mon.send_signal(signal.SIGKILL)
         mon.wait(10)
-        stored_last = db_rows(db, "SELECT MAX(seq) FROM records")[0][0]
-        assert stored_last >= 20
+        assert stored_last >= 20 and db_rows(db, "SELECT MAX(seq) FROM records")[0][0] >= 20
 
         # Away: the board logs more than its whole log holds; the record stored last is gone.
         log_records(p, LOG_CAPACITY + 40)

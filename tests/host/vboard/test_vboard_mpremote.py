@@ -22,7 +22,9 @@ MPREMOTE = str(BIN / "mpremote") if (BIN / "mpremote").exists() else "mpremote"
 
 pytestmark = NEEDS_MICROPYTHON
 
-LOOP_FOREVER = "import time\nn = 0\nwhile True:\n    n += 1\n    time.sleep_ms(5)\n"
+# says "looping" once it is in its loop, so a test waits for that, not for a nap
+LOOP_FOREVER = ("import time\nn = 0\nwhile True:\n    n += 1\n    if n == 1:\n        print('looping')\n"
+                "    time.sleep_ms(5)\n")
 
 
 def mpremote(board, *args, timeout=30):
@@ -147,7 +149,10 @@ def test_ctrl_c_takes_over_a_running_main_py(board_kind, flash):
     b = make_board(flash, board_kind)
     try:
         b.wait_booted()
-        time.sleep(0.1)  # let main.py get into its loop
+        deadline = time.monotonic() + 60
+        while b"looping" not in b.transcript():          # main.py is in its loop
+            assert time.monotonic() < deadline, b.transcript()
+            time.sleep(0.05)
         assert exec_out(b, "print(n > 0, 6 * 7)", "resume") == "True 42"
         assert b"KeyboardInterrupt" in b.transcript()
         assert exec_out(b, "import os; print(sorted(os.listdir()))") == \

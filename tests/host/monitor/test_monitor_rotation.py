@@ -17,6 +17,7 @@ from surepick.host.link.jobs import JobSpec
 from surepick.shared_fsm import link
 
 from tests.support.bench import Bench, text_of, wait_for_text
+from tests.support.monitor import wait_until
 from tests.support.needs import NEEDS_MICROPYTHON
 
 pytestmark = [NEEDS_MICROPYTHON, pytest.mark.slow]
@@ -81,20 +82,14 @@ def db_rows(db, sql):
         con.close()
 
 
-def stored_up_to(db, seq, within_s):
-    # The highest record seq the monitor has stored, once it is at least `seq` (or the deadline
-    # passed: then whatever it was); the monitor writes as it goes, so a read may find it busy.
-    deadline = time.monotonic() + within_s
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = db_rows(db, "SELECT MAX(seq) FROM records")[0][0]
-        except sqlite3.OperationalError:
-            last = None
-        if last is not None and last >= seq:
-            return last
-        time.sleep(0.1)
-    return last if last is not None else -1
+def max_stored(db):
+    # The highest record seq the monitor has stored so far (-1: none yet, or the database busy:
+    # the monitor writes as it goes).
+    try:
+        last = db_rows(db, "SELECT MAX(seq) FROM records")[0][0]
+    except sqlite3.OperationalError:
+        return -1
+    return -1 if last is None else last
 
 
 def test_a_rotated_log_is_one_epoch_with_its_lost_records_counted(tmp_path, monkeypatch):
@@ -107,10 +102,11 @@ def test_a_rotated_log_is_one_epoch_with_its_lost_records_counted(tmp_path, monk
         log_records(p, 20)
         mon = b.start("monitor", "--port", p, "--db", db, "--plain", "--poll", "0.3")
         wait_for_text(mon.out, " record board=", 30, mon)
-        stored_last = stored_up_to(db, 20, 120)       # an event, not a nap: the 20 are stored
+        wait_until(lambda: max_stored(db) >= 20, 120, "the monitor to store the 20 records")
         mon.send_signal(signal.SIGKILL)
         mon.wait(10)
-        assert stored_last >= 20 and db_rows(db, "SELECT MAX(seq) FROM records")[0][0] >= 20
+        stored_last = db_rows(db, "SELECT MAX(seq) FROM records")[0][0]
+        assert stored_last >= 20
 
         # Away: the board logs more than its whole log holds; the record stored last is gone.
         log_records(p, LOG_CAPACITY + 40)

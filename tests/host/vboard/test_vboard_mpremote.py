@@ -15,6 +15,7 @@ import serial
 
 from surepick.host.vboard import CRASH, HARD, POWER_ON, SOFT, VirtualBoard
 
+from tests.support.monitor import wait_until
 from tests.support.needs import NEEDS_MICROPYTHON
 
 BIN = Path(sys.executable).parent
@@ -149,10 +150,7 @@ def test_ctrl_c_takes_over_a_running_main_py(board_kind, flash):
     b = make_board(flash, board_kind)
     try:
         b.wait_booted()
-        deadline = time.monotonic() + 60
-        while b"looping" not in b.transcript():          # main.py is in its loop
-            assert time.monotonic() < deadline, b.transcript()
-            time.sleep(0.05)
+        wait_until(lambda: b"looping" in b.transcript(), 60, "main.py to be in its loop")
         assert exec_out(b, "print(n > 0, 6 * 7)", "resume") == "True 42"
         assert b"KeyboardInterrupt" in b.transcript()
         assert exec_out(b, "import os; print(sorted(os.listdir()))") == \
@@ -240,7 +238,9 @@ def test_power_cut_then_reconnect(flash):
     b = make_board(flash)
     try:
         b.wait_booted()
-        time.sleep(0.2)
+        log_txt = flash / "log.txt"
+        wait_until(lambda: log_txt.exists() and log_txt.read_text().count("entry") >= 2, 60,
+                   "main.py to log twice before the cut")
         first = b.pid
         b.power_cut()
         assert b.pid != first and b.boot_kind == POWER_ON

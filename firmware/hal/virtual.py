@@ -113,10 +113,13 @@ def _step(advance_ms):
     # watchdog counts virtual time here; the wall-clock side (virtual_guard) counts the time the
     # board spends between steps, so a loop hung in Python is caught too.
     global _now_ms
+    g = _guard
+    if g.interrupted:            # a Ctrl-C taken by the guard's thread (virtual_guard.py)
+        g.interrupted = 0
+        raise KeyboardInterrupt
     if _takeover:
         time.sleep_ms(advance_ms)  # the guard's thread keeps the bench going in real time
         return
-    g = _guard
     g.waiting = 1
     _now_ms = _exchange(advance_ms, _pulses)
     g.waiting = 0

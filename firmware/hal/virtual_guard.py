@@ -25,13 +25,15 @@ _bite = None
 _cpu_ms = None  # -> the process's CPU time in ms, or None
 _dog_alive = False
 _every = None   # (period_ms, fn) for the poller
+interrupted = 0  # a Ctrl-C landed on one of these threads: the main thread's to raise
 
 
 def watch(timeout_ms, bite, cpu_ms=None):
     # Arm the wall-clock watchdog: bite(silent_ms) after timeout_ms without alive(), counted in
     # the CPU time cpu_ms() gives (None: in this thread's poll steps).
-    global mark, _timeout, _bite, _cpu_ms, _dog_alive
+    global mark, _timeout, _bite, _cpu_ms, _dog_alive, interrupted
     mark = time.ticks_ms()
+    interrupted = 0              # one meant for code that ran before this loop is not its
     _timeout = timeout_ms
     _bite = bite
     _cpu_ms = cpu_ms or (lambda: None)
@@ -53,25 +55,35 @@ def _dog():
     cpu0 = _cpu_ms()
     try:
         while _timeout:
-            time.sleep_ms(_POLL_MS)
-            now = time.ticks_ms()
-            step = time.ticks_diff(now, last)
-            last = now
-            if waiting or mark != seen:
-                seen = mark
-                silent = 0
-                cpu0 = _cpu_ms()
-                continue
-            cpu = _cpu_ms() if cpu0 is not None else None
-            if cpu is not None:
-                silent = cpu - cpu0
-            else:
-                silent += step if step < 2 * _POLL_MS else _POLL_MS
-            if silent > _timeout:
-                _bite(silent)
-                return
+            try:
+                time.sleep_ms(_POLL_MS)
+                now = time.ticks_ms()
+                step = time.ticks_diff(now, last)
+                last = now
+                if waiting or mark != seen:
+                    seen = mark
+                    silent = 0
+                    cpu0 = _cpu_ms()
+                    continue
+                cpu = _cpu_ms() if cpu0 is not None else None
+                if cpu is not None:
+                    silent = cpu - cpu0
+                else:
+                    silent += step if step < 2 * _POLL_MS else _POLL_MS
+                if silent > _timeout:
+                    _bite(silent)
+                    return
+            except KeyboardInterrupt:
+                _pass_on_interrupt()
     finally:
         _dog_alive = False
+
+
+def _pass_on_interrupt():
+    # A Ctrl-C is for the board's program, never for this stand-in for silicon: should the
+    # signal land on this thread, the main thread raises it at its next step (hal/virtual.py).
+    global interrupted
+    interrupted = 1
 
 
 def every(period_ms, fn):
@@ -86,12 +98,15 @@ def every(period_ms, fn):
 
 def _poller():
     last = time.ticks_ms()
-    try:
-        while True:
+    while True:
+        try:
             period, fn = _every
             time.sleep_ms(period)
             now = time.ticks_ms()
             fn(time.ticks_diff(now, last))
             last = now
-    except Exception as e:  # the bench went away (the board is being shut down): say so, stop
-        print("vboard: e-stop guard stopped:", repr(e))
+        except KeyboardInterrupt:
+            _pass_on_interrupt()
+        except Exception as e:  # the bench went away (the board is being shut down): say so, stop
+            print("vboard: e-stop guard stopped:", repr(e))
+            return

@@ -1,6 +1,7 @@
 # One run of the unix `micropython` binary on a pseudo-terminal of its own, so its REPL
 # behaves as on a terminal. Each run gets a fresh pty: once the process is gone, reading the
 # master returns everything it wrote and then EIO, which is the "all output seen" signal.
+import ctypes
 import errno
 import os
 import pty
@@ -41,6 +42,31 @@ def _raw(fd):
     # Raw in both directions: no echo, no signals from bytes, no CR/LF rewriting. The REPL
     # saves these as its "original" mode, so code runs with the same settings.
     tty.setraw(fd, termios.TCSANOW)
+
+
+def _signal_main_thread(pid, sig):
+    # tgkill(pid, pid, sig): the thread whose id is the process id, its main thread (Linux;
+    # glibc >= 2.30 has the wrapper). Elsewhere, the process as a whole.
+    tgkill = getattr(_libc(), "tgkill", None)
+    if tgkill is not None:
+        if tgkill(pid, pid, sig) == 0 or ctypes.get_errno() == errno.ESRCH:
+            return
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+_LIBC = []
+
+
+def _libc():
+    if not _LIBC:
+        try:
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        except OSError:
+            _LIBC.append(None)
+    return _LIBC[0]
 
 
 class Interpreter:
@@ -107,7 +133,12 @@ class Interpreter:
         return False
 
     def interrupt(self):
-        self._signal(signal.SIGINT)
+        # To the main thread, as a Pico's Ctrl-C always interrupts the main program: a SIGINT sent
+        # to the process may be taken by a helper thread of the virtual HAL (hal/virtual_guard.py),
+        # whose KeyboardInterrupt then stopped that thread and left the firmware running; under
+        # load one in a few hundred did (a deploy's Ctrl-C seen as ignored, the board then silent).
+        if self.proc.poll() is None:
+            _signal_main_thread(self.pid, signal.SIGINT)
 
     def flush_input(self):
         # A Pico empties its stdin ring buffer when Ctrl-C interrupts code; do the same to the

@@ -55,3 +55,18 @@ def test_the_guard_freezes_the_pulses_the_plant_was_given_at_the_press(tmp_path)
     # held from the press on: the press's pulses, whatever was written during or after
     assert sent[2:] == [[1501, 1400, 1300, 1200, 1100]] * 3
     assert got["read_back"] == [1501, 1400, 1300, 1200, 1100]
+
+
+def test_a_ctrl_c_taken_by_a_helper_thread_still_stops_the_firmware(tmp_path):
+    # Seen on a loaded host: the SIGINT for a deploy's Ctrl-C landed on the watchdog's thread,
+    # which died of it ("Unhandled exception in thread ... in cpu_ms"), and the firmware ran on.
+    (tmp_path / "vboard_io.py").write_text(STAND_IN_BENCH)
+    proc = host_helpers.run("hal_virtual_interrupt.py", text=True, timeout=120, path_first=[tmp_path])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Unhandled exception" not in proc.stdout + proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got == {"stale_flag_dropped": True,
+                   "dog_interrupt_reached_main": True, "cpu_calls_when_raised": got["cpu_calls_when_raised"],
+                   "dog_alive_after": True, "dog_still_bites": True,
+                   "poller_interrupt_reached_main": True, "poller_runs_on": True}, got
+    assert got["cpu_calls_when_raised"] >= 3       # raised after the thread took it, not before

@@ -65,7 +65,15 @@ def log_records(port, n):
             if last - start >= n:
                 return last
             assert time.monotonic() < deadline, "the board logged %d of %d records" % (last - start, n)
-            assert c.request(link.T_JOB, args, 5.0).ok
+            r = c.request(link.T_JOB, args, 5.0)
+            if not r.ok and tuple(r.payload) == ("holding",):
+                # The last abort came after the grip (the virtual arm runs ahead of the wall
+                # clock, further on a faster machine): put the part down, as a person would.
+                assert c.request(link.T_RESCUE, (link.RESCUE_PLACE, 0), 5.0).ok
+                wait_until(lambda: c.request(link.T_STATUS, (), 5.0).payload[2] == link.BUSY_NONE, 120,
+                           "the rescue to put the part down")
+                continue
+            assert r.ok, r
             time.sleep(0.05)
             c.request(link.T_ABORT, (), 5.0)
             # A job that had started latched ABORTED; one still waiting for the arm to settle (the

@@ -2,10 +2,11 @@
 
     python tools/slow_machine.py hog [--procs N] -- CMD ...
         CMD beside N busy-looping processes (default: one per core), stopped when CMD ends.
-    python tools/slow_machine.py half -- CMD ...
+    python tools/slow_machine.py half [--cores F] -- CMD ...
         CMD (and every process it starts) with half the machine's CPU time: a cgroup with a CPU
         quota of cores/2 (cgroup v2 cpu.max, or v1 cpu.cfs_quota_us); when no cgroup is writable
-        here, CMD pinned to half the cores (taskset) beside a hog on those cores.
+        here, CMD pinned to half the cores (taskset) beside a hog on those cores. --cores F: a
+        quota of F cores instead (0.3: 30 % of one core; cgroup only).
     python tools/slow_machine.py hog --procs 2 --seconds 60
         only the hog (another terminal runs what it slows).
 
@@ -82,9 +83,12 @@ def make_cgroup(cores):
     return None
 
 
-def run_half(cmd):
+def run_half(cmd, quota_cores=None):
     cores = os.cpu_count() or 1
-    cg = make_cgroup(cores / 2.0)
+    cg = make_cgroup(quota_cores or cores / 2.0)
+    if cg is None and quota_cores:
+        print("slow_machine: no writable cgroup here for a quota of %s cores" % quota_cores, file=sys.stderr)
+        return 2
     if cg is not None:
         d, how = cg
         print("slow_machine: half speed by cgroup quota (%s)" % how, file=sys.stderr, flush=True)
@@ -134,6 +138,7 @@ def main(argv=None):
     ap.add_argument("mode", choices=("hog", "half"))
     ap.add_argument("--procs", type=int, default=os.cpu_count() or 1, help="hog processes (default: one per core)")
     ap.add_argument("--seconds", type=float, help="hog only: this long, then stop")
+    ap.add_argument("--cores", type=float, help="half only: a CPU quota of this many cores (default: half of them)")
     # The command is everything after "--", split off by hand: argparse's REMAINDER after the
     # mode took "--procs 2 ..." as the command ("No such file or directory: '--procs'").
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -142,7 +147,9 @@ def main(argv=None):
     if args.mode == "half":
         if not cmd:
             ap.error("half needs a command: half -- CMD ...")
-        return run_half(cmd)
+        if args.cores is not None and args.cores <= 0:
+            ap.error("--cores must be above 0")
+        return run_half(cmd, args.cores)
     if not cmd and args.seconds is None:
         ap.error("hog needs a command (hog -- CMD ...) or --seconds")
     hog = start_hog(args.procs)

@@ -32,6 +32,8 @@ BENCHES = (
                          r"total \.mpy: \d+ bytes"], False),
     ("fw_loop.py", MPY, [r"step_us_median +\d+", r"step_us_p99 +\d+", r"alloc_bytes_per_tick_mean +%s" % NUM,
                          r"heap_locked_ticks_ok +\d+", r"link_bytes_per_s_rest +\d+"], False),
+    ("handshake_loop.py", PY, [r"^handshake_loop: 3 handshakes, \d+ failed",
+                               r"handshake to the raw REPL: median %s s, worst %s s" % (NUM, NUM)], True),
     ("hil_bench.py", PY, [r"lockstep \(TCP\): \{'cycles': 1, 'placed': \d",
                           r"realtime \(pty\): \{'runs': 1, "], True),
     ("monitor_ingest.py", PY, [r"frames: 500,",

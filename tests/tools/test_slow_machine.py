@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import REPO
 
 TOOL = str(REPO / "tools" / "slow_machine.py")
@@ -75,3 +77,32 @@ def _alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+# run as the command: the CPU quota of the cgroup it runs in, in µs per 100 ms period
+OWN_QUOTA = r'''
+for line in open("/proc/self/cgroup"):
+    hid, ctrls, path = line.strip().split(":", 2)
+    if "cpu" in ctrls.split(","):                       # cgroup v1
+        print("quota", open("/sys/fs/cgroup/cpu" + path + "/cpu.cfs_quota_us").read().strip())
+        break
+    if hid == "0" and ctrls == "":                      # cgroup v2
+        print("quota", open("/sys/fs/cgroup" + path + "/cpu.max").read().split()[0])
+        break
+'''
+
+
+def test_half_with_cores_gives_that_quota():
+    r = subprocess.run([sys.executable, TOOL, "half", "--cores", "0.3", "--", sys.executable, "-c", OWN_QUOTA],
+                       capture_output=True, text=True, timeout=120)
+    if "no writable cgroup" in r.stderr:
+        assert r.returncode == 2
+        pytest.skip("no writable cgroup on this machine: " + r.stderr.strip())
+    assert r.returncode == 0, r.stderr
+    assert "quota 30000" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_cores_must_be_above_zero():
+    r = subprocess.run([sys.executable, TOOL, "half", "--cores", "0", "--", "true"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "--cores must be above 0" in r.stderr, r.stderr

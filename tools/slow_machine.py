@@ -91,7 +91,8 @@ def run_half(cmd, quota_cores=None):
         return 2
     if cg is not None:
         d, how = cg
-        print("slow_machine: half speed by cgroup quota (%s)" % how, file=sys.stderr, flush=True)
+        print("slow_machine: %s by cgroup quota (%s)" % ("%s cores" % quota_cores if quota_cores else "half speed", how),
+              file=sys.stderr, flush=True)
 
         def enter():
             with open(os.path.join(d, "cgroup.procs"), "w") as f:

@@ -15,6 +15,7 @@ from surepick.host.user_error import Failure
 
 GRIPPER = servo_cal.GRIPPER
 STEP_MDEG = 1000          # one setpoint moves a joint at most this far (jaw: STEP_UM)
+PATH_SPLITS = 4           # a step refused "path" from rest is made in halves, down to 1/16 of it
 STEP_UM = 250
 SETTLE_TIMEOUT_S = 30.0   # the servo drivers reach a setpoint within this long (wall clock)
 HELD = 2                  # TELEOP_STATE mode: held by the deadman (firmware/teleop_mode.py)
@@ -259,21 +260,37 @@ class Jog:
                 break
         self._wait_held(q, jaw)
 
-    def _step(self, q, jaw, before):
+    def _step(self, q, jaw, before, splits=PATH_SPLITS):
         # One setpoint of a move. The board's path check runs its drivers from where they are,
         # still moving towards the steps before: near the table or the column its fixed budget of
         # checks may run out on that motion alone ("path", fail closed), however small this step.
         # Then the drivers are let to hold the step before and this one is asked again, from
-        # rest; refused again, it stops bring-up with the reason.
+        # rest. Refused from rest too (the hand so near the column that even this step's motion
+        # needs more checks than the budget), it is made in two halves, each as this one, down to
+        # 1/2**PATH_SPLITS of it; the last refused stops bring-up with the reason. The end pose
+        # itself is never in question here: one not clear is refused as such, not as "path".
+        if self._try(q, jaw):
+            return
+        self._wait_held(*before)
+        if self._try(q, jaw):
+            return
+        bq, bjaw = before
+        if splits == 0 or all(abs(a - b) <= 1 for a, b in zip(list(bq) + [bjaw], list(q) + [jaw])):
+            self._send(q, jaw)           # refused again: BringupStop, with the board's reason
+            return
+        half = ([(a + b) // 2 for a, b in zip(bq, q)], (bjaw + jaw) // 2)
+        self._step(half[0], half[1], before, splits - 1)
+        self._step(q, jaw, half, splits - 1)
+
+    def _try(self, q, jaw):
+        # Send one setpoint; -> False if the board refused it "path" (nothing else is caught).
         self._path_retry = True
         try:
             self._send(q, jaw)
         finally:
             self._path_retry = False
-        if self._path_refused:
-            self._path_refused = False
-            self._wait_held(*before)
-            self._send(q, jaw)
+        refused, self._path_refused = self._path_refused, False
+        return not refused
 
     def _send(self, q, jaw):
         # One setpoint, then wait for the board to answer it (TELEOP_STATE with its seq): the

@@ -70,7 +70,7 @@ def _dog():
                     silent = cpu - cpu0
                 else:
                     silent += step if step < 2 * _POLL_MS else _POLL_MS
-                if silent > _timeout:
+                if silent > _timeout > 0:    # unwatch() during this poll: stopped, never bites
                     _bite(silent)
                     return
             except KeyboardInterrupt:

@@ -68,5 +68,6 @@ def test_a_ctrl_c_taken_by_a_helper_thread_still_stops_the_firmware(tmp_path):
     assert got == {"stale_flag_dropped": True,
                    "dog_interrupt_reached_main": True, "cpu_calls_when_raised": got["cpu_calls_when_raised"],
                    "dog_alive_after": True, "dog_still_bites": True,
-                   "poller_interrupt_reached_main": True, "poller_runs_on": True}, got
+                   "poller_interrupt_reached_main": True, "poller_runs_on": True,
+                   "stopped_dog_never_bites": True}, got
     assert got["cpu_calls_when_raised"] >= 3       # raised after the thread took it, not before

@@ -75,4 +75,26 @@ t0 = time.ticks_ms()
 while poll_calls[0] < seen + 3 and time.ticks_diff(time.ticks_ms(), t0) < WAIT_MS:
     time.sleep_ms(10)
 out["poller_runs_on"] = poll_calls[0] >= seen + 3
+# 4. the loop stops the watchdog (Ctrl-C: wdt_stop) while the watchdog's thread is in a poll that
+# finds the loop long silent: a stopped watchdog never bites (one did, "timeout 0 ms", under load)
+late = []
+stop_calls = [0]
+
+
+def cpu_stopped_meanwhile():
+    stop_calls[0] += 1
+    if stop_calls[0] == 2:
+        g.unwatch()                  # what wdt_stop does, landing inside this poll
+        return 10 ** 6               # ... which then sees a long silence
+    return 0
+
+
+t0 = time.ticks_ms()
+while g._dog_alive and time.ticks_diff(time.ticks_ms(), t0) < WAIT_MS:
+    time.sleep_ms(10)                # the first watchdog thread has bitten and ended (part 2)
+g.watch(50, late.append, cpu_stopped_meanwhile)
+t0 = time.ticks_ms()
+while g._dog_alive and time.ticks_diff(time.ticks_ms(), t0) < WAIT_MS:
+    time.sleep_ms(10)
+out["stopped_dog_never_bites"] = stop_calls[0] >= 2 and late == [] and not g._dog_alive
 print(json.dumps(out))

@@ -3,6 +3,7 @@
 # master returns everything it wrote and then EIO, which is the "all output seen" signal.
 import ctypes
 import errno
+import functools
 import os
 import pty
 import shutil
@@ -57,16 +58,12 @@ def _signal_main_thread(pid, sig):
         pass
 
 
-_LIBC = []
-
-
+@functools.lru_cache(maxsize=None)
 def _libc():
-    if not _LIBC:
-        try:
-            _LIBC.append(ctypes.CDLL(None, use_errno=True))
-        except OSError:
-            _LIBC.append(None)
-    return _LIBC[0]
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
 class Interpreter:

@@ -65,9 +65,8 @@ def test_a_ctrl_c_taken_by_a_helper_thread_still_stops_the_firmware(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Unhandled exception" not in proc.stdout + proc.stderr
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert got == {"stale_flag_dropped": True,
-                   "dog_interrupt_reached_main": True, "cpu_calls_when_raised": got["cpu_calls_when_raised"],
+    assert got.pop("cpu_calls_when_raised") >= 3   # raised after the thread took it, not before
+    assert got == {"stale_flag_dropped": True, "dog_interrupt_reached_main": True,
                    "dog_alive_after": True, "dog_still_bites": True,
                    "poller_interrupt_reached_main": True, "poller_runs_on": True,
                    "stopped_dog_never_bites": True}, got
-    assert got["cpu_calls_when_raised"] >= 3       # raised after the thread took it, not before

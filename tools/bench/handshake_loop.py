@@ -22,6 +22,7 @@ from surepick.host.deploy import raw_repl
 from surepick.host.deploy.errors import DeployError
 from surepick.host.engines.vboard import install_firmware
 from surepick.host.link.client import LinkClient
+from surepick.host.link.errors import LinkError
 from surepick.shared_fsm import link
 
 
@@ -72,7 +73,7 @@ def wait_firmware(port, timeout=120):
             with LinkClient(port) as c:
                 if c.request(link.T_STATUS, (), 5.0).ok:
                     return
-        except Exception:  # not up yet: the link's own errors, a refused connection
+        except LinkError:  # not up yet: no board on the port, no reply
             if time.monotonic() > deadline:
                 raise
         time.sleep(0.25)

@@ -5,6 +5,8 @@
 # the host's speed: the job cannot run on between the test's requests. `busy` is set once the
 # machine has left IDLE (the world has noted that state); let_go() lets the job run on by itself.
 # held_at(): a board whose plant holds at a set virtual time, for a run that must start there.
+# held_board(): a deployed virtual board in this process on such a plant, once its firmware answers.
+import contextlib
 import threading
 import time
 
@@ -28,6 +30,25 @@ class HeldWhileBusy(WorldService):
             self.busy.set()
             return reply
         return super()._exchange(advance_ms, pulses, state)
+
+
+@contextlib.contextmanager
+def held_board(flash, scenario, seed):
+    # -> (the board's socket:// address, its HeldWhileBusy plant), once `job status` answers.
+    from surepick.host.vboard import VirtualBoard
+    from tests.support.cli import surepick
+    from tests.support.vboard import deploy_firmware
+    flash.mkdir(parents=True)
+    deploy_firmware(flash)
+    ps = HeldWhileBusy(scenario, seed=seed)
+    with VirtualBoard(flash, world_service=ps, scenario=scenario, seed=seed) as b:
+        deadline = time.monotonic() + 60
+        while True:
+            r = surepick("job", "status", "--port", b.address)
+            if r.returncode == 0:
+                break
+            assert time.monotonic() < deadline, "the firmware never answered `job status`: " + r.stderr
+        yield b.address, ps
 
 
 def held_at(ps, t_ms, timeout=120):

@@ -7,6 +7,7 @@ import pytest
 
 from tests.support.cli import SUREPICK_BIN
 from tests.support.board_cli import running_board
+from tests.support.held_plant import held_board
 
 SUREPICK = [SUREPICK_BIN]
 
@@ -31,20 +32,24 @@ def test_job_start_wait_places_the_part(board):
     assert "cycles ok 1" in r.stdout
 
 
-@pytest.mark.parametrize("board", ["part_missing"], indirect=True)
-def test_abort_latches_and_clear_releases(board):
-    # No part and 9 attempts: the cycle lasts about 30 s of virtual time (several seconds of
-    # wall time even on a fast, idle machine), so the abort surely finds it running.
-    r = _job(["start", "--port", board, "--attempts", "9"])
-    assert r.returncode == 0 and "job accepted" in r.stdout
-    r = _job(["abort", "--port", board])
-    assert r.returncode == 0, r.stderr
-    r = _job(["status", "--port", board])
-    assert "fault ABORTED" in r.stdout
-    r = _job(["start", "--port", board])
-    assert r.returncode == 1 and "refused" in r.stderr      # a latched fault blocks new jobs
-    assert _job(["clear", "--port", board]).returncode == 0
-    assert "fault none" in _job(["status", "--port", board]).stdout
+def test_abort_latches_and_clear_releases(tmp_path):
+    # The plant's virtual time waits on the console while the job runs (tests/support/held_plant.py),
+    # so the abort finds it running however fast the host: no part and 9 attempts would otherwise
+    # end on their own in about a second of wall time on a fast machine (a CI run saw "nothing to
+    # abort").
+    with held_board(tmp_path / "flash", "part_missing", 2) as (board, ps):
+        r = _job(["start", "--port", board, "--attempts", "9"])
+        assert r.returncode == 0 and "job accepted" in r.stdout
+        assert ps.busy.wait(60), "the job never left IDLE"
+        r = _job(["abort", "--port", board])
+        assert r.returncode == 0, r.stderr
+        ps.let_go()
+        r = _job(["status", "--port", board])
+        assert "fault ABORTED" in r.stdout
+        r = _job(["start", "--port", board])
+        assert r.returncode == 1 and "refused" in r.stderr      # a latched fault blocks new jobs
+        assert _job(["clear", "--port", board]).returncode == 0
+        assert "fault none" in _job(["status", "--port", board]).stdout
 
 
 @pytest.mark.parametrize("board", ["brownout_mid_lift"], indirect=True)

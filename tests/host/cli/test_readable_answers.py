@@ -11,13 +11,11 @@ import pytest
 
 from surepick.firmware.settings import BOARD_FIELDS
 from surepick.shared_fsm.config import FIELDS as MACHINE_FIELDS
-from surepick.host.vboard import VirtualBoard
 from tests.support.board_cli import running_board
 from tests.support.cli import surepick
-from tests.support.held_plant import HeldWhileBusy
+from tests.support.held_plant import held_board
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.period import PERIOD_MS, PERIOD_US
-from tests.support.vboard import deploy_firmware
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -100,18 +98,8 @@ def test_a_bad_import_file_changes_nothing_and_names_the_key(port, tmp_path, con
 def held_port(tmp_path_factory):
     # A board in this process whose virtual time waits on the console while a job runs
     # (tests/support/held_plant.py): the abort finds the job running, however fast the host.
-    flash = tmp_path_factory.mktemp("held") / "flash"
-    flash.mkdir()
-    deploy_firmware(flash)
-    ps = HeldWhileBusy("part_missing", seed=2)
-    with VirtualBoard(flash, world_service=ps, scenario="part_missing", seed=2) as b:
-        deadline = time.monotonic() + 60
-        while True:                                 # until the firmware is up
-            r = surepick("job", "status", "--port", b.address)
-            if r.returncode == 0:
-                break
-            assert time.monotonic() < deadline, "the firmware never answered `job status`: " + r.stderr
-        yield b.address, ps
+    with held_board(tmp_path_factory.mktemp("held") / "flash", "part_missing", 2) as held:
+        yield held
 
 
 def test_a_refused_job_names_the_latched_fault_and_how_to_clear_it(held_port):

@@ -36,6 +36,7 @@ except ImportError:
 NAME = "vboard"
 _TICKS_MASK = const(0x3FFFFFFF)
 _RAW_LINE = b"\x1b_vboard:rawline\x1b\\"   # the next line's LF stays bare (see above)
+_LOOP_MARK = b"\x1b_vboard:loop\x1b\\"      # the loop runs: Ctrl-C as a byte (wdt_start)
 
 # ---- state ----
 _exchange = _io.exchange
@@ -172,7 +173,11 @@ def sleep_ms(ms):
 # ---- watchdog, identity ----
 
 def wdt_start(timeout_ms):
+    # The loop starts (App.run calls this once, just before its first tick): from here on it
+    # reads the console every tick and stops at a Ctrl-C byte, which the board's supervisor
+    # then sends instead of a SIGINT (host/vboard/lifetime.py says why).
     global _wdt_ms, _wdt_fed
+    _stdout.write(_LOOP_MARK)
     if timeout_ms > 0 and not _wdt_ms:
         _wdt_ms = timeout_ms
         _wdt_fed = _now_ms

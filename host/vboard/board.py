@@ -209,6 +209,12 @@ class VirtualBoard:
         s = self._life
         return s.interp.pid if s else None
 
+    @property
+    def sigints(self):
+        # SIGINTs sent to this boot's interpreter (a Ctrl-C the firmware's loop read as a byte is none).
+        s = self._life
+        return s.sigints if s else 0
+
     def transcript(self):
         # Recent console output as a client would have seen it (kept even with no client).
         with self._cond:
@@ -471,8 +477,8 @@ class VirtualBoard:
         for fd, ev in self.console.poll_items(want_input=s.queued < _HIGH_WATER):
             poller.register(fd, ev)
             console_fds.add(fd)
-        timeouts = [t for t in (self.console.timeout(), _MARKER_WAIT_S if s.holding else None)
-                    if t is not None]
+        timeouts = [t for t in (self.console.timeout(), _MARKER_WAIT_S if s.holding else None,
+                                s.ctrl_c_wait()) if t is not None]
         ready = poller.poll(1000 * min(timeouts) if timeouts else None)
 
         got_output = False
@@ -497,6 +503,7 @@ class VirtualBoard:
                 if data:
                     s.client_input(data)
         self.console.tick()
+        s.check_ctrl_c()
         if not s.holding or got_output:
             self._holding_since = None
         elif self._holding_since is None:

@@ -3,11 +3,13 @@
 # master returns everything it wrote and then EIO, which is the "all output seen" signal.
 import ctypes
 import errno
+import fcntl
 import functools
 import os
 import pty
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import termios
@@ -18,6 +20,7 @@ from surepick.host import worker_limits
 from surepick.host.user_error import BadInput
 
 _SIGINT_BIT = 1 << (signal.SIGINT - 1)
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _WRITE_CHUNK = 4096
 
 
@@ -45,7 +48,7 @@ def _raw(fd):
     tty.setraw(fd, termios.TCSANOW)
 
 
-def _signal_main_thread(pid, sig):
+def signal_main_thread(pid, sig):
     # tgkill(pid, pid, sig): the thread whose id is the process id, its main thread (Linux;
     # glibc >= 2.30 has the wrapper). Elsewhere, the process as a whole.
     tgkill = getattr(_libc(), "tgkill", None)
@@ -83,6 +86,7 @@ class Interpreter:
         os.set_blocking(master, False)
         self.fd = master
         self.inq = bytearray()  # bytes waiting to be written to the interpreter's stdin
+        self.sent = 0           # bytes written to its stdin so far (read, waiting or flushed)
         self.eof = False
 
     @property
@@ -116,6 +120,31 @@ class Interpreter:
                 raise
             n = len(self.inq)  # the process is gone; its input goes with it
         del self.inq[:n]
+        self.sent += n
+
+    def input_taken(self):
+        # -> how many of the `sent` bytes are no longer waiting in the pty: the process read them
+        # (or flush_input dropped them). None when the pty cannot be asked.
+        try:
+            fd = os.open(self.slave_name, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError:
+            return None
+        try:
+            waiting = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return self.sent - waiting
+
+    def cpu_s(self):
+        # -> the CPU time the process has used (user + system, s), None once it is gone.
+        try:
+            with open("/proc/%d/stat" % self.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
     def interrupt_enabled(self):
         # True while MicroPython runs code: mp_hal_set_interrupt_char(CTRL_C) installs a SIGINT
@@ -135,7 +164,7 @@ class Interpreter:
         # whose KeyboardInterrupt then stopped that thread and left the firmware running; under
         # load one in a few hundred did (a deploy's Ctrl-C seen as ignored, the board then silent).
         if self.proc.poll() is None:
-            _signal_main_thread(self.pid, signal.SIGINT)
+            signal_main_thread(self.pid, signal.SIGINT)
 
     def flush_input(self):
         # A Pico empties its stdin ring buffer when Ctrl-C interrupts code; do the same to the

@@ -17,6 +17,13 @@ REPL = "repl"          # the REPL: SIGINT only while it runs code, else the byte
 # mpremote sends "\r\x03\x03"; a second SIGINT before the first is handled makes the unix
 # port exit(1) (ports/unix/unix_mphal.c), so Ctrl-Cs this close together count once.
 _COALESCE_S = 0.2
+# A Ctrl-C given to the firmware's loop as a byte: a loop that reads the console does so every
+# tick, well inside this much of its CPU time; one that has used more without reading it is
+# stuck in code that does not read, and gets the SIGINT after all. The wall-clock bound is for
+# a process that waits (asleep, or on a bench that stopped answering) instead of running;
+# mpremote waits 10 s for the raw REPL.
+_BYTE_CPU_S = 0.1
+_BYTE_WALL_S = 3.0
 _PROMPTS = {FRIENDLY: b">>> ", RAW: b"\r\n>"}
 
 
@@ -36,6 +43,8 @@ class InterpreterLifetime:
         self._eol = LineEndings()
         self._pending_ctrl_c = False
         self._last_sigint = -1e9
+        self.loop_reads_ctrl_c = False   # the firmware's loop runs and stops at a Ctrl-C byte
+        self._ctrl_c_byte = None    # (its position in the input, wall s, CPU s) until it is read
         # Raw target: client bytes wait until CTRL-A has been queued ahead of them.
         self._held = bytearray() if mode == RAW else None
         self._to_raw = UntilBanner(RAW_BANNER) if mode == RAW else None
@@ -66,10 +75,53 @@ class InterpreterLifetime:
             # after it (mpremote's Ctrl-A) must reach the REPL the signal ends up in.
             self._flush()
             self._pending_ctrl_c = True
+        elif self.phase == BOOT and self.loop_reads_ctrl_c:
+            self._send_ctrl_c_byte()
         elif self.phase == BOOT or self.interp.interrupt_enabled():
             self._sigint()
         else:
             self._queue(CTRL_C)  # at a prompt the REPL reads it, as on a Pico
+
+    def _send_ctrl_c_byte(self):
+        # The firmware's loop reads the console every tick and raises KeyboardInterrupt at this
+        # byte (cmdparse.poll): between two of its own statements, as a Pico raises the one its
+        # USB stack schedules. A SIGINT instead makes the unix port raise from inside whatever C
+        # code runs (it is built with MICROPY_ASYNC_KBD_INTR): one that lands in an allocation
+        # leaves the heap locked for good ("memory allocation failed, heap is locked", then
+        # "FATAL: uncaught NLR"). Bytes before it go, as a Pico empties its input at Ctrl-C.
+        now = time.monotonic()
+        if now - self._last_sigint < _COALESCE_S:
+            return
+        self._last_sigint = now
+        self._flush()
+        self.interp.inq += CTRL_C
+        self._ctrl_c_byte = (self.interp.sent + len(self.interp.inq), now, self.interp.cpu_s())
+
+    def ctrl_c_wait(self):
+        # -> s until check_ctrl_c() should look again, None when no Ctrl-C byte is unread.
+        return None if self._ctrl_c_byte is None else _BYTE_CPU_S / 2
+
+    def check_ctrl_c(self):
+        # The Ctrl-C byte read: the loop is stopping. Not read while the process used
+        # _BYTE_CPU_S of CPU time, or within _BYTE_WALL_S: a SIGINT, as a Pico's Ctrl-C stops
+        # code that never reads the console. The byte stays queued ahead of what came after it
+        # (the REPL then takes it as a Ctrl-C at its prompt: a fresh line).
+        if self._ctrl_c_byte is None:
+            return
+        pos, t0, cpu0 = self._ctrl_c_byte
+        taken = self.interp.input_taken()
+        if taken is not None and taken >= pos:
+            self._ctrl_c_byte = None
+            self.loop_reads_ctrl_c = False
+            return
+        cpu = self.interp.cpu_s()
+        ran = cpu - cpu0 if cpu is not None and cpu0 is not None else 0.0
+        if ran >= _BYTE_CPU_S or time.monotonic() - t0 >= _BYTE_WALL_S:
+            self._ctrl_c_byte = None
+            self.loop_reads_ctrl_c = False
+            self._last_sigint = time.monotonic()
+            self.interp.interrupt()
+            self.sigints += 1
 
     def _sigint(self, flush=True):
         now = time.monotonic()
@@ -131,6 +183,9 @@ class InterpreterLifetime:
                 self._held = None
         elif name == "repl":
             self.phase = REPL
+            self.loop_reads_ctrl_c = False
+        elif name == "loop":
+            self.loop_reads_ctrl_c = self.phase == BOOT
         elif name == "rawline":
             self._eol.raw_line()
         elif name.startswith("reg:"):

@@ -46,6 +46,8 @@ BENCHES = (
     ("rp2040_emu.py", PY, [r"boot to USB enumerated: %s emulated ms" % NUM,
                            r"busy loop +%s host CPU s .* per emulated s" % NUM,
                            r"lockstep: \d+ host us per \d+ ms step"], True),
+    ("sigint_heap.py", PY, [r"^sigint_heap: 2 runs of 0\.3 s, 1 helper thread\(s\), SIGINTs every 3 ms",
+                            r"^heap locked in \d+, clean in \d+, other ends \d+"], False),
     ("plant_step.py", PY, [r"plant_full_loop +%s steps/s" % NUM, r"ratio_full_vs_bare_loop +%s" % NUM], False),
     ("sweep_bench.py", PY, [r"local pool +1 worker : 2 cycles \(2 placed\) in %s s: %s cycles/s, %s per worker" % (NUM, NUM, NUM),
                             r"dask LocalCluster +2 workers: 2 cycles \(2 placed\) .*cluster start %s s" % NUM,

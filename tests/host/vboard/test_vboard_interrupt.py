@@ -42,7 +42,7 @@ def _who_takes_it(send):
 
 
 def test_the_interrupt_reaches_the_main_thread_not_a_helper():
-    assert _who_takes_it(lambda pid: interp._signal_main_thread(pid, signal.SIGINT)) == \
+    assert _who_takes_it(lambda pid: interp.signal_main_thread(pid, signal.SIGINT)) == \
         "[('helper', False), ('main', True)]"
 
 
@@ -53,7 +53,7 @@ def test_a_signal_to_the_whole_process_is_taken_by_a_waiting_helper():
 
 def test_the_interpreter_is_interrupted_through_it(monkeypatch):
     sent = []
-    monkeypatch.setattr(interp, "_signal_main_thread", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(interp, "signal_main_thread", lambda pid, sig: sent.append((pid, sig)))
     i = interp.Interpreter([sys.executable, "-c", "import time; time.sleep(30)"], dict(os.environ), cwd=".")
     try:
         i.interrupt()

@@ -192,6 +192,19 @@ class _Interp:
     def __init__(self):
         self.inq = bytearray()
         self.log = []
+        self.sent = 0           # bytes written to the process (the test moves them along)
+        self.taken = 0          # of those, read by it
+        self.cpu = 5.0          # its CPU time, s
+
+    def input_taken(self):
+        return self.taken
+
+    def cpu_s(self):
+        return self.cpu
+
+    def write_all(self):
+        self.sent += len(self.inq)
+        self.inq.clear()
 
     def flush_input(self):
         self.log.append(("flush", bytes(self.inq)))
@@ -216,3 +229,71 @@ def test_a_ctrl_c_while_starting_drops_what_came_before_and_keeps_what_came_afte
     s.output(mark("fs"))
     assert interp.log[1:] == [("sigint", b"\r\x01")]
     assert bytes(interp.inq) == b"\r\x01"
+
+
+# -- Ctrl-C to the firmware's running loop: a byte, and a SIGINT only when it is not read -----
+
+def _looping(monkeypatch, clock):
+    # A lifetime whose interpreter runs the firmware's loop ("loop" marker inside the boot step).
+    from surepick.host.vboard import lifetime
+    monkeypatch.setattr(lifetime.time, "monotonic", lambda: clock[0])
+    interp = _Interp()
+    s = lifetime.InterpreterLifetime(interp, FRIENDLY, ReplModeTracker())
+    s.output(mark("fs") + mark("booted") + mark("loop"))
+    return s, interp
+
+
+def test_a_ctrl_c_to_the_loop_is_a_byte_after_what_came_before_is_dropped(monkeypatch):
+    clock = [100.0]
+    s, interp = _looping(monkeypatch, clock)
+    interp.inq += b"half a li"
+    s.client_input(b"ne\r\x03\x03\r\x01")       # mpremote: stop the program, then the raw REPL
+    assert interp.log == [("flush", b"half a line\r")]
+    assert bytes(interp.inq) == b"\x03\r\x01"      # one Ctrl-C (the second came with it)
+    assert s.ctrl_c_wait() is not None
+    interp.write_all()
+    interp.taken = interp.sent - 3                  # everything before it read: not yet
+    clock[0] += 0.5
+    s.check_ctrl_c()
+    interp.taken += 1                               # the loop read the Ctrl-C
+    clock[0] += 0.5
+    s.check_ctrl_c()
+    assert s.ctrl_c_wait() is None and s.sigints == 0 and [e[0] for e in interp.log] == ["flush"]
+    assert not s.loop_reads_ctrl_c                  # it stops: a later Ctrl-C is a SIGINT again
+    clock[0] += 1.0
+    s.client_input(b"\x03")
+    assert interp.log[-1][0] == "sigint"
+
+
+@pytest.mark.parametrize("how", ["cpu", "wall"])
+def test_a_ctrl_c_byte_the_loop_does_not_read_becomes_a_sigint(monkeypatch, how):
+    # The loop hangs in code that never reads the console (cpu: it runs; wall: it waits).
+    from surepick.host.vboard import lifetime
+    clock = [100.0]
+    s, interp = _looping(monkeypatch, clock)
+    s.client_input(b"\x03")
+    interp.write_all()
+    step = 0.01
+    waited = 0.0
+    while not any(e[0] == "sigint" for e in interp.log):
+        assert waited < 10, "no SIGINT after %.1f s" % waited
+        clock[0] += step
+        waited += step
+        if how == "cpu":
+            interp.cpu += step
+        s.check_ctrl_c()
+    limit = lifetime._BYTE_CPU_S if how == "cpu" else lifetime._BYTE_WALL_S
+    assert limit - step / 2 < waited < limit + 2 * step      # as soon as it is past the limit
+    assert s.sigints == 1 and s.ctrl_c_wait() is None
+
+
+def test_a_ctrl_c_outside_the_loop_is_still_a_sigint(monkeypatch):
+    # boot.py, main.py before the loop, a user's own main.py: no "loop" marker, a SIGINT.
+    from surepick.host.vboard import lifetime
+    clock = [100.0]
+    monkeypatch.setattr(lifetime.time, "monotonic", lambda: clock[0])
+    interp = _Interp()
+    s = lifetime.InterpreterLifetime(interp, FRIENDLY, ReplModeTracker())
+    s.output(mark("fs") + mark("booted"))
+    s.client_input(b"\x03")
+    assert interp.log == [("flush", b""), ("sigint", b"")] and not interp.inq

@@ -166,12 +166,26 @@ _RAW_BANNER = b"raw REPL; CTRL-B to exit\r\n"
 _SOFT_REBOOT = b"soft reboot\r\n"
 
 
+class _Heard:
+    # What the board sent while a handshake waited for its prompt: how much, and the last of it
+    # (for the error, which quotes it: a traceback or the firmware's frames tell what still runs).
+    TAIL = 120
+
+    def __init__(self):
+        self.count = 0
+        self.tail = b""
+
+    def add(self, b):
+        self.count += len(b)
+        self.tail = (self.tail + b)[-self.TAIL:]
+
+
 def _read_to(serial, endings, deadline, heard):
     # -> True once each of `endings` arrived, in order, False at the deadline. mpremote's
     # read_until checks its overall timeout only while no byte arrives, so a board that kept
     # sending (a firmware still streaming its frames) held a deploy there for ever.
     # Read a byte at a time: what follows the last ending (the raw prompt) is mpremote's to read.
-    # heard: a one-item list, the count of bytes read.
+    # heard: a _Heard, given every byte read.
     for ending in endings:
         buf = b""
         while not buf.endswith(ending):
@@ -180,8 +194,9 @@ def _read_to(serial, endings, deadline, heard):
             if not serial.in_waiting:
                 time.sleep(0.01)
                 continue
-            buf = (buf + serial.read(1))[-len(ending):]
-            heard[0] += 1
+            b = serial.read(1)
+            buf = (buf + b)[-len(ending):]
+            heard.add(b)
     return True
 
 
@@ -191,7 +206,7 @@ def _enter_raw_repl(t, timeout):
     # with a deadline that holds however much the board sends).
     s = t.serial
     deadline = time.monotonic() + timeout
-    heard = [0]
+    heard = _Heard()
     s.write(b"\r\x03")
     time.sleep(0.05)
     s.read(s.in_waiting)             # once: a board that keeps sending would keep this busy
@@ -201,10 +216,10 @@ def _enter_raw_repl(t, timeout):
         s.write(b"\x04")
         ok = _read_to(s, [_SOFT_REBOOT, _RAW_BANNER], deadline, heard)
     if not ok:
-        if heard[0]:
-            return ("it kept sending (%d bytes) but showed no raw REPL prompt within %d s: what runs "
-                    "on it did not stop at Ctrl-C; take any part out of the jaw, then unplug the board "
-                    "and plug it in again, and deploy" % (heard[0], timeout))
+        if heard.count:
+            return ("it kept sending (%d bytes, the last: %r) but showed no raw REPL prompt within %d s: "
+                    "what runs on it did not stop at Ctrl-C; take any part out of the jaw, then unplug "
+                    "the board and plug it in again, and deploy" % (heard.count, heard.tail[-60:], timeout))
         return "no raw REPL prompt within %d s: is MicroPython flashed on it?" % timeout
     t.in_raw_repl = True
     return None

@@ -287,6 +287,7 @@ def test_a_board_that_keeps_sending_does_not_hold_a_deploy_for_ever():
     assert outcome, "the deploy was still waiting for a raw REPL prompt after 120 s"
     assert isinstance(outcome[0], dp.DeployError), outcome
     assert "kept sending" in str(outcome[0]) and "did not stop at Ctrl-C" in str(outcome[0]), outcome
+    assert "frame frame frame\\r\\n" in str(outcome[0]), outcome     # the last of what it sent
 
 
 class _StubRawReplBoard:

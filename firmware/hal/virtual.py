@@ -37,6 +37,7 @@ NAME = "vboard"
 _TICKS_MASK = const(0x3FFFFFFF)
 _RAW_LINE = b"\x1b_vboard:rawline\x1b\\"   # the next line's LF stays bare (see above)
 _LOOP_MARK = b"\x1b_vboard:loop\x1b\\"      # the loop runs: Ctrl-C as a byte (wdt_start)
+_STOP_MARK = b"\x1b_vboard:stop\x1b\\"      # it has stopped, at such a byte (wdt_stop)
 
 # ---- state ----
 _exchange = _io.exchange
@@ -195,10 +196,13 @@ def wdt_feed():
 
 
 def wdt_stop():
-    # The loop has stopped for good (Ctrl-C): as rp2040.wdt_stop, no watchdog from here on.
+    # The loop has stopped for good (Ctrl-C): as rp2040.wdt_stop, no watchdog from here on. The
+    # board's supervisor hears that the Ctrl-C it sent as a byte was taken.
     global _wdt_ms
     _wdt_ms = 0
     _guard.unwatch()
+    if _stdout is not None:          # None: stopped before setup() (a Ctrl-C early in the boot)
+        _stdout.write(_STOP_MARK)
 
 
 # ---- the e-stop while a human has the REPL ----

@@ -3,13 +3,11 @@
 # master returns everything it wrote and then EIO, which is the "all output seen" signal.
 import ctypes
 import errno
-import fcntl
 import functools
 import os
 import pty
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import termios
@@ -86,7 +84,6 @@ class Interpreter:
         os.set_blocking(master, False)
         self.fd = master
         self.inq = bytearray()  # bytes waiting to be written to the interpreter's stdin
-        self.sent = 0           # bytes written to its stdin so far (read, waiting or flushed)
         self.eof = False
 
     @property
@@ -120,22 +117,6 @@ class Interpreter:
                 raise
             n = len(self.inq)  # the process is gone; its input goes with it
         del self.inq[:n]
-        self.sent += n
-
-    def input_taken(self):
-        # -> how many of the `sent` bytes are no longer waiting in the pty: the process read them
-        # (or flush_input dropped them). None when the pty cannot be asked.
-        try:
-            fd = os.open(self.slave_name, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-        except OSError:
-            return None
-        try:
-            waiting = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        return self.sent - waiting
 
     def cpu_s(self):
         # -> the CPU time the process has used (user + system, s), None once it is gone.

@@ -23,6 +23,7 @@ _COALESCE_S = 0.2
 # a process that waits (asleep, or on a bench that stopped answering) instead of running;
 # mpremote waits 10 s for the raw REPL.
 _BYTE_CPU_S = 0.1
+_BOOT_CPU_S = 1.0      # before the loop: the firmware's boot takes about 0.08 s
 _BYTE_WALL_S = 3.0
 _PROMPTS = {FRIENDLY: b">>> ", RAW: b"\r\n>"}
 
@@ -70,13 +71,13 @@ class InterpreterLifetime:
         return len(self.interp.inq) + (len(self._held) if self._held is not None else 0)
 
     def _ctrl_c(self):
-        if self.phase == STARTING:
+        if self.phase == STARTING and self.mode == RAW:
             # Input sent before the Ctrl-C goes now, as a Pico empties its buffer; what comes
             # after it (mpremote's Ctrl-A) must reach the REPL the signal ends up in.
             self._flush()
             self._pending_ctrl_c = True
-        elif self.phase == BOOT and self.loop_reads_ctrl_c:
-            self._send_ctrl_c_byte()
+        elif self.phase in (STARTING, BOOT) and (self.mode == FRIENDLY or self.loop_reads_ctrl_c):
+            self._send_ctrl_c_byte()     # main.py runs (or will): the firmware's loop reads it
         elif self.phase == BOOT or self.interp.interrupt_enabled():
             self._sigint()
         else:
@@ -88,40 +89,44 @@ class InterpreterLifetime:
         # USB stack schedules. A SIGINT instead makes the unix port raise from inside whatever C
         # code runs (it is built with MICROPY_ASYNC_KBD_INTR): one that lands in an allocation
         # leaves the heap locked for good ("memory allocation failed, heap is locked", then
-        # "FATAL: uncaught NLR"). Bytes before it go, as a Pico empties its input at Ctrl-C.
+        # "FATAL: uncaught NLR"), and one during the boot's imports was lost outright. Bytes
+        # before it go, as a Pico empties its input at Ctrl-C. Sent before the loop runs, it
+        # waits for the loop's first tick: the boot ends first, as when a Pico's Ctrl-C comes
+        # a moment later.
         now = time.monotonic()
         if now - self._last_sigint < _COALESCE_S:
             return
         self._last_sigint = now
         self._flush()
         self.interp.inq += CTRL_C
-        self._ctrl_c_byte = (self.interp.sent + len(self.interp.inq), now, self.interp.cpu_s())
+        self._ctrl_c_byte = (now, self.interp.cpu_s())
 
     def ctrl_c_wait(self):
-        # -> s until check_ctrl_c() should look again, None when no Ctrl-C byte is unread.
+        # -> s until check_ctrl_c() should look again, None when no Ctrl-C byte is pending.
         return None if self._ctrl_c_byte is None else _BYTE_CPU_S / 2
 
     def check_ctrl_c(self):
-        # The Ctrl-C byte read: the loop is stopping. Not read while the process used
-        # _BYTE_CPU_S of CPU time, or within _BYTE_WALL_S: a SIGINT, as a Pico's Ctrl-C stops
-        # code that never reads the console. The byte stays queued ahead of what came after it
-        # (the REPL then takes it as a Ctrl-C at its prompt: a fresh line).
+        # A Ctrl-C byte is done with once the loop says it stopped ("stop", its shutdown) or
+        # main.py has ended ("repl": the REPL reads the byte at its prompt). Still pending once
+        # the process has used its CPU budget (_BYTE_CPU_S while the loop runs, _BOOT_CPU_S
+        # before: the boot's own work), or after _BYTE_WALL_S: a SIGINT, as a Pico's Ctrl-C
+        # stops code that never reads the console. The byte stays queued ahead of what came
+        # after it (the REPL takes it as a Ctrl-C at its prompt: a fresh line).
         if self._ctrl_c_byte is None:
             return
-        pos, t0, cpu0 = self._ctrl_c_byte
-        taken = self.interp.input_taken()
-        if taken is not None and taken >= pos:
-            self._ctrl_c_byte = None
-            self.loop_reads_ctrl_c = False
-            return
+        t0, cpu0 = self._ctrl_c_byte
         cpu = self.interp.cpu_s()
         ran = cpu - cpu0 if cpu is not None and cpu0 is not None else 0.0
-        if ran >= _BYTE_CPU_S or time.monotonic() - t0 >= _BYTE_WALL_S:
+        budget = _BYTE_CPU_S if self.loop_reads_ctrl_c else _BOOT_CPU_S
+        if ran >= budget or time.monotonic() - t0 >= _BYTE_WALL_S:
             self._ctrl_c_byte = None
             self.loop_reads_ctrl_c = False
-            self._last_sigint = time.monotonic()
-            self.interp.interrupt()
-            self.sigints += 1
+            self._interrupt()
+
+    def _interrupt(self):
+        self._last_sigint = time.monotonic()
+        self.interp.interrupt()
+        self.sigints += 1
 
     def _sigint(self, flush=True):
         now = time.monotonic()
@@ -184,8 +189,14 @@ class InterpreterLifetime:
         elif name == "repl":
             self.phase = REPL
             self.loop_reads_ctrl_c = False
+            self._ctrl_c_byte = None
         elif name == "loop":
             self.loop_reads_ctrl_c = self.phase == BOOT
+            if self._ctrl_c_byte is not None:      # sent during the boot: the loop's budget from now
+                self._ctrl_c_byte = (time.monotonic(), self.interp.cpu_s())
+        elif name == "stop":
+            self.loop_reads_ctrl_c = False      # the loop stopped (at the byte): its shutdown runs
+            self._ctrl_c_byte = None
         elif name == "rawline":
             self._eol.raw_line()
         elif name.startswith("reg:"):

@@ -1,8 +1,9 @@
-# A Ctrl-C to the firmware's running loop reaches it as a byte the loop reads (host/vboard/
+# A Ctrl-C to the firmware (its loop, or its boot) reaches it as a byte the loop reads (host/vboard/
 # lifetime.py), not as a SIGINT: the unix port raises a SIGINT's KeyboardInterrupt from inside
 # whatever C code runs (MICROPY_ASYNC_KBD_INTR), and one that lands in an allocation leaves the
 # heap locked. The oracle is the interpreter's own traceback: a byte stops the loop inside
 # cmdparse.poll, at a statement of its own; and the REPL still computes afterwards.
+import contextlib
 import re
 import socket
 import time
@@ -61,18 +62,26 @@ class Console:
         self.s.close()
 
 
-@pytest.fixture
-def stress_board(tmp_path):
+@contextlib.contextmanager
+def _served(tmp_path, main_py=None):
+    # -> (the board, a console on it): the firmware deployed, main.py replaced when given.
     flash = tmp_path / "flash"
     flash.mkdir()
     deploy_firmware(flash)
-    (flash / "main.py").write_text(STRESS_MAIN)
+    if main_py is not None:
+        (flash / "main.py").write_text(main_py)
     with VirtualBoard(flash, listen="127.0.0.1:0") as b:
         c = Console(b.address)
         try:
             yield b, c
         finally:
             c.close()
+
+
+@pytest.fixture
+def stress_board(tmp_path):
+    with _served(tmp_path, STRESS_MAIN) as served:
+        yield served
 
 
 def test_ctrl_c_stops_an_allocating_loop_cleanly_every_time(stress_board):
@@ -89,3 +98,27 @@ def test_ctrl_c_stops_an_allocating_loop_cleanly_every_time(stress_board):
         c.s.sendall(b"print(6 * 7)\r")
         assert "42" in c.expect(b">>> ").decode(errors="replace"), "round %d" % i
         c.s.sendall(b"\x04")                            # soft reset: main.py runs again
+
+
+@pytest.fixture
+def firmware_board(tmp_path):
+    with _served(tmp_path) as served:
+        yield served
+
+
+def test_a_ctrl_c_during_the_boot_stops_the_firmware_at_its_first_tick(firmware_board):
+    # mpremote's Ctrl-C the moment the board says "soft reboot": it lands in the boot (imports,
+    # preload), where a SIGINT was once lost outright (the firmware then ran on). As a byte it
+    # waits for the loop, which stops at its first read of the console.
+    b, c = firmware_board
+    c.s.sendall(b"\r\x03")
+    c.expect(b">>> ")
+    for i in range(10):
+        c.s.sendall(b"\x04")                            # soft reset: main.py boots the firmware
+        c.expect(b"soft reboot\r\n")
+        c.s.sendall(b"\r\x03")
+        stopped = c.expect(b">>> ").decode(errors="replace")
+        assert re.search(r'File "[^"]*cmdparse\.py", line \d+, in poll', stopped), "round %d: %s" % (i, stopped)
+        assert b.sigints == 0
+        c.s.sendall(b"print(6 * 7)\r")
+        assert "42" in c.expect(b">>> ").decode(errors="replace"), "round %d" % i

@@ -192,19 +192,10 @@ class _Interp:
     def __init__(self):
         self.inq = bytearray()
         self.log = []
-        self.sent = 0           # bytes written to the process (the test moves them along)
-        self.taken = 0          # of those, read by it
         self.cpu = 5.0          # its CPU time, s
-
-    def input_taken(self):
-        return self.taken
 
     def cpu_s(self):
         return self.cpu
-
-    def write_all(self):
-        self.sent += len(self.inq)
-        self.inq.clear()
 
     def flush_input(self):
         self.log.append(("flush", bytes(self.inq)))
@@ -217,18 +208,36 @@ class _Interp:
         return False
 
 
-def test_a_ctrl_c_while_starting_drops_what_came_before_and_keeps_what_came_after():
-    # mpremote right after a soft reboot: "\r\x03" (stop the program), then "\r\x01" (raw REPL).
-    # The interrupt waits for the flash to be mounted; the Ctrl-A must survive it.
+def test_a_ctrl_c_while_starting_raw_drops_what_came_before_and_keeps_what_came_after():
+    # mpremote right after a soft reboot into the raw REPL (boot.py only): "\r\x03" (stop the
+    # program), then "\r\x01" (raw REPL). The interrupt waits for the flash to be mounted; the
+    # Ctrl-A must survive it.
+    from surepick.host.vboard.lifetime import InterpreterLifetime
+    interp = _Interp()
+    s = InterpreterLifetime(interp, RAW, ReplModeTracker())
+    s.client_input(b"junk\r\x03")
+    s.client_input(b"\r\x01")
+    assert interp.log == [("flush", b"")]            # raw: what comes waits for the banner
+    s.output(mark("fs"))
+    assert interp.log[1:] == [("sigint", b"")]
+
+
+def test_a_ctrl_c_while_starting_for_main_py_is_a_byte_for_its_loop():
+    # The same right after a soft reboot that runs main.py: what came before goes, the Ctrl-C
+    # waits as a byte for the loop's first tick, the Ctrl-A after it.
     from surepick.host.vboard.lifetime import InterpreterLifetime
     interp = _Interp()
     s = InterpreterLifetime(interp, FRIENDLY, ReplModeTracker())
     s.client_input(b"junk\r\x03")
     s.client_input(b"\r\x01")
     assert interp.log == [("flush", b"junk\r")]
-    s.output(mark("fs"))
-    assert interp.log[1:] == [("sigint", b"\r\x01")]
-    assert bytes(interp.inq) == b"\r\x01"
+    assert bytes(interp.inq) == b"\x03\r\x01"
+    interp.cpu += 0.08                               # the boot
+    s.output(mark("fs") + mark("booted") + mark("loop"))
+    s.check_ctrl_c()
+    interp.cpu += 0.01
+    s.output(mark("stop"))                           # the loop read the Ctrl-C
+    assert s.sigints == 0 and s.ctrl_c_wait() is None
 
 
 # -- Ctrl-C to the firmware's running loop: a byte, and a SIGINT only when it is not read -----
@@ -251,18 +260,18 @@ def test_a_ctrl_c_to_the_loop_is_a_byte_after_what_came_before_is_dropped(monkey
     assert interp.log == [("flush", b"half a line\r")]
     assert bytes(interp.inq) == b"\x03\r\x01"      # one Ctrl-C (the second came with it)
     assert s.ctrl_c_wait() is not None
-    interp.write_all()
-    interp.taken = interp.sent - 3                  # everything before it read: not yet
     clock[0] += 0.5
+    interp.cpu += 0.05
     s.check_ctrl_c()
-    interp.taken += 1                               # the loop read the Ctrl-C
+    s.output(mark("stop"))                          # the loop read it: its shutdown runs
     clock[0] += 0.5
     s.check_ctrl_c()
     assert s.ctrl_c_wait() is None and s.sigints == 0 and [e[0] for e in interp.log] == ["flush"]
-    assert not s.loop_reads_ctrl_c                  # it stops: a later Ctrl-C is a SIGINT again
+    assert not s.loop_reads_ctrl_c                  # it stops (its shutdown runs)
     clock[0] += 1.0
-    s.client_input(b"\x03")
-    assert interp.log[-1][0] == "sigint"
+    s.client_input(b"\x03")                        # another: it waits out the boot budget
+    assert interp.log[-1][0] == "flush" and bytes(interp.inq) == b"\x03"
+    assert s.ctrl_c_wait() is not None and s.sigints == 0
 
 
 @pytest.mark.parametrize("how", ["cpu", "wall"])
@@ -272,7 +281,6 @@ def test_a_ctrl_c_byte_the_loop_does_not_read_becomes_a_sigint(monkeypatch, how)
     clock = [100.0]
     s, interp = _looping(monkeypatch, clock)
     s.client_input(b"\x03")
-    interp.write_all()
     step = 0.01
     waited = 0.0
     while not any(e[0] == "sigint" for e in interp.log):
@@ -287,8 +295,9 @@ def test_a_ctrl_c_byte_the_loop_does_not_read_becomes_a_sigint(monkeypatch, how)
     assert s.sigints == 1 and s.ctrl_c_wait() is None
 
 
-def test_a_ctrl_c_outside_the_loop_is_still_a_sigint(monkeypatch):
-    # boot.py, main.py before the loop, a user's own main.py: no "loop" marker, a SIGINT.
+def test_a_ctrl_c_before_the_loop_waits_for_the_boot_then_is_a_sigint(monkeypatch):
+    # main.py runs but no loop says it reads (a main.py of the user's own that never reads the
+    # console): the byte waits out the boot's CPU budget, then a SIGINT stops it.
     from surepick.host.vboard import lifetime
     clock = [100.0]
     monkeypatch.setattr(lifetime.time, "monotonic", lambda: clock[0])
@@ -296,4 +305,36 @@ def test_a_ctrl_c_outside_the_loop_is_still_a_sigint(monkeypatch):
     s = lifetime.InterpreterLifetime(interp, FRIENDLY, ReplModeTracker())
     s.output(mark("fs") + mark("booted"))
     s.client_input(b"\x03")
-    assert interp.log == [("flush", b""), ("sigint", b"")] and not interp.inq
+    interp.cpu += lifetime._BOOT_CPU_S * 0.9
+    clock[0] += 0.5
+    s.check_ctrl_c()
+    assert s.sigints == 0                            # still booting, as far as anyone can tell
+    interp.cpu += lifetime._BOOT_CPU_S * 0.2
+    clock[0] += 0.5
+    s.check_ctrl_c()
+    assert interp.log[-1][0] == "sigint" and s.sigints == 1
+
+
+def test_a_ctrl_c_byte_is_done_with_when_main_py_ends():
+    # main.py ended before reading it (or at it, without a loop): the REPL reads it at its prompt.
+    from surepick.host.vboard import lifetime
+    interp = _Interp()
+    s = lifetime.InterpreterLifetime(interp, FRIENDLY, ReplModeTracker())
+    s.output(mark("fs") + mark("booted"))
+    s.client_input(b"\x03")
+    s.output(mark("repl"))
+    interp.cpu += 10
+    s.check_ctrl_c()
+    assert s.sigints == 0 and s.ctrl_c_wait() is None and bytes(interp.inq) == b"\x03"
+
+
+def test_at_the_repl_a_ctrl_c_is_the_byte_or_a_sigint_while_code_runs():
+    from surepick.host.vboard import lifetime
+    interp = _Interp()
+    s = lifetime.InterpreterLifetime(interp, FRIENDLY, ReplModeTracker())
+    s.output(mark("fs") + mark("booted") + mark("repl"))
+    s.client_input(b"\x03")
+    assert bytes(interp.inq) == b"\x03" and interp.log == []       # at the prompt
+    interp.interrupt_enabled = lambda: True                          # code runs
+    s.client_input(b"\x03")
+    assert interp.log[-1][0] == "sigint"

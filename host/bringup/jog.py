@@ -21,6 +21,7 @@ SETTLE_TIMEOUT_S = 30.0   # the servo drivers reach a setpoint within this long 
 HELD = 2                  # TELEOP_STATE mode: held by the deadman (firmware/teleop_mode.py)
 HELD_TOLERANCE = 20       # mdeg (um): the drivers' joint readback rounds through servo mdeg
 ECHO_S = 1.0              # a setpoint is answered within this long, or the next one goes anyway
+RESEND_AFTER_PATH_S = 0.1  # a final setpoint's re-send refused "path": the drivers move on this long
 LISTEN_MS = 1000          # a reading is the mean of this long's telemetry (the board's clock)
 FIRST_FRAME_S = 5.0       # wall clock: a board sends its first TELEMETRY within this (10 Hz at least)
 LISTEN_TIMEOUT_S = 30.0   # wall clock: ... and LISTEN_MS of it within this (a slow virtual board)
@@ -284,13 +285,17 @@ class Jog:
 
     def _try(self, q, jaw):
         # Send one setpoint; -> False if the board refused it "path" (nothing else is caught).
+        return not self._offer(q, jaw)[0]
+
+    def _offer(self, q, jaw):
+        # Send one setpoint: -> (refused "path", the board's answer as _send gives it).
         self._path_retry = True
         try:
-            self._send(q, jaw)
+            s = self._send(q, jaw)
         finally:
             self._path_retry = False
         refused, self._path_refused = self._path_refused, False
-        return not refused
+        return refused, s
 
     def _send(self, q, jaw):
         # One setpoint, then wait for the board to answer it (TELEOP_STATE with its seq): the
@@ -323,9 +328,16 @@ class Jog:
             if why == "held":
                 self._rearm()
                 return
-            if why == "path" and self._path_retry:
-                self._path_refused = True
-                return
+            if why == "path":
+                seq = f.fields[3] if len(f.fields) > 3 else None
+                if seq is not None and seq != self.seq:
+                    # A late answer to an earlier setpoint (one not answered within ECHO_S on a
+                    # slow host): the board has a newer one to answer, and it keeps that
+                    # setpoint's or the one before, never this one.
+                    return
+                if self._path_retry:
+                    self._path_refused = True
+                    return
             self.leave()
             q, jaw = getattr(self, "last_sent", ([], 0))
             raise BringupStop("the board refused a setpoint (%s %s; joints %s deg, jaw %.1f mm as the board "
@@ -353,10 +365,18 @@ class Jog:
     def _wait_held(self, q, jaw):
         # Re-send the final setpoint until the board says its drivers hold it (TELEOP_STATE: the
         # joints as the drivers hold them, to within their mdeg rounding) and no longer move.
+        # A re-send refused "path" changes nothing: the board goes on with the same setpoint it
+        # took, whose whole path it checked then; checked again from mid-motion (the drivers
+        # still braking from the steps before: carried on, or late on a slow host) the rest of it
+        # can need more checks than the budget. The drivers are let to move on, then asked again.
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
         last = None
         while time.monotonic() < deadline:
-            s = self._send(q, jaw)
+            refused, s = self._offer(q, jaw)
+            if refused:
+                for f in self.c.read_frames(RESEND_AFTER_PATH_S):
+                    self._frame(f)
+                continue
             if s is None:
                 continue
             now = [s["q0_mdeg"], s["q1_mdeg"], s["q2_mdeg"], s["q3_mdeg"], s["jaw_cmd_um"]]

@@ -25,9 +25,10 @@ JAW = 25000
 REFUSED_AT = 93000                 # the shoulder's third 1-degree step from START
 
 
-def _play(board, refusals, seen, max_step=None):
+def _play(board, refusals, seen, max_step=None, resends_refused=0, late=False):
     board.accept(10)
     took = list(START)
+    held_back = None
     try:
         while True:
             (ftype, f), = board.requests(1, timeout=30)
@@ -35,13 +36,24 @@ def _play(board, refusals, seen, max_step=None):
                 board.send(link.reply(f[0], link.OK, (1,) + tuple(START) + (JAW,)))
             elif ftype == link.T_SETPOINT:
                 rid, seq, q, jaw = f[0], f[1], list(f[2:6]), f[6]
-                if max_step is None:
+                if resends_refused:
+                    # the move's last step taken, then its re-sends refused while "the drivers
+                    # still move" (the first `resends_refused` of them)
+                    refuse = q == took and q[1] == 95000 and seen.count((95000, "refused")) < resends_refused
+                elif max_step is None:
                     refuse = q[1] == REFUSED_AT and seen.count((REFUSED_AT, "refused")) < refusals
                 else:
                     refuse = q[1] >= REFUSED_AT and abs(q[1] - took[1]) > max_step
                 if not refuse:
                     took = q
                 seen.append((q[1], "refused" if refuse else "held"))
+                if refuse and late:
+                    # answered only with the next setpoint, after the host stopped waiting
+                    held_back = link.reply(rid, link.E_BAD_VALUE, ("path", seq))
+                    continue
+                if late and held_back is not None:
+                    board.send(held_back)
+                    held_back = None
                 if refuse:
                     board.send(link.reply(rid, link.E_BAD_VALUE, ("path", seq)))
                 else:
@@ -52,10 +64,11 @@ def _play(board, refusals, seen, max_step=None):
         return                       # the client hung up
 
 
-def _move(refusals, max_step=None):
+def _move(refusals, max_step=None, resends_refused=0, late=False):
     board = HandBoard()
     seen = []
-    player = threading.Thread(target=_play, args=(board, refusals, seen, max_step), daemon=True)
+    player = threading.Thread(target=_play, args=(board, refusals, seen, max_step, resends_refused, late),
+                              daemon=True)
     player.start()
     client = LinkClient(board.port, hub=hub_client.DIRECT).open()
     jog = Jog(client, 4200)
@@ -119,3 +132,27 @@ def test_a_step_refused_in_its_smallest_half_stops_bringup_with_the_reason():
     # the halves came ever nearer (PATH_SPLITS of them, rounded down): 500, 250, 125, 63 short
     taken = [q for q in dict.fromkeys(q for q, what in seen if what == "held")]
     assert taken == [91000, 92000, 92500, 92750, 92875, 92937], seen
+
+
+def test_a_re_send_of_the_last_step_refused_on_its_path_waits_for_the_drivers():
+    # The board took the move's last step; re-sent while its drivers still brake from the steps
+    # before, it is refused "path" from there (a fresh-clone run at half speed stopped so, stand-in
+    # seed 8: the shoulder braking at 74 deg/s past the step). The board goes on with the step it
+    # took: bring-up lets the drivers move on and asks again, until they hold it.
+    jog, seen, stop = _move(refusals=0, resends_refused=3)
+    assert stop is None, stop
+    assert jog.q == [0, 95000, -90000, -90000]
+    i = seen.index((95000, "held"))
+    assert seen[i + 1:i + 4] == [(95000, "refused")] * 3, seen
+    assert set(seen[i + 4:]) == {(95000, "held")} and len(seen) >= i + 6, seen
+
+
+def test_a_late_refusal_of_an_earlier_setpoint_is_not_taken_for_the_next_ones():
+    # A slow board answers the step to REFUSED_AT only after bring-up stopped waiting (ECHO_S)
+    # and sent the next: that refusal, of an earlier sequence number, says nothing of the newer
+    # setpoint, which the board takes; the move goes on and ends held.
+    jog, seen, stop = _move(refusals=1, late=True)
+    assert stop is None, stop
+    assert jog.q == [0, 95000, -90000, -90000]
+    i = seen.index((REFUSED_AT, "refused"))
+    assert seen[i + 1] == (94000, "held") and all(q >= 94000 for q, _ in seen[i + 1:]), seen

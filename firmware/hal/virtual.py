@@ -37,7 +37,7 @@ NAME = "vboard"
 _TICKS_MASK = const(0x3FFFFFFF)
 _RAW_LINE = b"\x1b_vboard:rawline\x1b\\"   # the next line's LF stays bare (see above)
 _LOOP_MARK = b"\x1b_vboard:loop\x1b\\"      # the loop runs: Ctrl-C as a byte (wdt_start)
-_STOP_MARK = b"\x1b_vboard:stop\x1b\\"      # it has stopped, at such a byte (wdt_stop)
+_STOP_MARK = b"\x1b_vboard:stop\x1b\\"      # it has stopped for good (wdt_stop)
 
 # ---- state ----
 _exchange = _io.exchange

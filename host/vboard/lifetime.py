@@ -10,9 +10,11 @@ from surepick.host.vboard.stream import (FRIENDLY, RAW, RAW_BANNER, LineEndings,
 CTRL_A = b"\x01"
 CTRL_C = b"\x03"
 
-STARTING = "starting"  # process up, flash not mounted yet: a Ctrl-C waits for "fs"
-BOOT = "boot"          # inside the boot step (boot.py, main.py): a Ctrl-C is always SIGINT
+STARTING = "starting"  # process up, flash not mounted yet
+BOOT = "boot"          # inside the boot step (boot.py, main.py)
 REPL = "repl"          # the REPL: SIGINT only while it runs code, else the byte itself
+# Before the REPL a Ctrl-C is a byte for main.py's loop (_send_ctrl_c_byte says why), or, when
+# the boot runs boot.py alone (raw REPL), a SIGINT once the flash is mounted ("fs").
 
 # mpremote sends "\r\x03\x03"; a second SIGINT before the first is handled makes the unix
 # port exit(1) (ports/unix/unix_mphal.c), so Ctrl-Cs this close together count once.
@@ -45,7 +47,7 @@ class InterpreterLifetime:
         self._pending_ctrl_c = False
         self._last_sigint = -1e9
         self.loop_reads_ctrl_c = False   # the firmware's loop runs and stops at a Ctrl-C byte
-        self._ctrl_c_byte = None    # (its position in the input, wall s, CPU s) until it is read
+        self._ctrl_c_byte = None    # (wall s, CPU s) when sent, until the loop stops at it
         # Raw target: client bytes wait until CTRL-A has been queued ahead of them.
         self._held = bytearray() if mode == RAW else None
         self._to_raw = UntilBanner(RAW_BANNER) if mode == RAW else None
@@ -129,14 +131,11 @@ class InterpreterLifetime:
         self.sigints += 1
 
     def _sigint(self, flush=True):
-        now = time.monotonic()
-        if now - self._last_sigint < _COALESCE_S:
+        if time.monotonic() - self._last_sigint < _COALESCE_S:
             return
-        self._last_sigint = now
         if flush:
             self._flush()
-        self.interp.interrupt()
-        self.sigints += 1
+        self._interrupt()
 
     def _flush(self):
         self.interp.flush_input()

@@ -225,6 +225,7 @@ def run_session(args, source, settings, out_dir, observers=()):
         if hasattr(source, "keys"):          # keyboard jog: where the tool is, after every key
             from surepick.host.teleop.sources.keyboard import JogEcho
             clamps, echo = say, JogEcho(source)
+            session.observers.append(echo)
 
             def say(tick_ms, ctrl):
                 clamps(tick_ms, ctrl)

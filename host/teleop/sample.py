@@ -53,6 +53,7 @@ class Sample:
     joint_jog_deg: object = None               # keyboard joint jog: 4 increments (deg), else None
     quit: bool = False                         # the operator asked to stop (keyboard)
     mark: object = None                        # a teach mark (MARKS) or None
+    keys: int = 0                              # keyboard: keys pressed up to this sample (JogEcho)
 
     def pose_list(self):
         return None if self.pose is None else np.asarray(self.pose, dtype=float).reshape(12).tolist()

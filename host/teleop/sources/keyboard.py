@@ -122,7 +122,8 @@ class KeyboardSource(PoseSource):
         if np.any(self._jog):
             jog, self._jog = self._jog.copy(), np.zeros(4)
         mark, self._mark = self._mark, None
-        return Sample(t, pose, Buttons(True, False, self.grip), joint_jog_deg=jog, quit=self._quit, mark=mark)
+        return Sample(t, pose, Buttons(True, False, self.grip), joint_jog_deg=jog, quit=self._quit, mark=mark,
+                      keys=self.keys)
 
     def __iter__(self):
         start = time.monotonic()
@@ -162,7 +163,11 @@ class JogEcho:
     """Prints where the tool is once the pipeline has taken a key: the commanded tool pose once it
     moved and came to rest (the low-pass converging: under 0.005 mm a tick for three ticks), or
     half a second after a key that moved nothing (a mode switch, a jog against a limit): x, y, z,
-    pitch, jaw, and in joint mode the joint angles. Called every control tick: echo(tick_ms, ctrl)."""
+    pitch, jaw, and in joint mode the joint angles. Called every control tick: echo(tick_ms, ctrl).
+    It counts a key once the control stage has used the sample carrying it (it is also a session
+    observer: sample() below), not when the terminal gave it: a control loop catching up after a
+    stall runs many ticks before the reader hands that sample over, and the echo must not print
+    the pose from before the key meanwhile."""
 
     STILL_MM = 0.005
     STILL_TICKS = 3
@@ -172,6 +177,7 @@ class JogEcho:
         self.source = source
         self.out = out if out is not None else source.out
         self.seen = 0
+        self.used = 0                 # keys in the samples the control stage has taken
         self.since_ms = None          # tick of the first look after an unreported key
         self.before = None            # the commanded pose then
         self.last = None
@@ -183,17 +189,22 @@ class JogEcho:
         return np.concatenate([np.asarray(ctrl.target_mm, dtype=float), [ctrl.target_pitch, ctrl.jaw_um / 1000.0],
                                np.asarray(ctrl.q_ik_deg, dtype=float)])
 
+    def sample(self, sample, res, ctrl, session):
+        # Observer hook: called after the control tick that used this sample.
+        self.used = max(self.used, sample.keys)
+
     def __call__(self, tick_ms, ctrl):
         pose = self._pose(ctrl)
         last, self.last = self.last, pose
         if not self.started:
             self.started = True
             self.say("start", ctrl)
-        keys = self.source.keys
+        keys = self.used
         if keys == self.seen:
             return
         if self.since_ms is None:
-            self.since_ms, self.before, self.still = tick_ms, pose, 0
+            # this tick used the key: the pose before it is the last tick's
+            self.since_ms, self.before, self.still = tick_ms, (pose if last is None else last), 0
         step = float(np.max(np.abs(pose[:3] - last[:3]))) if last is not None else 0.0
         self.still = self.still + 1 if step < self.STILL_MM else 0
         moved = bool(np.any(np.abs(pose - self.before) > 1e-6))

@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import REPO
 
-from surepick.host.cli.board import READY_PREFIX
+from surepick.host.cli.board_ready import READY_PREFIX
 from surepick.host.source_tree import CODE_FOLDERS
 
 pytestmark = pytest.mark.slow

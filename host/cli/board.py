@@ -14,9 +14,8 @@ import sys
 
 from surepick.host.user_error import FAILED, OK
 from surepick.host.cli.errors import CommandError, cannot
+from surepick.host.cli.board_ready import READY_PREFIX
 from surepick.host.cli.options import add_port_argument, board_port
-
-READY_PREFIX = "surepick-board: serving on "
 
 
 def add_arguments(parser):

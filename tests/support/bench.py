@@ -3,12 +3,12 @@
 # process, all with one private runtime directory (so the link hubs and the board registry they
 # see are this test's only).
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 import time
 
+from surepick.host.cli.board_ready import BoardDidNotServe, wait_served
 from tests.support.cli import SUREPICK_BIN
 from tests.support.vboard import deploy_firmware
 
@@ -42,13 +42,10 @@ class Bench:
         self.board = subprocess.Popen([SUREPICK_BIN, "board", "--listen", "127.0.0.1:0", "--flash", str(self.flash)]
                                       + plant,
                                       stdout=subprocess.PIPE, stderr=self.log, text=True, env=self.env)
-        self.port = None
-        deadline = time.time() + 30
-        while time.time() < deadline and self.port is None:
-            m = re.search(r"serving on (socket://\S+)", self.board.stdout.readline())
-            if m:
-                self.port = m.group(1)
-        assert self.port, "the virtual board did not say where it serves: %s" % self.board_log()
+        try:
+            self.port = wait_served(self.board, 30)
+        except BoardDidNotServe as e:
+            raise AssertionError("%s\nits log: %s" % (e, self.board_log())) from None
         self.procs = []
 
     def board_log(self):

@@ -7,6 +7,7 @@ import re
 import subprocess
 import time
 
+from surepick.host.cli.board_ready import wait_served
 from tests.support.cli import SUREPICK_BIN, surepick
 from tests.support.vboard import deploy_firmware
 
@@ -21,16 +22,7 @@ def running_board(flash, scenario="nominal", seed=2, deploy=True, extra=()):
     p = subprocess.Popen([SUREPICK_BIN, "board", "--listen", "127.0.0.1:0", "--flash", str(flash), *plant, *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        port = None
-        deadline = time.time() + 60
-        while time.time() < deadline and port is None:
-            line = p.stdout.readline()
-            if not line and p.poll() is not None:
-                break
-            m = re.search(r"serving on (socket://\S+)", line)
-            if m:
-                port = m.group(1)
-        assert port, "the virtual board did not say where it serves"
+        port = wait_served(p, 60)
         for _ in range(120):
             if surepick("job", "status", "--port", port, timeout=60).returncode == 0:
                 break

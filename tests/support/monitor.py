@@ -15,7 +15,7 @@ from surepick.host.monitor.loop import MonitorLoop
 from surepick.host.monitor.status import BoardStatus
 from surepick.host.monitor.store import Store
 
-from surepick.host.cli.board import READY_PREFIX
+from surepick.host.cli.board_ready import wait_served
 
 from tests.support.cli import SUREPICK_BIN
 from tests.support.link_standin import READY
@@ -91,9 +91,7 @@ class BoardProcess:
         self.p = subprocess.Popen([SUREPICK_BIN, "board", "--scenario", "nominal", "--seed", str(BOARD_SEED), "--realtime",
                                    "--listen", "127.0.0.1:%d" % port, "--flash", str(flash)],
                                   stdout=subprocess.PIPE, stderr=self.log, text=True)
-        line = self.p.stdout.readline()
-        assert line.startswith(READY_PREFIX), (line, Path(log_path).read_text()[-2000:])
-        self.address = line[len(READY_PREFIX):].strip()
+        self.address = wait_served(self.p, 120)
 
     def _children(self):
         out = []

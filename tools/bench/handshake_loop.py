@@ -10,7 +10,6 @@
 # count and the handshake's median time. Exit status 0 however many failed: it measures, the tests judge.
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from surepick.host.cli.board_ready import served_address
 from surepick.host.deploy import raw_repl
 from surepick.host.deploy.errors import DeployError
 from surepick.host.engines.vboard import install_firmware
@@ -33,9 +33,9 @@ def start_board(flash, log):
                          stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        m = re.search(r"serving on (socket://\S+)", Path(log.name).read_text())
-        if m:
-            return p, m.group(1)
+        address = served_address(Path(log.name).read_text())
+        if address is not None:
+            return p, address
         if p.poll() is not None:
             break
         time.sleep(0.2)

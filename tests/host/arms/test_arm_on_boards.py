@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from surepick.host.arms import files
+from surepick.host.cli.board_ready import wait_served
 from surepick.sim.world import World
 from tests.support.board_cli import running_board
 from tests.support.cli import SUREPICK_BIN, surepick
@@ -88,9 +89,7 @@ def test_board_engine_rp2040_arm_mearm_places_the_part(tmp_path):
     # `surepick board --engine rp2040 --arm mearm`: the firmware on the emulated chip, its flash
     # image given the MeArm's /arm.json, the world built from the same description; a job at the
     # MeArm bench's poses placed, the reference's poses refused as out of reach. (About 2.5 min.)
-    import re
     import shutil
-    import time
     from tests.support.bench import bench_env
     from tests.support.rp2040 import chip_image
     chip_image()
@@ -103,16 +102,7 @@ def test_board_engine_rp2040_arm_mearm_places_the_part(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     seen = []
     try:
-        port = None
-        end = time.monotonic() + 600
-        while port is None and time.monotonic() < end:
-            line = p.stdout.readline()
-            if not line and p.poll() is not None:
-                break
-            seen.append(line)
-            m = re.search(r"serving on (socket://\S+)", line)
-            port = m.group(1) if m else None
-        assert port, "".join(seen)
+        port = wait_served(p, 600, printed=seen)
         assert "arm: mearm (parallel, the flash image's /arm.json)" in "".join(seen), "".join(seen)
         r = subprocess.run([SUREPICK_BIN, "job", "start", "--port", port, "--wait", "--timeout", "1500", "--pick",
                             _pose(pick), "--place", _pose(place), "--width", "%.1f" % (width / 1000.0)],

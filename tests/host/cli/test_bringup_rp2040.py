@@ -4,13 +4,12 @@
 # (vboard/bench.py); `bringup --operator sim` presses and releases its e-stop, its finger switch,
 # blocks its beam, reads its pot, current zero and rail, as on the stand-in bench.
 import json
-import re
 import shutil
 import subprocess
-import time
 
 import pytest
 
+from surepick.host.cli.board_ready import BoardDidNotServe, wait_served
 from tests.support.cli import SUREPICK_BIN, surepick
 
 INPUTS = ("estop", "switch", "beam", "sensors", "rail")
@@ -26,12 +25,10 @@ def test_bringup_gets_through_the_input_checks_on_the_emulated_rp2040(tmp_path):
                           "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=env)
     try:
-        port = None
-        end = time.monotonic() + 600
-        while port is None and time.monotonic() < end:
-            m = re.search(r"serving on (socket://\S+)", p.stdout.readline())
-            port = m.group(1) if m else None
-        assert port, p.stderr.read()
+        try:
+            port = wait_served(p, 600)
+        except BoardDidNotServe as e:
+            raise AssertionError("%s\n%s" % (e, p.stderr.read())) from None
         out = tmp_path / "out"
         listed = surepick("bringup", "--port", port, "--list", "--out", out, env=env).stdout.split()[::2]
         skip = [a for n in listed if n not in INPUTS for a in ("--skip", n)]

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from surepick.host.cli.board_ready import wait_served
 from surepick.host.link.ports import find_pico_ports, near_miss
 from tests.support.cli import surepick
 from tests.support.monitor import free_port, start_board
@@ -108,7 +109,7 @@ def test_auto_finds_the_running_virtual_board(tmp_path):
         flash2.mkdir()
         other = subprocess.Popen([SUREPICK_BIN, "board", "--flash", str(flash2)], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, text=True, env=b.env)
-        port2 = re.search(r"serving on (\S+)", other.stdout.readline()).group(1)
+        port2 = wait_served(other, 60, scheme="")
         r = b.run("job", "status")
         assert r.returncode == 1 and "several boards found, choose one with --port" in r.stderr, r.stderr
         assert b.port in r.stderr and port2 in r.stderr
@@ -141,7 +142,7 @@ def test_auto_finds_an_emulated_rp2040(tmp_path):
     chip = subprocess.Popen([sys.executable, "-m", "surepick.host.engines.rp2040"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, env=env)
     try:
-        address = re.search(r"serving on (\S+)", chip.stdout.readline()).group(1)
+        address = wait_served(chip, 300, scheme="")
         r = surepick("link", "mpremote", "--", "exec", "import sys; print(sys.platform, 6 * 7)", env=env, timeout=120)
         assert r.returncode == 0 and r.stdout.strip().endswith("rp2 42"), r.stdout + r.stderr
         assert "on the hub's raw console" in r.stderr                  # auto -> the chip, through a hub

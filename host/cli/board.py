@@ -10,6 +10,7 @@
 #   ... --power-cut-at-ms 5000 | --power-cut-random SEED      -> a power cut in virtual time
 #   surepick board --reset-world --port socket://127.0.0.1:PORT -> the running board's world back
 #                                                               to its start (the part respawned)
+import errno
 import sys
 
 from surepick.host.user_error import FAILED, OK
@@ -181,6 +182,10 @@ def run(args):
         while not stop.wait(3600):
             pass
     except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise CommandError("cannot listen on %s: the port is in use (another board, or another program, "
+                               "has it): choose another port, or --listen without one for a free port"
+                               % args.listen) from None
         raise CommandError(str(e), FAILED) from None
     finally:
         vboard.close()

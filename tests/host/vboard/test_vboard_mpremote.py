@@ -419,3 +419,19 @@ def test_cli_refuses_non_loopback(flash):
     proc = subprocess.run([sys.executable, "-m", "surepick.host.cli.main", "board", "--listen",
                            "0.0.0.0:0", "--flash", str(flash)], capture_output=True, timeout=30)
     assert proc.returncode == 2 and b"--allow-remote" in proc.stderr
+
+
+def test_cli_names_a_port_in_use_and_the_way_out(flash):
+    # Another program holds the port: the board says so and how to get a free one (exit 2, the
+    # person's choice of port), not a bare "[Errno 98]".
+    import socket
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "surepick.host.cli.main", "board", "--listen",
+                               "127.0.0.1:%d" % port, "--flash", str(flash)], capture_output=True, text=True,
+                              timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot listen on 127.0.0.1:%d: the port is in use" % port in proc.stderr, proc.stderr
+    assert "--listen without one for a free port" in proc.stderr, proc.stderr

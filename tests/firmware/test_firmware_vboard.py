@@ -8,7 +8,7 @@ from surepick.host import vboard
 from surepick.host.engines.world_service import WorldService
 from surepick.shared_fsm import codes, link, states
 
-from tests.support.vboard import Console, deploy_firmware
+from tests.support.vboard import Console, deploy_firmware, first_hello, hold_at_boot
 from tests.support.period import PERIOD_MS, PERIOD_US
 
 
@@ -21,10 +21,11 @@ def test_job_over_the_link_places_the_part_in_the_bin(tmp_path):
     ps = WorldService("nominal", seed=1)
     pick, place, width = ps.job_um()
     t0 = time.monotonic()
+    hold_at_boot(ps)
     with vboard.VirtualBoard(tmp_path, world_service=ps) as board:   # main.py picks hal.virtual
         con = Console(board.address)
         try:
-            hello = con.wait(_is(link.T_HELLO), 20)
+            hello, _ = first_hello(con, 10, 20)
             assert hello is not None, bytes(con.text[-2000:])
             con.send(link.job(11, pick, place, width))
             reply = con.wait(lambda f: f.ftype == link.T_REPLY and f.fields[0] == 11, 10)

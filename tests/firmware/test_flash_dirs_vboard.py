@@ -10,7 +10,7 @@ from surepick.host.engines.vboard import BoardConsole
 from surepick.shared_fsm import codes, link
 from surepick.host.vboard import VirtualBoard
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import deploy_firmware
+from tests.support.vboard import deploy_firmware, first_hello, hold_at_boot
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -32,12 +32,12 @@ def test_a_directory_where_a_board_file_belongs_boots_and_the_loop_keeps_running
     (flash / path / "keep.txt").write_text("someone's file\n")
     ps = WorldService("nominal", seed=1)
     pick, place, width = ps.job_um()
+    hold_at_boot(ps)
     with VirtualBoard(flash, world_service=ps, heap=PICO_HEAP) as board:
         con = BoardConsole(board.address)
         try:
-            assert con.wait(lambda f: f.ftype == link.T_HELLO, 120) is not None, board.transcript()[-1500:]
-            con.send(link.request(link.T_STATUS, 1))
-            st = _reply(con, 1)
+            hello, st = first_hello(con, 1, 120)
+            assert hello is not None, board.transcript()[-1500:]
             assert st is not None and st.fields[1] == link.OK, con.tail()
             if st.fields[3] != 0:                # an unreadable marker: an interruption, latched
                 assert path == "job.json" and st.fields[3] == codes.F_INTERRUPTED, st.fields

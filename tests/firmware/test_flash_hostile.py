@@ -16,7 +16,7 @@ import pytest
 
 from surepick.host.engines.world_service import WorldService, KEEP, EXCHANGE_FIELDS
 from surepick.host.engines.vboard import BoardConsole
-from tests.support.vboard import deploy_firmware
+from tests.support.vboard import deploy_firmware, first_hello, hold_at_boot
 from surepick.shared_fsm import link
 from surepick.shared_fsm.codes import F_INTERRUPTED
 from surepick.host.vboard import VirtualBoard
@@ -154,18 +154,13 @@ def boot_hostile(tmp_path, files, keys=()):
     _write_flash(flash, files)
     ps = WorldService("nominal", seed=1)
     exchanges = ps.record()
-    # Virtual time stands at the boot's first reading until this test has connected and sent a
-    # line: a console no one has open drops what the board writes (as a USB port does), so a
-    # HELLO written before a slow or busy host connected would be lost.
-    ps.hold_for_line_at(0)
+    hold_at_boot(ps)
     with VirtualBoard(flash, world_service=ps, heap=PICO_HEAP) as board:
         con = BoardConsole(board.address)
         try:
-            con.send(link.request(link.T_STATUS, 1))     # read at the first tick, after HELLO
-            hello = con.wait(lambda f: f.ftype == link.T_HELLO, 60)
+            hello, st = first_hello(con, 1)
             assert hello is not None, "no HELLO: boots %d, error %r, plant exchanges %d, console %r" % (
                 board.boot_count, board.error, ps.exchanges, board.transcript()[-1500:])
-            st = _reply(con, 1)
             assert st is not None and st.fields[1] == link.OK, (st, con.tail())
             items = []
             kept = 1

@@ -18,7 +18,7 @@ from surepick.shared_fsm import link, states
 from surepick.shared_fsm.config import FIELDS as CONFIG_FIELDS
 
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import Console, deploy_firmware
+from tests.support.vboard import Console, deploy_firmware, first_hello, hold_at_boot
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -67,10 +67,11 @@ def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
     ps = WorldService("nominal", seed=7, realtime=True)
     log = ps.record()
     pick, place, width = ps.job_um()
+    hold_at_boot(ps)
     with vboard.VirtualBoard(tmp_path, world_service=ps) as board:
         con = Console(board.address)
         try:
-            assert con.wait(lambda f: f.ftype == link.T_HELLO, 20) is not None, con.tail()
+            assert first_hello(con, 99, 20)[0] is not None, con.tail()
             con.send(link.job(1, pick, place, width))
             ev = con.wait(lambda f: f.ftype == link.T_EVENT and f.fields[4] == states.TRANSFER, 180)
             assert ev is not None, con.tail()

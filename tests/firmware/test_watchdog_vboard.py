@@ -17,7 +17,7 @@ from surepick.firmware.boot_recovery import ACT_FAULT, ACT_NORMAL
 from surepick.shared_fsm import codes, link, states
 
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import Console, deploy_firmware
+from tests.support.vboard import Console, deploy_firmware, first_hello, hold_at_boot
 
 pytestmark = NEEDS_MICROPYTHON
 
@@ -64,6 +64,7 @@ def _hang_board(tmp_path, seed=3):
     deploy_firmware(tmp_path)
     (tmp_path / "main.py").write_text(HANG_MAIN)
     ps = WorldService("nominal", seed=seed)
+    hold_at_boot(ps)         # first_hello() lets the boot go on
     return ps, vboard.VirtualBoard(tmp_path, world_service=ps)
 
 
@@ -89,7 +90,7 @@ def test_a_hang_mid_job_resets_into_interrupted(tmp_path):
     with board:
         con = Console(board.address)
         try:
-            first = con.wait(_is(link.T_HELLO), 20)
+            first, _ = first_hello(con, 90, 20)
             assert first is not None and first.fields[3] == 1, con.tail()    # power-on
             con.send(link.job(11, pick, place, width))
             r = con.wait(_reply(11), 10)
@@ -126,7 +127,7 @@ def test_a_hang_at_rest_resets_to_a_normal_boot(tmp_path):
     with board:
         con = Console(board.address)
         try:
-            assert con.wait(_is(link.T_HELLO), 20) is not None, con.tail()
+            assert first_hello(con, 90, 20)[0] is not None, con.tail()
             hello, silent, timeout, wall = _hang_and_wait_for_the_next_boot(board, con)
             assert hello.fields[3] == 2 and WDT_MS < silent <= WDT_MS + 100
             con.send(link.request(link.T_STATUS, 2))
@@ -149,7 +150,7 @@ def test_a_loop_held_off_the_cpu_is_not_a_hang(tmp_path):
     with board:
         con = Console(board.address)
         try:
-            assert con.wait(_is(link.T_HELLO), 20) is not None, con.tail()
+            assert first_hello(con, 90, 20)[0] is not None, con.tail()
             t0 = time.monotonic()
             con.send(link.request(link.T_PING, OFF_CPU_ID))
             r = con.wait(_reply(OFF_CPU_ID), 30)
@@ -169,11 +170,12 @@ def test_no_spurious_reset_and_the_longest_tick_at_rest(tmp_path):
     deploy_firmware(tmp_path)
     ps = WorldService("nominal", seed=5)
     pick, place, width = ps.job_um()
+    hold_at_boot(ps)
     with vboard.VirtualBoard(tmp_path, world_service=ps) as board:
         con = Console(board.address)
         try:
             t0 = time.monotonic()
-            assert con.wait(_is(link.T_HELLO), 20) is not None, con.tail()
+            assert first_hello(con, 90, 20)[0] is not None, con.tail()
             boot_s = time.monotonic() - t0
             con.send(link.job(1, pick, place, width))
             end = con.wait(lambda f: f.ftype == link.T_EVENT and f.fields[4] == states.IDLE

@@ -17,7 +17,7 @@ from surepick.host.vboard import VirtualBoard
 
 from tests.support.cli import surepick
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.vboard import Console, deploy_firmware
+from tests.support.vboard import Console, deploy_firmware, first_hello, hold_at_boot
 
 F = {name: i for i, name in enumerate(EXCHANGE_FIELDS)}
 PULSES = slice(F["p0"], F["p4"] + 1)
@@ -36,7 +36,7 @@ def _start_job(board, ps, rid, until):
     con = Console(board.address)
     try:
         if board.boot_count == 1 and not getattr(board, "_hello_seen", False):
-            assert con.wait(lambda f: f.ftype == link.T_HELLO, 20) is not None, con.tail()
+            assert first_hello(con, 99, 20)[0] is not None, con.tail()
             board._hello_seen = True
         con.send(link.job(rid, pick, place, width))
         r = con.wait(lambda f: f.ftype == link.T_REPLY and f.fields[0] == rid, 10)
@@ -55,6 +55,7 @@ def _status(board):
 def test_busy_board_is_refused_and_the_job_goes_on(tmp_path):
     deploy_firmware(tmp_path)
     ps = WorldService("nominal", seed=2, realtime=True)   # a job at a Pico's pace
+    hold_at_boot(ps)                     # _start_job's first_hello lets the boot go on
     with VirtualBoard(tmp_path, world_service=ps) as board:
         _start_job(board, ps, 1, states.DESCEND)
         for args in (("deploy", "--source", "--no-wait"), ("config", "set", "grasp_dwell_ms", "380"),
@@ -82,6 +83,7 @@ def test_busy_board_is_refused_and_the_job_goes_on(tmp_path):
 def test_force_brings_the_arm_to_rest_then_takes_over(tmp_path):
     deploy_firmware(tmp_path)
     ps = WorldService("nominal", seed=2, realtime=True)   # a job at a Pico's pace
+    hold_at_boot(ps)                     # _start_job's first_hello lets the boot go on
     log = ps.record()
     with VirtualBoard(tmp_path, world_service=ps) as board:
         # config set --force in LIFT: aborted, at rest, then saved
@@ -113,6 +115,7 @@ def test_force_brings_the_arm_to_rest_then_takes_over(tmp_path):
 def test_force_deploy_in_transfer_waits_for_rest(tmp_path):
     deploy_firmware(tmp_path)
     ps = WorldService("nominal", seed=2, realtime=True)
+    hold_at_boot(ps)                     # _start_job's first_hello lets the boot go on
     log = ps.record()
     with VirtualBoard(tmp_path, world_service=ps) as board:
         # deploy --force in TRANSFER: aborted, at rest, deployed, hello

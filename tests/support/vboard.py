@@ -14,6 +14,24 @@ def deploy_firmware(flash):
     install_firmware(flash)
 
 
+# ---- the first HELLO of a board a test starts ----
+
+def hold_at_boot(ps):
+    # Virtual time stands at the boot's first reading until a console line comes. A console no
+    # one has open drops what the board writes (as a USB port does), so a HELLO written before
+    # a slow or busy test had connected would be lost. Call before the board starts, then
+    # first_hello() once connected.
+    ps.hold_for_line_at(0)
+
+
+def first_hello(con, rid, timeout=60):
+    # Send STATUS (the line a held boot waits for; read at the first tick, after HELLO).
+    # -> (the HELLO frame, the STATUS reply); None for what did not come.
+    con.send(link.request(link.T_STATUS, rid))
+    hello = con.wait(lambda f: f.ftype == link.T_HELLO, timeout)
+    return hello, (con.wait(_is_reply(rid), 30) if hello is not None else None)
+
+
 # ---- a deterministic scripted run: what the fw-vs-sim and determinism tests share ----
 
 JOB_HOLD_MS = 600        # the JOB is read in the ticks after this (after the calibration ends)

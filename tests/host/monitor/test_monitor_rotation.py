@@ -13,7 +13,6 @@ import time
 import pytest
 
 from surepick.host.link.client import LinkClient
-from surepick.host.link.jobs import JobSpec
 from surepick.shared_fsm import link
 
 from tests.support.bench import Bench, text_of, wait_for_text
@@ -40,8 +39,8 @@ def board_log(port):
 
 
 def quiet_board_log(port, quiet_s=1.5, timeout=30):
-    # The board's log once it has stopped growing: the last abort's records reach flash only when
-    # the arm has settled, after log_records returned, and may rotate a segment away meanwhile.
+    # The board's log once it has stopped growing: the last records reach flash at the board's
+    # next commit, after log_records returned, and may rotate a segment away then.
     deadline = time.monotonic() + timeout
     held = board_log(port)
     while True:
@@ -54,32 +53,20 @@ def quiet_board_log(port, quiet_s=1.5, timeout=30):
 
 
 def log_records(port, n):
-    # Make the board log about n records quickly: start a job, abort it, clear the fault (about
-    # four records each: the start transition, the fault, counters; the arm barely moves).
-    args = JobSpec().link_args()
+    # Make the board log at least n records quickly: teleop mode entered and left, a record each
+    # (R_TELEOP_ON, R_TELEOP_OFF); the arm holds where it stands, nothing moves, no cycle runs.
+    # What a record says does not matter here, only that the log fills and rotates.
     with LinkClient(port) as c:
-        start = c.request(link.T_STATUS, (), 5.0).payload[4]
+        start = last = c.request(link.T_STATUS, (), 5.0).payload[4]
         deadline = time.monotonic() + 300
-        while True:
-            last = c.request(link.T_STATUS, (), 5.0).payload[4]
-            if last - start >= n:
-                return last
+        while last - start < n:
             assert time.monotonic() < deadline, "the board logged %d of %d records" % (last - start, n)
-            r = c.request(link.T_JOB, args, 5.0)
-            if not r.ok and tuple(r.payload) == ("holding",):
-                # The last abort came after the grip (the virtual arm runs ahead of the wall
-                # clock, further on a faster machine): put the part down, as a person would.
-                assert c.request(link.T_RESCUE, (link.RESCUE_PLACE, 0), 5.0).ok
-                wait_until(lambda: c.request(link.T_STATUS, (), 5.0).payload[2] == link.BUSY_NONE, 120,
-                           "the rescue to put the part down")
-                continue
+            r = c.request(link.T_TELEOP, (1,), 5.0)
             assert r.ok, r
-            time.sleep(0.05)
-            c.request(link.T_ABORT, (), 5.0)
-            # A job that had started latched ABORTED; one still waiting for the arm to settle (the
-            # marker is written only then) was dropped without a fault: nothing to clear.
-            if c.request(link.T_STATUS, (), 5.0).payload[1]:
-                assert c.request(link.T_CLEAR_FAULT, (), 5.0).ok
+            r = c.request(link.T_TELEOP, (0,), 5.0)
+            assert r.ok, r
+            last = c.request(link.T_STATUS, (), 5.0).payload[4]
+        return last
 
 
 def db_rows(db, sql):

@@ -1,6 +1,7 @@
-# The line a started board prints once its firmware answers ("serving on ADDRESS", one line per
-# address), and reading the address back from it: one place for `surepick board`, which prints
-# it, and for every script, bench and test that starts a board and needs its address.
+# The line a started board prints once it serves ("serving on ADDRESS", one line per address; the
+# emulated chip's once its firmware answers), and reading the address back from it: one place for
+# `surepick board`, which prints it, and for every script, bench and test that starts a board and
+# needs its address.
 import re
 import subprocess
 import time

@@ -59,6 +59,7 @@ def run_scenario(flash, scenario, seed, tail_ms=JUDGE_TAIL_MS, timeout=90, **pla
     deploy_firmware(flash)
     board = board_in_world(flash, scenario, seed, **plant_kw)
     ps = board.world_service
+    hold_at_boot(ps)
     ps.hold_for_line_at(CAL_AT_MS)
     ps.hold_for_line_at(JOB_HOLD_MS)
     pick, place, width = ps.job_um()
@@ -66,6 +67,10 @@ def run_scenario(flash, scenario, seed, tail_ms=JUDGE_TAIL_MS, timeout=90, **pla
     with board:
         con = Console(board.address)
         try:
+            # (the STATUS is answered after the boot's sensing, exchanges past the boot's hold:
+            # the next hold the host sees is the calibration's)
+            hello, st = first_hello(con, 3, 30)
+            assert hello is not None and st is not None, bytes(con.text[-2000:])
             assert ps.wait_holding(30), "the board never reached the calibration hold"
             con.send(link.request(link.T_CALIBRATE, 1, (link.CAL_CURRENT,)))
             r = con.wait(_is_reply(1), 20)

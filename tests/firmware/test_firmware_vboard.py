@@ -12,10 +12,6 @@ from tests.support.vboard import Console, deploy_firmware, first_hello, hold_at_
 from tests.support.period import PERIOD_MS, PERIOD_US
 
 
-def _is(ftype):
-    return lambda f: f.ftype == ftype
-
-
 def test_job_over_the_link_places_the_part_in_the_bin(tmp_path):
     deploy_firmware(tmp_path)
     ps = WorldService("nominal", seed=1)

@@ -52,10 +52,6 @@ app.main(for_this_port())
 BITE = re.compile(rb"vboard: watchdog reset \(not fed for (\d+) ms, timeout (\d+) ms\)")
 
 
-def _is(ftype):
-    return lambda f: f.ftype == ftype
-
-
 def _reply(rid):
     return lambda f: f.ftype == link.T_REPLY and f.fields[0] == rid
 

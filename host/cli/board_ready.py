@@ -23,11 +23,12 @@ def served_address(text, scheme="socket://"):
     return None
 
 
-def wait_served(proc, timeout_s, scheme="socket://", printed=None):
+def wait_served(proc, timeout_s, scheme="socket://", printed=None, log=None):
     """Reads a started board's stdout (a text pipe) line by line up to the ready line with an
     address starting with scheme -> that address. The lines before it are appended to printed (a
-    list) when given. A read blocks until a line comes: timeout_s is checked between lines (the
-    board prints its notes as it starts, and closes stdout when it ends)."""
+    list) when given; log, when given, is called for what the board wrote elsewhere (its stderr),
+    quoted in the error too. A read blocks until a line comes: timeout_s is checked between lines
+    (the board prints its notes as it starts, and closes stdout when it ends)."""
     seen = [] if printed is None else printed
     deadline = time.monotonic() + timeout_s
     why = "printed no ready line in %g s" % timeout_s
@@ -43,5 +44,8 @@ def wait_served(proc, timeout_s, scheme="socket://", printed=None):
         if address is not None:
             return address
         seen.append(line)
-    raise BoardDidNotServe("the board %s without serving on %s...; it printed:\n%s"
-                           % (why, scheme or "an address", "".join(seen)[-3000:] or "(nothing)"))
+    text = "the board %s without serving on %s...; it printed:\n%s" % (
+        why, scheme or "an address", "".join(seen)[-3000:] or "(nothing)")
+    if log is not None:
+        text += "\nits log:\n%s" % log()
+    raise BoardDidNotServe(text)

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 import time
 
-from surepick.host.cli.board_ready import BoardDidNotServe, wait_served
+from surepick.host.cli.board_ready import wait_served
 from tests.support.cli import SUREPICK_BIN
 from tests.support.vboard import deploy_firmware
 
@@ -42,10 +42,7 @@ class Bench:
         self.board = subprocess.Popen([SUREPICK_BIN, "board", "--listen", "127.0.0.1:0", "--flash", str(self.flash)]
                                       + plant,
                                       stdout=subprocess.PIPE, stderr=self.log, text=True, env=self.env)
-        try:
-            self.port = wait_served(self.board, 30)
-        except BoardDidNotServe as e:
-            raise AssertionError("%s\nits log: %s" % (e, self.board_log())) from None
+        self.port = wait_served(self.board, 30, log=self.board_log)
         self.procs = []
 
     def board_log(self):

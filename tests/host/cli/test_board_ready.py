@@ -39,9 +39,10 @@ def test_a_board_that_ends_without_serving_is_named_with_what_it_printed():
     p = _printer("surepick board: the flash directory /nowhere does not exist", then_exit=2)
     try:
         with pytest.raises(BoardDidNotServe) as e:
-            wait_served(p, 60)
+            wait_served(p, 60, log=lambda: "surepick board: its stderr, from the log file")
     finally:
         p.communicate(timeout=30)
     text = str(e.value)
     assert "ended (exit code 2)" in text, text
     assert "the flash directory /nowhere does not exist" in text, text
+    assert "its log:\nsurepick board: its stderr, from the log file" in text, text

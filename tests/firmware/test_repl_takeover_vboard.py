@@ -34,16 +34,18 @@ SLOWER = 10               # the arm's speed divided by this for the test
 MOVE_TIMEOUT_MS = next(f[3] for f in CONFIG_FIELDS if f[0] == "move_timeout_ms")
 
 # REPL code that moves the base servo 1 us every 20 ms through the firmware's HAL for 3 s, as a
-# human poking at the arm would; it prints what the HAL's pulse reads before and after.
+# human poking at the arm would; it prints what the HAL's base pulse reads before and after, then
+# the four other servos' pulses as it found them (the REPL code writes none of them).
 SWEEP = """\
 import time
 from surepick.firmware.hal import for_this_port
 h = for_this_port()
-p0 = h.pulse_us(0)
+found = [h.pulse_us(i) for i in range(5)]
+p0 = found[0]
 for i in range(150):
     h.set_pulse_us(0, p0 + i)
     time.sleep_ms(20)
-print("SWEEP", p0, h.pulse_us(0))
+print("SWEEP", p0, h.pulse_us(0), *found[1:])
 """
 
 
@@ -111,7 +113,7 @@ def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
         rows = list(log)
     text = out.stdout.decode(errors="replace")
     assert out.returncode == 0 and "SWEEP" in text, (text, out.stderr.decode(errors="replace"))
-    p_start, p_end = (int(v) for v in text.split("SWEEP", 1)[1].split()[:2])
+    p_start, p_end, *found = (int(v) for v in text.split("SWEEP", 1)[1].split()[:6])
 
     # after Ctrl-C the loop's exchanges (2 ms each) end and the guard's go on (the bench in real
     # time, a step each 5 ms or more of wall time)
@@ -119,8 +121,15 @@ def test_estop_at_the_repl_freezes_the_servos_mid_transfer(tmp_path):
     after = rows[guard:]
     assert len(after) > 100, len(after)
     assert all(r[F["advance_ms"]] >= GUARD_MS for r in after[1:])     # no loop tick after Ctrl-C
-    # until the REPL code ran, the servos held the loop's last pulses
-    assert rows[guard - 1][PULSES[1]:PULSES[4] + 1] == after[0][PULSES[1]:PULSES[4] + 1]
+    # until the REPL code ran, the servos held the pulses the loop last wrote: those the REPL code
+    # found. The loop's last tick reads the Ctrl-C after its servo frame, so that frame's pulses
+    # reach the plant only in the guard's first exchange: from the loop's last exchange to it no
+    # servo moves further than the loop moved one between two of its own exchanges (nothing snaps)
+    assert _pulses(after[0])[1:] == tuple(found), (_pulses(after[0]), found)
+    loop_step = max((abs(a - b) for r0, r1 in zip(rows[n_loop:guard - 1], rows[n_loop + 1:guard])
+                     for a, b in zip(_pulses(r0), _pulses(r1))), default=0)
+    takeover_step = max(abs(a - b) for a, b in zip(_pulses(rows[guard - 1]), [p_start] + found))
+    assert takeover_step <= loop_step, (_pulses(rows[guard - 1]), found, loop_step)
     first = next(i for i, r in enumerate(after) if r[F["flags"]] & 1)     # the plant's e-stop
     before, at, later = after[:first], after[first], after[first + 1:]
     # before the press the REPL code moved the base servo, and only it

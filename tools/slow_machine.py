@@ -131,7 +131,25 @@ def _remove_cgroup(d):
             return
         except OSError:
             time.sleep(0.1)
-    print("slow_machine: could not remove %s (a process still in it)" % d, file=sys.stderr)
+    print("slow_machine: could not remove %s: still in it: %s" % (d, "; ".join(_stragglers(d)) or "?"),
+          file=sys.stderr)
+
+
+def _stragglers(d):
+    # -> "PID command line" of each process left in the group: what outlived the command.
+    try:
+        with open(os.path.join(d, "cgroup.procs")) as f:
+            pids = f.read().split()
+    except OSError:
+        return []
+    out = []
+    for pid in pids:
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                out.append("%s %s" % (pid, f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:200]))
+        except OSError:
+            out.append(pid)
+    return out
 
 
 def main(argv=None):

@@ -1,6 +1,8 @@
 # tools/slow_machine.py as docs/testing.md writes it: options after the mode, the command after
 # "--". The command itself looks in /proc for its busy siblings (children of the same parent
 # running the hog's loop), so the count is the kernel's, not the tool's own word.
+import os
+import re
 import signal
 import subprocess
 import sys
@@ -106,3 +108,25 @@ def test_cores_must_be_above_zero():
     r = subprocess.run([sys.executable, TOOL, "half", "--cores", "0", "--", "true"], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 2 and "--cores must be above 0" in r.stderr, r.stderr
+
+
+def test_half_names_what_outlived_its_command():
+    # A process the command left behind keeps the quota's group: the tool gives up on it after a
+    # few seconds and names it, so the run's log says what a suite left running.
+    r = subprocess.run([sys.executable, TOOL, "half", "--cores", "0.5", "--",
+                        "sh", "-c", "sleep 17.25 >/dev/null 2>&1 &"], capture_output=True, text=True, timeout=120)
+    if "no writable cgroup" in r.stderr:
+        pytest.skip("no writable cgroup on this machine: " + r.stderr.strip())
+    left = re.search(r"could not remove (\S+): still in it: (\d+) sleep 17\.25", r.stderr)
+    try:
+        assert r.returncode == 0, r.stderr
+        assert left is not None, r.stderr
+    finally:
+        if left is not None:           # the sleeper and its group are this test's to clear
+            os.kill(int(left.group(2)), signal.SIGKILL)
+            for _ in range(100):
+                try:
+                    os.rmdir(left.group(1))
+                    break
+                except OSError:
+                    time.sleep(0.05)

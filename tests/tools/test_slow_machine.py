@@ -57,19 +57,26 @@ def test_hog_without_a_command_or_seconds_is_refused():
 
 def test_a_killed_slow_machine_leaves_no_hog_behind():
     # SIGKILL gives the tool no chance to stop its hogs: each ends by itself once its parent is gone.
-    p = subprocess.Popen([sys.executable, TOOL, "hog", "--procs", "2", "--", "sleep", "30"],
-                         stderr=subprocess.PIPE, text=True)
-    line = p.stderr.readline()
-    assert "busy processes, pids" in line, line
-    pids = [int(x) for x in line.split("pids", 1)[1].split()]
-    assert len(pids) == 2 and all(_alive(pid) for pid in pids), line
-    p.send_signal(signal.SIGKILL)
-    p.wait(30)
-    end = time.monotonic() + 60
-    while any(_alive(pid) for pid in pids):
-        assert time.monotonic() < end, "hogs %s still spin a minute after their tool was killed" % pids
-        time.sleep(0.1)
-    # (its command, orphaned too, ends by itself within 30 s)
+    p = subprocess.Popen([sys.executable, TOOL, "hog", "--procs", "2", "--", "sh", "-c", "echo $$; exec sleep 30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = int(p.stdout.readline())
+    try:
+        line = p.stderr.readline()
+        assert "busy processes, pids" in line, line
+        pids = [int(x) for x in line.split("pids", 1)[1].split()]
+        assert len(pids) == 2 and all(_alive(pid) for pid in pids), line
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+        end = time.monotonic() + 60
+        while any(_alive(pid) for pid in pids):
+            assert time.monotonic() < end, "hogs %s still spin a minute after their tool was killed" % pids
+            time.sleep(0.1)
+    finally:
+        # its command, orphaned too, is this test's to end (it outlived the suite in a half run)
+        try:
+            os.kill(command, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _alive(pid):

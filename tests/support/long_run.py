@@ -1,8 +1,8 @@
 # A deadline for the few tests whose work is a long run (hundreds of cycles, or minutes of
 # emulated chip time). The suite's per-test --timeout 900 (scripts/test.sh) is a hang guard sized
-# for tests of a few minutes; these take 5-6 minutes alone on the quiet development machine and
-# 13-14 minutes beside a 2-core CPU hog (docs/testing.md, "The whole suite"), so a slower machine
-# beside a hog would pass 900 s with nothing wrong. 1800 s is about five times their quiet time.
+# for tests of a few minutes; how long these take, quiet and beside a CPU hog, on the machines
+# measured so far is in docs/testing.md ("A long run has a deadline of its own"): a machine twice
+# as slow as the slowest there, beside a hog, would pass 900 s with nothing wrong.
 # A hang guard only: no test asserts on time.
 import pytest
 

@@ -56,6 +56,8 @@ VARIANTS = {
                                      m.opt.disableflags & ~int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)),
     "no_sensors": _flag("disableflags", mujoco.mjtDisableBit.mjDSBL_SENSOR),
     "no_islands": _flag("disableflags", mujoco.mjtDisableBit.mjDSBL_ISLAND),
+    # MuJoCo's sleeping trees (mjENBL_SLEEP, default sleep_tolerance): a part at rest is not stepped
+    "sleep": _flag("enableflags", mujoco.mjtEnableBit.mjENBL_SLEEP),
     "fixtures_part_only": lambda m: _part_only(m, ["table", "bin_floor", "bin_wall_px", "bin_wall_nx",
                                                    "bin_wall_py", "bin_wall_ny"]),
     "step4": _step4,

@@ -552,6 +552,8 @@ class App(Controller):
             c |= link.COND_ESTOP_OPEN
         if self.hil is not None:
             c |= link.COND_HIL
+        if self.arm_error:
+            c |= link.COND_ARM_INVALID
         return c
 
     def running(self):

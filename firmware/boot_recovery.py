@@ -59,22 +59,9 @@ def _write_json(path, obj):
 def _read_json(path, file, rejected):
     # -> (present, the JSON object or None when unusable). An unusable file is named in
     # `rejected` (a rejects.Rejects, or None) as (file, "-", reason).
-    status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
-    if status == fsutil.READ_MISSING:
+    d, reason = fsutil.read_object(path, MAX_FILE_BYTES)
+    if d is None and reason is None:
         return False, None
-    reason = fsutil.READ_REASONS[status]
-    d = None
-    if reason is None:
-        try:
-            d = json.loads(data.decode())
-        except UnicodeError:
-            reason = "utf8"
-        except MemoryError:
-            reason = "no_memory"
-        except Exception:        # ValueError, RuntimeError (nesting): not JSON
-            reason = "json"
-    if reason is None and not isinstance(d, dict):
-        reason = "not_object"
     if reason is not None:
         _reject(rejected, file, "-", reason)
         return True, None

@@ -49,6 +49,11 @@ TABLE = (
     Entry("moving", "the arm is still moving (braking to where it was stopped)",
           "wait a second for it to come to rest",
           True, True, "OK"),
+    Entry("arm_invalid", "the board's arm description (/arm.json) failed its check at boot: no servo is powered "
+          "and nothing moves (the rejects at boot name the field)",
+          "ship a valid description: `surepick deploy --arm FILE{port}` (FILE your arm's description, or a "
+          "preset's name; `surepick arm check FILE` names what is wrong with one); the board reboots into it",
+          True, False, "FAIL"),
     Entry("estop", "the e-stop is pressed",
           "release the e-stop (the arm holds meanwhile), then " + _CLEAR,
           True, False, "FAIL"),
@@ -169,6 +174,11 @@ def active(view):
         keys.add("cycle_open")
     if has(link.COND_AWAY):
         keys.add("away")
+    if has(link.COND_ARM_INVALID):
+        # No servo was ever powered: the unpowered arm and gripper follow from it, and their
+        # rescues are refused until a valid description is deployed.
+        keys.add("arm_invalid")
+        keys -= {"arm_unpowered", "arm_stalled", "gripper_off", "away"}
     # A rescue takes the arm back and clears the fault with it: with the arm unpowered or a part
     # held, `job clear` alone does not free the board, the rescue does.
     if keys & {"arm_unpowered", "arm_stalled"}:

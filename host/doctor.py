@@ -147,9 +147,15 @@ class Doctor:
         got = rejects.fetch(c, 3.0)
         items = got[1] if got else []
         text = "; ".join(rejects.describe(it) for it in items) or "(the firmware does not list them)"
+        fixes = []
+        if any(it[0] == "arm" for it in items):
+            from surepick.host import board_state
+            fixes.append(board_state.way_out(board_state.BY_KEY["arm_invalid"], self.port))
+        if not items or any(it[0] != "arm" for it in items):
+            fixes.append("set what you need again (`surepick config set KEY VALUE --port %s`) or look at the files "
+                         "(`surepick link mpremote --port %s -- fs cat :/config.json`)" % (self.port, self.port))
         self.add(WARN, "boot", "the board rejected %d item(s) of its flash at boot: %s" % (count, text),
-                 "set what you need again (`surepick config set KEY VALUE --port %s`) or look at the files "
-                 "(`surepick link mpremote --port %s -- fs cat :/config.json`)" % (self.port, self.port))
+                 "; ".join(fixes))
 
     def _config(self, c):
         from surepick.firmware import settings

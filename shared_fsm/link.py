@@ -105,6 +105,7 @@ COND_CYCLE_OPEN = const(64)    # a job's marker is on flash: a reset now boots i
 COND_AWAY = const(128)         # the arm is powered but not settled at the pose a boot starts from (its rest pose)
 COND_ESTOP_OPEN = const(256)   # the e-stop contact reads open (or not yet closed long enough to release)
 COND_HIL = const(512)          # hardware-in-the-loop mode
+COND_ARM_INVALID = const(1024)  # the arm description (/arm.json) failed its check at boot: no servo powered, nothing moves
 
 # ---- error codes: returned by decode() and carried in REPLY.code ----
 OK = const(0)

@@ -10,6 +10,7 @@ physically went, whatever calibration the board runs now."""
 import time
 
 from surepick.host.link.errors import LinkError
+from surepick.host.link.answers import teleop_refusal
 from surepick.shared_fsm import link, servo_cal
 from surepick.host.user_error import Failure
 
@@ -34,24 +35,6 @@ class BringupStop(Failure):
 
 def _no_telemetry():
     return BringupStop("the board sent no telemetry: `surepick config set telemetry_hz 10`, then run bringup again")
-
-
-def refusal_text(reply):
-    # Why the board would not enter teleop, with the way on.
-    p = reply.payload
-    if reply.code == link.E_FAULTED:
-        from surepick.shared_fsm import codes
-        return "a latched fault (%s): clear it with `surepick job clear`, then run bringup again" % (
-            codes.name(p[0]) if p else "?")
-    if reply.code == link.E_BUSY:
-        return "the board is busy (a job, a calibration or a recovery moves the arm): wait, or `surepick job abort`"
-    if reply.code == link.E_STATE and p:
-        return {"estop": "the e-stop is pressed: release it",
-                "arm_invalid": "the board's arm description is invalid (surepick job status names the field)",
-                "hil": "the board is in hardware-in-the-loop mode"}.get(p[0], "state %s" % p[0])
-    if reply.code == link.E_UNKNOWN_TYPE:
-        return "this firmware has no teleop mode: deploy a newer one (surepick deploy)"
-    return "%s %s" % (reply.code_name, " ".join(str(v) for v in p))
 
 
 class BoardMap:
@@ -213,7 +196,8 @@ class Jog:
     def _enter(self):
         r = self.c.request(link.T_TELEOP, (1,), self.timeout)
         if not r.ok:
-            raise BringupStop("the board refused to let a servo be moved: %s" % refusal_text(r))
+            raise BringupStop("the board refused to let a servo be moved: %s; then run `surepick bringup` again"
+                              % teleop_refusal(r.code, r.payload, getattr(self.c, "port", None)))
         p = r.payload
         self.q = [int(v) for v in p[1:5]]
         self.jaw = int(p[5])
@@ -360,7 +344,8 @@ class Jog:
         # After a deadman hold: TELEOP on again; the board answers with the pose it holds.
         r = self.c.request(link.T_TELEOP, (1,), self.timeout)
         if not r.ok:
-            raise BringupStop("the board did not re-arm teleop: %s" % refusal_text(r))
+            raise BringupStop("the board did not re-arm teleop: %s; then run `surepick bringup` again"
+                              % teleop_refusal(r.code, r.payload, getattr(self.c, "port", None)))
 
     def _wait_held(self, q, jaw):
         # Re-send the final setpoint until the board says its drivers hold it (TELEOP_STATE: the

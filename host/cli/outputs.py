@@ -25,13 +25,7 @@ def check_writable_dir(path, flag="--out"):
         raise CommandError("cannot use %s %s: it is a file, not a directory" % (flag, path)) from None
     except OSError as e:
         raise cannot("use " + flag, path, e) from None
-    probe = os.path.join(path, ".surepick-write-test-%d" % os.getpid())
-    try:
-        with open(probe, "w") as f:
-            f.write("")
-        os.remove(probe)
-    except OSError as e:
-        raise cannot("use " + flag, path, e) from None
+    _prove_writable(path, path, flag)
 
 
 def check_writable_file(path, flag="--out"):
@@ -43,7 +37,12 @@ def check_writable_file(path, flag="--out"):
     if not os.path.isdir(parent):
         what = "is a file" if os.path.exists(parent) else "does not exist"
         raise CommandError("cannot use %s %s: its directory %s %s" % (flag, path, parent, what))
-    probe = os.path.join(parent, ".surepick-write-test-%d" % os.getpid())
+    _prove_writable(parent, path, flag)
+
+
+def _prove_writable(directory, path, flag):
+    # Write and remove an empty file in `directory`: CommandError naming `flag path` if it fails.
+    probe = os.path.join(directory, ".surepick-write-test-%d" % os.getpid())
     try:
         with open(probe, "w") as f:
             f.write("")

@@ -48,6 +48,14 @@ _STATE_REASONS = {
 }
 
 
+def _bench_state(reason):
+    # A reason that is one of the bench's states (host/board_state.py: arm_invalid): its words and
+    # way out from that table. None for any other.
+    from surepick.host import board_state
+    e = board_state.BY_KEY.get(reason)
+    return None if e is None else "%s; way out: %s" % (e.shows, e.way_out)
+
+
 def fault_text(fault, state=None, attempt=None):
     # "GRASP_FAILED (in DESCEND, attempt 3): no part was found after the last attempt"
     where = []
@@ -92,6 +100,17 @@ def run_text(e):
     return "run %s %d %d %d %d" % (run_codes.name(r) or codes.name(r), x, y, z, v)
 
 
+def teleop_refusal(code, payload=(), port="PORT"):
+    # A TELEOP request the board refused: refusal()'s words, and the refusals only teleop meets.
+    payload = tuple(payload)
+    if code == link.E_UNKNOWN_TYPE:
+        return "this firmware has no teleop mode: deploy this version (`surepick deploy%s`)" % (
+            "" if port is None else " --port %s" % port)
+    if code == link.E_STATE and payload[:1] == ("not_teleop",):
+        return "the board is not in teleop mode"
+    return refusal(code, payload, port)
+
+
 def _ints(payload, n):
     return [v if isinstance(v, int) else None for v in (list(payload) + [None] * n)[:n]]
 
@@ -114,7 +133,7 @@ def refusal(code, payload=(), port="PORT"):
                 "or stop it with `surepick job abort%s`" % port)
     if code == link.E_STATE:
         reason = payload[0] if payload and isinstance(payload[0], str) else None
-        text = _STATE_REASONS.get(reason, reason or "not allowed in the board's current state")
+        text = _STATE_REASONS.get(reason) or _bench_state(reason) or reason or "not allowed in the board's current state"
         return "not possible now: %s" % text.replace("{port}", port)
     if code == link.E_UNKNOWN_KEY:
         key = payload[0] if payload else "?"

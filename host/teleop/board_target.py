@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from surepick.host.link.answers import teleop_refusal
 from surepick.host.link.errors import Disconnected, LinkError
 from surepick.shared_fsm import codes, link
 from surepick.shared_fsm import kinematics as kin
@@ -51,23 +52,6 @@ class BoardTeleopError(LinkError):
     """The board refused teleop, or left it (a fault, the e-stop, an abort)."""
 
 
-def refusal_text(reply):
-    # A readable sentence for a TELEOP request the board refused.
-    p = reply.payload
-    if reply.code == link.E_FAULTED:
-        return "the board has a latched fault (%s): clear it first (surepick job clear)" % (
-            codes.name(p[0]) if p else "?")
-    if reply.code == link.E_BUSY:
-        return "the board is busy (a job, a calibration or a recovery is moving the arm)"
-    if reply.code == link.E_STATE and p:
-        return {"hil": "the board is in hardware-in-the-loop mode",
-                "estop": "the e-stop is pressed",
-                "not_teleop": "the board is not in teleop mode"}.get(p[0], "state: %s" % p[0])
-    if reply.code == link.E_UNKNOWN_TYPE:
-        return "this firmware has no teleop mode (deploy a newer one: surepick deploy)"
-    return "%s %s" % (reply.code_name, " ".join(str(v) for v in p))
-
-
 class BoardTarget:
     name = "board"
     realtime = True          # the board keeps its own time: sessions run live
@@ -83,7 +67,8 @@ class BoardTarget:
         self.say = say or (lambda text: None)
         r = client.request(link.T_TELEOP, (1,), timeout)
         if not r.ok:
-            raise BoardTeleopError("teleop refused: %s" % refusal_text(r))
+            port = getattr(client, "port", None)
+            raise BoardTeleopError("teleop refused: %s" % teleop_refusal(r.code, r.payload, port))
         q, jaw = self._pose(r.payload)
         self.start_q_deg = np.array(q, dtype=float)
         self.start_jaw_um = int(jaw)

@@ -5,6 +5,7 @@
 # names the field in its rejects ("arm", field, "invalid"; HELLO, STATUS, REJECTS). A board
 # whose flash has no /arm.json runs the reference arm, as every board did before descriptions.
 import gc
+import json
 import sys
 
 from . import fsutil                          # host: surepick.firmware (the simulator)
@@ -69,9 +70,23 @@ def _load_packed(path, rejected):
 
 
 def _load(path, rejected):
-    d, reason = fsutil.read_object(path, MAX_FILE_BYTES)
-    if d is None and reason is None:
+    status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
+    if status == fsutil.READ_MISSING:
         return _reference(), ""
+    reason = fsutil.READ_REASONS[status]
+    d = None
+    if reason is None:
+        try:
+            d = json.loads(data.decode())
+        except UnicodeError:        # erased flash (0xff), a torn multi-byte character
+            reason = "utf8"
+        except MemoryError:         # deep nesting: the parser's stack did not fit
+            reason = "no_memory"
+        except Exception:           # ValueError, RuntimeError (recursion): not JSON
+            reason = "json"
+        data = None
+    if reason is None and not isinstance(d, dict):
+        reason = "not_object"
     if reason is None:
         try:
             return arm_mod.validate(d), ""

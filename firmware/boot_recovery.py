@@ -59,9 +59,22 @@ def _write_json(path, obj):
 def _read_json(path, file, rejected):
     # -> (present, the JSON object or None when unusable). An unusable file is named in
     # `rejected` (a rejects.Rejects, or None) as (file, "-", reason).
-    d, reason = fsutil.read_object(path, MAX_FILE_BYTES)
-    if d is None and reason is None:
+    status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
+    if status == fsutil.READ_MISSING:
         return False, None
+    reason = fsutil.READ_REASONS[status]
+    d = None
+    if reason is None:
+        try:
+            d = json.loads(data.decode())
+        except UnicodeError:
+            reason = "utf8"
+        except MemoryError:
+            reason = "no_memory"
+        except Exception:        # ValueError, RuntimeError (nesting): not JSON
+            reason = "json"
+    if reason is None and not isinstance(d, dict):
+        reason = "not_object"
     if reason is not None:
         _reject(rejected, file, "-", reason)
         return True, None

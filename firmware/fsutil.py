@@ -1,5 +1,4 @@
 # Small filesystem helpers shared by the firmware's file readers and writers.
-import json
 import os
 
 from ..shared_fsm.compat import const
@@ -53,30 +52,6 @@ def read_bounded(path, limit):
     if len(data) > limit:
         return READ_TOO_BIG, None
     return READ_OK, data
-
-
-def read_object(path, limit):
-    # A JSON object from a file the board reads at boot (settings, arm description): -> (dict,
-    # None) read; (None, None) no such file (not an error); (None, reason) rejected as a whole,
-    # reason as the rejects name it (READ_REASONS, "utf8", "no_memory", "json", "not_object").
-    # Never raises on what the flash holds.
-    status, data = read_bounded(path, limit)
-    if status == READ_MISSING:
-        return None, None
-    reason = READ_REASONS[status]
-    if reason is not None:
-        return None, reason
-    try:
-        d = json.loads(data.decode())
-    except UnicodeError:        # erased flash (0xff), a torn multi-byte character
-        return None, "utf8"
-    except MemoryError:         # deep nesting: the parser's stack did not fit
-        return None, "no_memory"
-    except Exception:           # ValueError, RuntimeError (recursion): not JSON
-        return None, "json"
-    if not isinstance(d, dict):
-        return None, "not_object"
-    return d, None
 
 
 def rename(src, dst):

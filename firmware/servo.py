@@ -90,51 +90,57 @@ class Servo:
         move = (vtrack * dt_ms + self.rem) // 1000
         if (d >= 0 and pos + move >= target) or (d <= 0 and pos + move <= target):
             self.rem = 0
-            self.vel = vtrack
-            self.pos = target
-            p = pulse_us(self.cal, target) if self.enabled else 0
-            if p != self.pulse:
-                self.pulse = p
-                self.hal.set_pulse_us(self.index, p)
-            return
-        # Plus the signed speed that closes the gap d and can still stop on it: sqrt(2 a |d|),
-        # capped at vmax (the last isqrt is the next one's starting guess).
-        if d > 0:
-            if d >= self.d_brake:
-                vdes = vt + vmax
-            else:
-                self.sq = isqrt(2 * self.accel * d, self.sq)
-                vdes = vt + self.sq * _SQRT1000_X1000 // 1000
-        elif d < 0:
-            if -d >= self.d_brake:
-                vdes = vt - vmax
-            else:
-                self.sq = isqrt(2 * self.accel * -d, self.sq)
-                vdes = vt - self.sq * _SQRT1000_X1000 // 1000
-        else:
-            vdes = vt
-        if vdes > vmax:
-            vdes = vmax
-        elif vdes < -vmax:
-            vdes = -vmax
-        if vdes > v0 + dv:
-            v = v0 + dv
-        elif vdes < v0 - dv:
-            v = v0 - dv
-        else:
-            v = vdes
-        step = v * dt_ms + self.rem
-        move = step // 1000
-        self.rem = step - move * 1000
-        pos += move
-        if (d >= 0 and pos >= target) or (d <= 0 and pos <= target):
-            # Reached or crossed: sit on the target and move on with it, within the accel limit.
-            pos = target
-            self.rem = 0
             v = vtrack
+            pos = target
+        else:
+            # Plus the signed speed that closes the gap d and can still stop on it: sqrt(2 a |d|),
+            # capped at vmax (the last isqrt is the next one's starting guess).
+            if d > 0:
+                if d >= self.d_brake:
+                    vdes = vt + vmax
+                else:
+                    self.sq = isqrt(2 * self.accel * d, self.sq)
+                    vdes = vt + self.sq * _SQRT1000_X1000 // 1000
+            elif d < 0:
+                if -d >= self.d_brake:
+                    vdes = vt - vmax
+                else:
+                    self.sq = isqrt(2 * self.accel * -d, self.sq)
+                    vdes = vt - self.sq * _SQRT1000_X1000 // 1000
+            else:
+                vdes = vt
+            if vdes > vmax:
+                vdes = vmax
+            elif vdes < -vmax:
+                vdes = -vmax
+            if vdes > v0 + dv:
+                v = v0 + dv
+            elif vdes < v0 - dv:
+                v = v0 - dv
+            else:
+                v = vdes
+            step = v * dt_ms + self.rem
+            move = step // 1000
+            self.rem = step - move * 1000
+            pos += move
+            if (d >= 0 and pos >= target) or (d <= 0 and pos <= target):
+                # Reached or crossed: sit on the target and move on with it, within the accel limit.
+                pos = target
+                self.rem = 0
+                v = vtrack
         self.vel = v
         self.pos = pos
-        p = pulse_us(self.cal, pos) if self.enabled else 0
+        if self.enabled:
+            # servo_cal.pulse_us(cal, pos), inlined: on the chip each call costs 10-20 us, and this
+            # runs for every moving servo every tick (tests/mpy/fw_drivers.py holds the two equal)
+            cal = self.cal
+            t = cal[4]
+            s = 0 if pos < 0 else (t if pos > t else pos)
+            if cal[3]:
+                s = t - s
+            p = cal[0] + s * (cal[1] - cal[0]) // t + cal[2]
+        else:
+            p = 0
         if p != self.pulse:
             self.pulse = p
             self.hal.set_pulse_us(self.index, p)

@@ -278,9 +278,23 @@ def _field_problem(f, value):
 
 def _parse(path, rejected):
     # -> the file's JSON object, or None (missing, or rejected as a whole and named)
-    d, reason = fsutil.read_object(path, MAX_FILE_BYTES)
-    if d is None and reason is None:
+    status, data = fsutil.read_bounded(path, MAX_FILE_BYTES)
+    if status == fsutil.READ_MISSING:
         return None
+    reason = fsutil.READ_REASONS[status]
+    d = None
+    if reason is None:
+        try:
+            d = json.loads(data.decode())
+        except UnicodeError:        # erased flash (0xff), a torn multi-byte character
+            reason = "utf8"
+        except MemoryError:         # deep nesting: the parser's stack did not fit
+            reason = "no_memory"
+        except Exception:           # ValueError, RuntimeError (recursion): not JSON
+            reason = "json"
+        data = None
+    if reason is None and not isinstance(d, dict):
+        reason = "not_object"
     if reason is None:
         v = d.get("version", VERSION)
         if isinstance(v, bool) or v != VERSION:

@@ -8,6 +8,7 @@ import time
 
 from surepick.host.user_error import FAILED, INTERRUPTED, OK
 from surepick.host.cli.errors import CommandError
+from surepick.host.cli.event_follow import events_until
 from surepick.host.cli.options import add_port_argument, board_link, pose as _pose
 
 from surepick.host.link.jobs import DEFAULT_PICK_MM, DEFAULT_PLACE_MM
@@ -217,7 +218,7 @@ def _start(c, args, link, codes, states):
     if not args.wait:
         return OK
     try:
-        return _follow_job(c, args, r.frames, link, codes, states)
+        return _follow_job(c, args, r.frames, codes)
     except KeyboardInterrupt:
         return _interrupted(c, args, "job", link)
 
@@ -245,26 +246,17 @@ def _ask_job(c, um, link):
         time.sleep(busy.POLL_S)
 
 
-def _follow_job(c, args, events, link, codes, states):
+def _follow_job(c, args, events, codes):
     from surepick.host.link.answers import event_text, fault_text
     from surepick.shared_fsm.machine import fault_where
-    seen = []
-    deadline = time.monotonic() + args.timeout
-    while time.monotonic() < deadline:
-        for f in events:
-            e = f.fields
-            if e in seen:        # whole events: a board that restarted numbers its events from 1 again
-                continue
-            seen.append(e)
-            print("  " + event_text(e))
-            if e[2] == codes.K_FAULT:
-                print("cycle ended: fault %s" % fault_text(e[5], fault_where(e[5], e[3]), e[6]))
-                return FAILED
-            if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED:
-                print("cycle ended: placed")
-                return OK
-        f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
-        events = [f] if f is not None else []
+    for e in events_until(c, events, time.monotonic() + args.timeout):
+        print("  " + event_text(e))
+        if e[2] == codes.K_FAULT:
+            print("cycle ended: fault %s" % fault_text(e[5], fault_where(e[5], e[3]), e[6]))
+            return FAILED
+        if e[2] == codes.K_TRANSITION and e[5] == codes.R_PLACED:
+            print("cycle ended: placed")
+            return OK
     raise CommandError("no end of cycle within %.0f s: the job may still run on the board (`surepick job "
                        "status%s`; `surepick job abort%s` stops it)" % (args.timeout, _port(args.port),
                                                                         _port(args.port)), FAILED)
@@ -363,31 +355,21 @@ def _rescue(c, args, link, codes):
     if not args.wait:
         return OK
     try:
-        return _follow_rescue(c, args, r.frames, link, codes)
+        return _follow_rescue(c, args, r.frames, codes)
     except KeyboardInterrupt:
         return _interrupted(c, args, "rescue", link)
 
 
-def _follow_rescue(c, args, events, link, codes):
+def _follow_rescue(c, args, events, codes):
     from surepick.host.link.answers import event_text, fault_text
     from surepick.shared_fsm.machine import fault_where
     ends = {codes.R_PLACED: "placed", codes.R_RESTED: "rested", codes.R_RELEASED: "released"}
-    seen = []
-    events = list(events)
-    deadline = time.monotonic() + args.timeout
-    while time.monotonic() < deadline:
-        for f in events:
-            e = f.fields
-            if e[0] in seen:
-                continue
-            seen.append(e[0])
-            print("  " + event_text(e))
-            if e[2] == codes.K_FAULT:
-                print("rescue ended: fault %s" % fault_text(e[5], fault_where(e[5], e[3]), e[6]))
-                return FAILED
-            if e[2] == codes.K_NOTE and e[5] in ends:
-                print("rescue ended: %s" % ends[e[5]])
-                return OK
-        f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
-        events = [f] if f is not None else []
+    for e in events_until(c, list(events), time.monotonic() + args.timeout):
+        print("  " + event_text(e))
+        if e[2] == codes.K_FAULT:
+            print("rescue ended: fault %s" % fault_text(e[5], fault_where(e[5], e[3]), e[6]))
+            return FAILED
+        if e[2] == codes.K_NOTE and e[5] in ends:
+            print("rescue ended: %s" % ends[e[5]])
+            return OK
     raise CommandError("the rescue did not end within %.0f s" % args.timeout, FAILED)

@@ -4,6 +4,7 @@ import time
 
 from surepick.host.user_error import FAILED, INTERRUPTED, OK
 from surepick.host.cli.errors import CommandError
+from surepick.host.cli.event_follow import events_until
 from surepick.host import production
 from surepick.shared_fsm import codes, link, run_codes
 
@@ -62,22 +63,13 @@ def run(c, args, run_fields):
 
 def _follow(c, args, frames):
     from surepick.host.link.answers import event_text
-    seen = set()
-    deadline = time.monotonic() + args.timeout
-    while time.monotonic() < deadline:
-        for f in frames:
-            e = f.fields
-            if e[0] in seen:
-                continue
-            seen.add(e[0])
-            if e[2] == codes.K_RUN:
-                print("  " + event_text(e), flush=True)
-                if e[5] == run_codes.R_RUN_STOP:
-                    for line in production.report_lines(_final_report(c)):
-                        print(line)
-                    return OK if e[9] in production.NORMAL_ENDS else FAILED
-        f = c.wait_for(link.T_EVENT, max(0.1, deadline - time.monotonic()))
-        frames = [f] if f is not None else []
+    for e in events_until(c, frames, time.monotonic() + args.timeout):
+        if e[2] == codes.K_RUN:
+            print("  " + event_text(e), flush=True)
+            if e[5] == run_codes.R_RUN_STOP:
+                for line in production.report_lines(_final_report(c)):
+                    print(line)
+                return OK if e[9] in production.NORMAL_ENDS else FAILED
     raise CommandError("the run did not end within %.0f s: it goes on on the board (`surepick job status%s`)"
                        % (args.timeout, _port(args)), FAILED)
 

@@ -128,6 +128,10 @@ def refusal(code, payload=(), port="PORT"):
     if code == link.E_BUSY and payload[:1] == ("run",):
         return ("a production run is going on: it picks its own parts; `surepick job stop%s` ends it after "
                 "the current cycle" % port)
+    if code == link.E_BUSY and payload[:1] == ("heap",):
+        return ("the board had no room on its heap to load the code this needs: ask again once the arm is at "
+                "rest (the board collects its garbage there); refused again, a soft reset frees the heap "
+                "(`surepick deploy%s` does one, and refuses while a reset would move the arm)" % port)
     if code == link.E_BUSY:
         return ("the arm is busy (a job, a calibration or a recovery is moving it): wait until it is at rest, "
                 "or stop it with `surepick job abort%s`" % port)

@@ -7,6 +7,7 @@ from surepick.shared_fsm.servo_cal import pulse_us, DEFAULT_CAL
 from surepick.firmware.servo import Servo, isqrt
 from surepick.firmware.sensors import Pot, Current, Rail, Switch, EStop, CURRENT_IDLE, CURRENT_HOLDING, CURRENT_STALL
 from checks import check, finish, result
+from prng import Prng
 
 
 class Hal:
@@ -107,6 +108,25 @@ check(sv.pos == 90000, "inverted servo reaches 90 deg")
 # limp is explicit only
 sv.limp()
 check(hal.pulses[3] == 0 and sv.pulse == 0, "limp writes pulse 0")
+
+# the pulse update() writes is servo_cal.pulse_us of where the driver is (update inlines it), for
+# calibrations of every kind (inverted, trimmed, 270-degree travel) and targets that jump mid-move,
+# leave the travel, and come at uneven ticks
+rng = Prng(25)
+worst = 0
+for case in range(40):
+    travel = (180000, 270000)[rng.below(2)]
+    cal = (400 + rng.below(600), 1800 + rng.below(800), rng.below(201) - 100, rng.below(2), travel)
+    sv = Servo(hal, case % 5, cal, 60 + rng.below(400), 500 + rng.below(5000), rng.below(travel + 1))
+    hal.pulses[case % 5] = sv.pulse          # what the boot's pwm_start writes
+    for step in range(300):
+        if step % 37 == 0:
+            tgt = rng.below(travel + 60001) - 30000
+        sv.update(tgt, 1 + rng.below(8))
+        want = pulse_us(cal, sv.pos)
+        if sv.pulse != want or hal.pulses[case % 5] != want:
+            worst += 1
+check(worst == 0, "update wrote a pulse other than pulse_us(cal, pos) %d times" % worst)
 
 # no allocation in update (heap locked), across moves
 sv = Servo(hal, 4, DEFAULT_CAL, 500, 8000, 10000)

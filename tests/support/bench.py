@@ -27,6 +27,18 @@ def bench_env(tmp_path):
     return env
 
 
+def end_procs(procs):
+    # The verbs a test left running: terminated, killed after 15 s.
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
 class Bench:
     def __init__(self, tmp_path, scenario="nominal", seed=2, flash=None, firmware=True, realtime=False):
         self.tmp = tmp_path
@@ -72,14 +84,7 @@ class Bench:
         raise AssertionError("the firmware never answered: %s" % self.board_log())
 
     def close(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(15)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+        end_procs(self.procs)
         self.board.terminate()
         try:
             self.board.wait(20)
@@ -151,14 +156,7 @@ class PlantBench:
         return self.plant.truth()
 
     def close(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(15)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+        end_procs(self.procs)
         self.board.close()
         subprocess.run([SUREPICK_BIN, "link", "stop", "--port", self.port], capture_output=True, env=self.env,
                        timeout=30)

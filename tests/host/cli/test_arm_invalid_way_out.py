@@ -12,6 +12,7 @@ import re
 
 from surepick.shared_fsm.arm_reference import DESCRIPTION
 from tests.support.bench import PlantBench
+from tests.support.doctor import findings
 from tests.support.needs import NEEDS_MICROPYTHON
 
 pytestmark = NEEDS_MICROPYTHON
@@ -50,11 +51,11 @@ def test_an_invalid_arm_description_names_deploy_as_the_way_out_and_it_works(tmp
             assert not [c for c in named if c.startswith("surepick job rescue")], r.stderr
 
         r = b.run("doctor", "--port", b.port, timeout=180)
-        lines = r.stdout.splitlines()
-        found = [i for i, line in enumerate(lines) if re.match(r"(FAIL\s+arm_invalid|WARN\s+boot) ", line)]
-        assert len(found) == 2, r.stdout
-        for i in found:              # each finding's fix is the deploy, not a setting or a rescue
-            assert "`%s`" % deploy in lines[i + 1] and "config set" not in lines[i + 1], r.stdout
+        got = findings(r.stdout)
+        assert got["arm_invalid"][0] == "FAIL" and got["boot"][0] == "WARN", r.stdout
+        for topic in ("arm_invalid", "boot"):      # the fix is the deploy, not a setting or a rescue
+            fix = got[topic][2] or ""
+            assert "`%s`" % deploy in fix and "config set" not in fix, r.stdout
         assert not any(b.truth()["servos_powered"]), "doctor powered a servo"
 
         # The person: `arm check` on their file names the field; they mend it and deploy it.

@@ -2,27 +2,14 @@
 # a fresh flash (MicroPython, no firmware), a deployed board (every line OK, a changed setting
 # named), a faulted board (names the command that clears it, which works), a board stopped at the
 # REPL (says how to restart it). Exit 0 only when nothing failed.
-import re
 
 import pytest
 
 from tests.support.bench import Bench
+from tests.support.doctor import findings
 from tests.support.needs import NEEDS_MICROPYTHON
 
 pytestmark = NEEDS_MICROPYTHON
-
-
-def lines(r):
-    # -> {topic: (level, text, fix)} of doctor's report
-    out, last = {}, None
-    for line in r.stdout.splitlines():
-        m = re.match(r"(OK|WARN|FAIL)\s+(\w+)\s+(.*)$", line)
-        if m:
-            last = m.group(2)
-            out[last] = [m.group(1), m.group(3), None]
-        elif line.strip().startswith("fix: ") and last:
-            out[last][2] = line.strip()[len("fix: "):]
-    return out
 
 
 def test_doctor_on_a_fresh_flash_says_deploy(tmp_path):
@@ -32,7 +19,7 @@ def test_doctor_on_a_fresh_flash_says_deploy(tmp_path):
     finally:
         b.close()
     assert r.returncode == 1, r.stdout + r.stderr
-    got = lines(r)
+    got = findings(r.stdout)
     assert got["link"][0] == "OK"
     assert got["firmware"][0] == "FAIL" and "not deployed" in got["firmware"][1], r.stdout
     assert got["firmware"][2] == "`surepick deploy --port %s`" % b.port
@@ -53,7 +40,7 @@ def test_doctor_on_a_deployed_then_faulted_then_stopped_board(tmp_path):
         assert b.run("config", "set", "grasp_dwell_ms", "380", "--port", p).returncode == 0
 
         r = b.run("doctor", "--port", p, timeout=120)
-        got = lines(r)
+        got = findings(r.stdout)
         assert r.returncode == 0, r.stdout + r.stderr
         assert {t: v[0] for t, v in got.items()} == {t: "OK" for t in ("link", "running", "fault", "config", "log",
                                                                          "wiring", "firmware", "flash")}, r.stdout
@@ -65,7 +52,7 @@ def test_doctor_on_a_deployed_then_faulted_then_stopped_board(tmp_path):
         assert b.run("job", "start", "--port", p, "--attempts", "9").returncode == 0
         assert b.run("job", "abort", "--port", p).returncode == 0
         r = b.run("doctor", "--port", p, "--no-repl", timeout=120)
-        got = lines(r)
+        got = findings(r.stdout)
         assert r.returncode == 1 and got["fault"][0] == "FAIL" and "ABORTED is latched" in got["fault"][1], r.stdout
         assert got["fault"][2] == "`surepick job clear --port %s`" % p
         fix = got["fault"][2].strip("`").split()
@@ -76,7 +63,7 @@ def test_doctor_on_a_deployed_then_faulted_then_stopped_board(tmp_path):
         m = b.run("link", "mpremote", "--port", p, "--", "exec", "x = 1", timeout=60)
         assert m.returncode == 0, m.stderr
         r = b.run("doctor", "--port", p, timeout=120)
-        got = lines(r)
+        got = findings(r.stdout)
         assert r.returncode == 1, r.stdout
         assert got["running"][0] == "FAIL" and "stopped at the REPL" in got["running"][1], r.stdout
         assert "Ctrl-D" in got["running"][2] and "surepick deploy --port %s" % p in got["running"][2]

@@ -4,7 +4,6 @@
 # is named with its pin and fix, and a healthy bench gets none of them. Only what the readings
 # show; the doctor reads over the link only (--no-repl).
 import os
-import re
 
 import pytest
 
@@ -15,23 +14,11 @@ from surepick.host.vboard import VirtualBoard
 
 from tests.support.bench import short_runtime_dir
 from tests.support.cli import surepick
+from tests.support.doctor import findings
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.vboard import deploy_firmware
 
 pytestmark = NEEDS_MICROPYTHON
-
-
-def report(r):
-    # -> {topic: (level, text, fix)}
-    out, last = {}, None
-    for line in r.stdout.splitlines():
-        m = re.match(r"(OK|WARN|FAIL)\s+(\w+)\s+(.*)$", line)
-        if m:
-            last = m.group(2)
-            out[last] = [m.group(1), m.group(3), None]
-        elif line.strip().startswith("fix: ") and last:
-            out[last][2] = line.strip()[len("fix: "):]
-    return out
 
 
 class _Board:
@@ -47,7 +34,7 @@ class _Board:
 
     def doctor(self):
         r = surepick("doctor", "--port", self.board.address, "--no-repl", env=self.env, timeout=120)
-        return r, report(r)
+        return r, findings(r.stdout)
 
     def close(self):
         self.board.close()

@@ -18,10 +18,17 @@ PORT = "socket://127.0.0.1:7713"
     (link.E_STATE, ("arm_invalid",), "surepick deploy --arm FILE --port %s" % PORT),
     (link.E_BUSY, (), "surepick job abort --port %s" % PORT),
     (link.E_UNKNOWN_TYPE, (), "surepick deploy --port %s" % PORT),
+    (link.E_BUSY, ("heap",), "surepick deploy --port %s" % PORT),
 ])
 def test_a_refused_teleop_names_the_command_that_leaves_it(code, payload, command):
     text = teleop_refusal(code, payload, PORT)
     assert command in re.findall(r"`(surepick [^`]+)`", text), text
+
+
+def test_a_heap_too_full_is_not_called_a_busy_arm():
+    # E_BUSY "heap": the module could not be loaded (docs/rp2040.md), nothing is moving
+    text = teleop_refusal(link.E_BUSY, ("heap",), PORT)
+    assert "heap" in text and "busy" not in text and "job abort" not in text, text
 
 
 def test_teleop_refusals_that_need_no_command_say_what_holds():

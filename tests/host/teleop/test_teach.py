@@ -6,7 +6,6 @@ import json
 import os
 import pty
 import subprocess
-import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -20,16 +19,8 @@ from surepick.host.teleop.teach import Teacher
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.host.teleop.streams import teach_stream
 
-from tests.conftest import REPO
-SUREPICK = [sys.executable, "-m", "surepick.host.cli.main"]
-
-
-def _env():
-    env = dict(os.environ)
-    env.pop("DISPLAY", None)
-    env.pop("WAYLAND_DISPLAY", None)
-    env["PYTHONPATH"] = str(REPO)
-    return env
+from tests.support.cli import SUREPICK_BIN, headless_env as _env
+SUREPICK = [SUREPICK_BIN]
 
 
 # ---- marks in streams and keys ----

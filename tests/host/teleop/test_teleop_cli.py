@@ -7,7 +7,6 @@ import pty
 import re
 import select
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -16,16 +15,8 @@ from surepick.host.teleop.session_log import COLUMNS
 from surepick.host.teleop.sources.stream_file import write_jsonl
 from tests.host.teleop.streams import FOLLOWED_MM_S, move_then_circle, path_stream
 
-from tests.conftest import REPO
-SUREPICK = [sys.executable, "-m", "surepick.host.cli.main"]
-
-
-def _env():
-    env = dict(os.environ)
-    env.pop("DISPLAY", None)
-    env.pop("WAYLAND_DISPLAY", None)
-    env["PYTHONPATH"] = str(REPO)
-    return env
+from tests.support.cli import SUREPICK_BIN, headless_env as _env
+SUREPICK = [SUREPICK_BIN]
 
 
 def test_recorded_stream_writes_the_log_and_the_summary(tmp_path):

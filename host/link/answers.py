@@ -2,6 +2,7 @@
 # the monitor). The codes and their names are defined once in shared_fsm: link.ERROR_NAMES for the
 # link's REPLY codes, codes.name() for the machine's faults, states.name() for states. This table
 # says what each means and what to do about it.
+from surepick.host import board_state
 from surepick.shared_fsm import codes, run_codes
 from surepick.shared_fsm import link
 from surepick.shared_fsm import states
@@ -51,7 +52,6 @@ _STATE_REASONS = {
 def _bench_state(reason):
     # A reason that is one of the bench's states (host/board_state.py: arm_invalid): its words and
     # way out from that table. None for any other.
-    from surepick.host import board_state
     e = board_state.BY_KEY.get(reason)
     return None if e is None else "%s; way out: %s" % (e.shows, e.way_out)
 
@@ -105,7 +105,7 @@ def teleop_refusal(code, payload=(), port="PORT"):
     payload = tuple(payload)
     if code == link.E_UNKNOWN_TYPE:
         return "this firmware has no teleop mode: deploy this version (`surepick deploy%s`)" % (
-            "" if port is None else " --port %s" % port)
+            board_state.port_text(port))
     if code == link.E_STATE and payload[:1] == ("not_teleop",):
         return "the board is not in teleop mode"
     return refusal(code, payload, port)
@@ -119,7 +119,7 @@ def refusal(code, payload=(), port="PORT"):
     # -> one sentence for a REPLY that is not OK. port: as the user gave it, for the commands
     # the sentence suggests (None: they gave none, and the suggested command finds it the same way).
     payload = tuple(payload)
-    port = "" if port is None else " --port %s" % port
+    port = board_state.port_text(port)
     if code == link.E_FAULTED:
         fault, state, attempt = _ints(payload, 3)
         what = fault_text(fault, state, attempt) if fault else "a fault"

@@ -72,8 +72,9 @@ BENCHES = (
 )
 
 
-# Scripts in bench/ that are not benchmarks themselves: chip_tick.py runs its probe on the board.
-HELPERS = {"chip_tick_probe.py"}
+# Scripts in bench/ that are not benchmarks themselves: chip_tick.py runs its probe on the board;
+# the others are shared by benchmarks (board_stream.py, mj_step_timer.py).
+HELPERS = {"chip_tick_probe.py", "board_stream.py", "mj_step_timer.py"}
 
 
 def test_every_bench_script_has_a_tiny_run_here():

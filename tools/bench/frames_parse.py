@@ -5,36 +5,20 @@
 #   .venv/bin/python tools/bench/frames_parse.py [--frames N] [--chunk BYTES] [--tiny]
 # (--tiny: 500 frames, for the tests)
 import argparse
-import random
 import statistics
 import time
 
+import board_stream
 from surepick.host.link import frames
 from surepick.shared_fsm import link
 
 
-def stream(n, seed=1):
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        r = rng.random()
-        if r < 0.5:
-            f = link.encode(link.T_TELEMETRY, (i * 20 % (1 << 30), rng.randrange(9), 1, 0, i, 3, 1,
-                                               rng.randrange(8000, 56000), rng.randrange(-20, 600),
-                                               rng.randrange(2), rng.randrange(2), rng.randrange(16),
-                                               rng.randrange(4800, 6000), 0, 2000,
-                                               rng.randrange(300, 1900), 0))
-        elif r < 0.8:
-            f = link.event((i, i * 7, 1, rng.randrange(9), rng.randrange(9), rng.randrange(40), 1,
-                            rng.randrange(65536), 1, 250, 0, 7))
-        elif r < 0.95:
-            f = link.log_record(i, 1, (i, i * 7, 1, 2, 3, 4, 1, 23000, 1, 250, 0, 7))
-        else:
-            f = link.reply(i % 65535 + 1, 0, ("pot_closed_counts", 8000))
-        out.append(f.replace(b"\n", b"\r\n"))  # as the board's stdout sends it
-        if rng.random() < 0.02:
-            out.append(b"MicroPython REPL text line\r\n")
-    return b"".join(out)
+# Half telemetry, then events, log records and a few replies; now and then a line of REPL text.
+MIX = ((0.5, board_stream.telemetry),
+       (0.8, lambda rng, i: board_stream.event(rng, i, kind=1)),
+       (0.95, lambda rng, i: board_stream.log_record(i, i)),
+       (1.0, lambda rng, i: link.reply(i % 65535 + 1, 0, ("pot_closed_counts", 8000))))
+REPL_TEXT = 0.02
 
 
 def one_run(data, chunk):
@@ -54,7 +38,7 @@ def main():
     args = ap.parse_args()
     if args.tiny:
         args.frames = 500
-    data = stream(args.frames)
+    data = board_stream.make(args.frames, MIX, repl_text=REPL_TEXT)
     runs = [one_run(data, args.chunk) for _ in range(5)]
     n = runs[0][0]
     assert n == args.frames and all(r[0] == n for r in runs)

@@ -9,11 +9,11 @@
 # (--tiny: 500 frames, for the tests)
 import argparse
 import os
-import random
 import statistics
 import tempfile
 import time
 
+import board_stream
 from surepick.host.link.frames import FrameParser
 from surepick.host.monitor.loop import MonitorLoop
 from surepick.host.monitor.status import BoardStatus
@@ -26,24 +26,10 @@ LOG_PER_S = 20             # every event is committed and back-filled once
 USB_FS_BYTES_PER_S = 1_000_000
 
 
-def stream(n, seed=1):
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        r = rng.random()
-        if r < 0.5:
-            f = link.encode(link.T_TELEMETRY, (i * 20 % (1 << 30), rng.randrange(9), 1, 0, i, 3, 1,
-                                               rng.randrange(8000, 56000), rng.randrange(-20, 600),
-                                               rng.randrange(2), rng.randrange(2), rng.randrange(16),
-                                               rng.randrange(4800, 6000), 0, 2000,
-                                               rng.randrange(300, 1900), 0))
-        elif r < 0.75:
-            f = link.event((i, i * 7, rng.randrange(3), rng.randrange(9), rng.randrange(9),
-                            rng.randrange(40), 1, rng.randrange(65536), 1, 250, 0, 7))
-        else:
-            f = link.log_record(i + 1, 1, (i, i * 7, 1, 2, 3, 4, 1, 23000, 1, 250, 0, 7))
-        out.append(f.replace(b"\n", b"\r\n"))
-    return b"".join(out)
+# What the monitor loop handles: half telemetry, events of three kinds, log records numbered from 1.
+MIX = ((0.5, board_stream.telemetry),
+       (0.75, lambda rng, i: board_stream.event(rng, i, kind=rng.randrange(3))),
+       (1.0, lambda rng, i: board_stream.log_record(i + 1, i)))
 
 
 class _NullClient:
@@ -85,7 +71,7 @@ def main():
     a = ap.parse_args()
     if a.tiny:
         a.frames = 500
-    data = stream(a.frames)
+    data = board_stream.make(a.frames, MIX)
     mean = len(data) / a.frames
     rates = []
     with tempfile.TemporaryDirectory() as d:

@@ -20,28 +20,18 @@ TINY = (("part_missing", 1),)
 
 def one_round(scenarios=SCENARIOS):
     # -> {"step_us_per_ms", "cycle_us_per_ms", "sim_ms"}: CPU time (this thread's clock).
-    import mujoco
+    import mj_step_timer     # imports MuJoCo: only the --json child that measures needs it
     from surepick.host.engines import inproc
-    real = mujoco.mj_step
     clock = time.thread_time_ns
-    spent = [0]
-
-    def timed(m, d, n=1):
-        t = clock()
-        real(m, d, n)
-        spent[0] += clock() - t
     sim_ms = 0
     total = 0
-    mujoco.mj_step = timed
-    try:
+    with mj_step_timer.measured() as spent:
         for name, seeds in scenarios:
             for seed in range(seeds):
                 t0 = clock()
                 rec, _, _ = inproc.run_cycle(name, seed=1000 + seed, record_trajectory=False)
                 total += clock() - t0
                 sim_ms += rec["sim_ms"]
-    finally:
-        mujoco.mj_step = real
     return {"step_us_per_ms": spent[0] / 1000.0 / sim_ms, "cycle_us_per_ms": total / 1000.0 / sim_ms,
             "sim_ms": sim_ms}
 

@@ -9,10 +9,11 @@
 import argparse
 import os
 import statistics
-import time
 
 import mujoco
 import numpy as np
+
+import mj_step_timer
 
 CYCLES = (("nominal", 1000), ("nominal", 1001), ("part_offset", 1000), ("servo_stall", 1000))
 TINY = (("part_missing", 1000),)
@@ -76,32 +77,23 @@ def one(variant, cycles):
         real_init(self, *a, **kw)
         change(self.m)
         self._step_ms = int(round(self.m.opt.timestep * 1000.0))
-    real = mujoco.mj_step
-    clock = time.thread_time_ns
-    spent = [0]
-
-    def timed(m, d, n=1):
-        t = clock()
-        real(m, d, n)
-        spent[0] += clock() - t
     plant_mod.Plant.__init__ = init
     plant_mod._CHUNK_MS = fast_world._CHUNK_MS = 4 if variant == "step4" else real_chunk
-    mujoco.mj_step = timed
     sim_ms, outcomes = 0, []
     timers = {}
     try:
-        for name, seed in cycles:
-            try:
-                rec, _, run = inproc.run_cycle(name, seed=seed, record_trajectory=False)
-                _add_timers(timers, run.plant.d)
-            except Exception as e:      # a variant whose physics diverges: say so
-                outcomes.append("%s %d: failed (%s)" % (name, seed, str(e).splitlines()[0][:60]))
-                continue
-            sim_ms += rec["sim_ms"]
-            outcomes.append("%s %d: %s/%s" % (name, seed, rec["fsm_fault"] or rec["fsm_outcome"],
-                                              rec["judge_outcome"]))
+        with mj_step_timer.measured() as spent:
+            for name, seed in cycles:
+                try:
+                    rec, _, run = inproc.run_cycle(name, seed=seed, record_trajectory=False)
+                    _add_timers(timers, run.plant.d)
+                except Exception as e:      # a variant whose physics diverges: say so
+                    outcomes.append("%s %d: failed (%s)" % (name, seed, str(e).splitlines()[0][:60]))
+                    continue
+                sim_ms += rec["sim_ms"]
+                outcomes.append("%s %d: %s/%s" % (name, seed, rec["fsm_fault"] or rec["fsm_outcome"],
+                                                  rec["judge_outcome"]))
     finally:
-        mujoco.mj_step = real
         plant_mod.Plant.__init__ = real_init
         plant_mod._CHUNK_MS = fast_world._CHUNK_MS = real_chunk
     return (spent[0] / 1000.0 / sim_ms if sim_ms else float("nan")), outcomes, timers

@@ -19,6 +19,7 @@ import time
 
 import mujoco
 
+import mj_step_timer
 from surepick.host.engines import batch
 from surepick.host.engines import inproc as runner
 from surepick.shared_fsm.config import Config
@@ -44,40 +45,26 @@ def loop_vs_bare():
     # full loop. mj_step is timed inside the same run, so "bare" is the physics of the very
     # same trajectory (contacts and all) and the ratio is free of scene differences.
     _, b = nominal_job_board()
-    real_step = mujoco.mj_step
-    spent = [0.0]
     clock = time.perf_counter
-
-    def timed_step(m, d, n=1):
-        t = clock()
-        real_step(m, d, n)
-        spent[0] += clock() - t
-    mujoco.mj_step = timed_step
-    try:
+    with mj_step_timer.measured(clock) as spent:
         ticks = SIM_MS // b.period
         t0 = clock()
         for _ in range(ticks):
             b.step()
         total = clock() - t0
-    finally:
-        mujoco.mj_step = real_step
     sim_s = SIM_MS / 1000.0
     return sim_s / spent[0], sim_s / total, spent[0] / ticks, (total - spent[0]) / ticks
 
 
 def wrapper_cost(n=20000):
-    # What timed_step adds outside the interval it measures (the call, the clock reads, the sum),
-    # per call: it lands on the loop side of the ratio. Measured around a no-op.
+    # What mj_step_timer's wrapper adds outside the interval it measures (the call, the clock reads,
+    # the sum), per call: it lands on the loop side of the ratio. The same wrapper, around a no-op.
     spent = [0.0]
     clock = time.perf_counter
 
     def noop(m, d, n=1):
         pass
-
-    def timed(m, d, n=1):
-        t = clock()
-        noop(m, d, n)
-        spent[0] += clock() - t
+    timed = mj_step_timer.timed_step(noop, clock, spent)
     best = None
     for _ in range(5):
         spent[0] = 0.0

@@ -11,6 +11,7 @@ import numpy as np
 
 from surepick.host.teleop.sample import Buttons, Sample
 from surepick.host.teleop.sources.base import MissingExtra, PoseSource
+from surepick.host.teleop.sources.pacing import Pacer
 
 EXTRA = "openvr"
 
@@ -70,15 +71,10 @@ class OpenVRSource(PoseSource):
         return Sample(t, pose, buttons, mark=mark)
 
     def __iter__(self):
-        start = time.monotonic()
-        period = 1.0 / self.rate_hz
-        nxt = start
+        pace = Pacer(self.rate_hz)
         while not self._closed:
-            yield self.read(time.monotonic() - start)
-            nxt += period
-            delay = nxt - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
+            yield self.read(time.monotonic() - pace.start)
+            pace.wait()
 
     def close(self):
         if not getattr(self, "_closed", True):

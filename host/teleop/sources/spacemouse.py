@@ -12,6 +12,7 @@ import numpy as np
 from surepick.host.teleop import coord_frames
 from surepick.host.teleop.sample import Buttons, Sample
 from surepick.host.teleop.sources.base import MissingExtra, PoseSource
+from surepick.host.teleop.sources.pacing import Pacer
 
 EXTRA = "spacemouse"
 DEADZONE = 0.05
@@ -72,9 +73,8 @@ class SpaceMouseSource(PoseSource):
         return len(buttons) > 1 and bool(buttons[1])
 
     def __iter__(self):
-        start = time.monotonic()
-        period = 1.0 / self.rate_hz
-        last = nxt = start
+        pace = Pacer(self.rate_hz)
+        last = pace.start
         while not self._closed:
             state = self.device.read()
             now = time.monotonic()
@@ -82,11 +82,8 @@ class SpaceMouseSource(PoseSource):
             last = now
             r, p = coord_frames.arm_to_openvr(coord_frames.controller_rotation_arm(self.pitch_deg), self.pos_mm / 1000.0,
                                         self.heading_deg)
-            yield Sample(now - start, np.hstack([r, p.reshape(3, 1)]), Buttons(True, fine, self.grip), mark=self.mark)
-            nxt += period
-            delay = nxt - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
+            yield Sample(now - pace.start, np.hstack([r, p.reshape(3, 1)]), Buttons(True, fine, self.grip), mark=self.mark)
+            pace.wait()
 
     def close(self):
         if not getattr(self, "_closed", True):

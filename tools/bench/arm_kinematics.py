@@ -5,8 +5,8 @@
 Copies shared_fsm/{compat,arm,arm_check}.py (compiled for armv6m, as deploy ships them) and the presets'
 descriptions to the emulated chip (the real MicroPython RP2040 image in rp2040js,
 engines/rp2040), then times there, with ticks_us in emulated microseconds (a Pico at 125 MHz):
-validate() of each description once, and N calls each of forward() and inverse() at the bench's
-pick pose. IK and FK run when a move is planned (a straight move solves one IK every
+validate() of each description once (the import of its checks, arm_check, timed apart), and N
+calls each of forward() and inverse() at the bench's pick pose, each loop from a collected heap. IK and FK run when a move is planned (a straight move solves one IK every
 line_step_um: a 60 mm descent is 13), never per tick; the figures say what one planning costs
 against the 4 ms loop period.
 """
@@ -31,7 +31,12 @@ import json, time, gc
 import sys
 sys.path.append('/b')
 from surepick.shared_fsm import arm as A
+t = time.ticks_us()
+from surepick.shared_fsm import arm_check   # validate() imports it once: timed apart from every arm
+print('IMPORT', time.ticks_diff(time.ticks_us(), t))
 descs = json.load(open('/b/arms.json'))
+# Each loop starts from a just-collected heap, so what a GC costs while it runs depends on its
+# own calls' floats, not on what ran before it (without, the first arm timed read 1.7x slow).
 for name in sorted(descs):
     d = descs[name]
     gc.collect()
@@ -41,10 +46,12 @@ for name in sorted(descs):
     b = a.bench
     pose = (b['pad_x_mm'], b['pad_y_mm'], b['pad_top_mm'] + b['part_mm'] / 2.0, b['pitch_deg'])
     q = a.inverse(*pose)
+    gc.collect()
     t = time.ticks_us()
     for i in range(%(n)d):
         a.forward(q)
     tf = time.ticks_diff(time.ticks_us(), t)
+    gc.collect()
     t = time.ticks_us()
     for i in range(%(n)d):
         a.inverse(*pose)
@@ -57,10 +64,12 @@ except ImportError:
 if K is not None:
     pose = (160.0, -60.0, 15.5, -90.0)
     q = K.inverse(*pose)
+    gc.collect()
     t = time.ticks_us()
     for i in range(%(n)d):
         K.forward(q)
     tf = time.ticks_diff(time.ticks_us(), t)
+    gc.collect()
     t = time.ticks_us()
     for i in range(%(n)d):
         K.inverse(*pose)
@@ -112,6 +121,9 @@ def main():
         (tmp / "run.py").write_text(SCRIPT % {"n": args.n})
         out = mpremote(chip.address, "run", str(tmp / "run.py"))
     print("arm kinematics on the emulated RP2040 (emulated us, 125 MHz), %d calls each:" % args.n)
+    imports = [line.split()[1] for line in out.splitlines() if line.startswith("IMPORT")]
+    if imports:
+        print("  import arm_check (once, in the first validate on a board): %.1f ms" % (int(imports[0]) / 1000.0))
     print("  %-14s %-15s %12s %12s %12s" % ("arm", "kind", "validate", "forward", "inverse"))
     rows = [line.split()[1:] for line in out.splitlines() if line.startswith("ROW")]
     for name, kind, tv, tf, ti in rows:

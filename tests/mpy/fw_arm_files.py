@@ -11,62 +11,29 @@ import os
 import sys
 
 from surepick.shared_fsm import link, fake_scenarios
-from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import ScriptedHal, StopRun
-from surepick.firmware import app as app_mod
 from checks import result
+from boot_then_job import boot_and_send_job, copy_file, job_results
 
 cases = sys.argv[1]
 flash = sys.argv[2]
 pick_x = int(sys.argv[3])
-spec = fake_scenarios.find("nominal")
 
 
 def boot(name):
     root = flash + "/" + name          # a fresh flash per boot
     os.mkdir(root)
-    src = open(cases + "/" + name + ".json", "rb")
-    data = src.read()
-    src.close()
-    out = open(root + "/arm.json", "wb")
-    out.write(data)
-    out.close()
-    hal = ScriptedHal(Config(spec[2]), spec[1])
-    hal.log_pulses = 1
-    a = app_mod.App(hal, root=root)
-    hal.out = a.m.out
-    st = {"sent": 0, "ticks": 0}
+    copy_file(cases + "/" + name + ".json", root + "/arm.json")
     # a case named *far* sends the job to PICK_X_UM (its pad), the others the scenario's pick
     x = pick_x if "far" in name else fake_scenarios.PICK[0]
     pick = (x, fake_scenarios.PICK[1], fake_scenarios.PICK[2], fake_scenarios.PICK[3])
-
-    def on_tick(h):
-        st["ticks"] += 1
-        if not st["sent"] and h.ticks > 40:
-            h.send(link.job(7, pick, fake_scenarios.PLACE, 25000))
-            st["sent"] = 1
-        if st["ticks"] > 400:
-            raise StopRun()
-
-    hal.run_app(a, on_tick)
-    code = -1
-    invalid = 0
+    hal, _ = boot_and_send_job(root, pick, 400)
     hello_arm = 0
     field = "-"
     for ftype, fields in hal.frames():
-        if ftype == link.T_REPLY and fields[0] == 7:
-            code = fields[1]
-            invalid = 1 if "arm_invalid" in fields[2:] else 0
         if ftype == link.T_HELLO and len(fields) >= 10:
             hello_arm = 1 if fields[7] == "arm" else 0
             field = fields[8]
-    moved = 0
-    for t, i, us in hal.pulse_log:
-        if i < 4 and us != 0:
-            moved += 1
-    result(name + "_job_code", code)
-    result(name + "_job_invalid", invalid)
-    result(name + "_arm_pulses", moved)
+    job_results(name, hal)
     result(name + "_hello_arm", hello_arm)
     print("FIELD", name, field)
 

@@ -15,6 +15,7 @@ from surepick.firmware.hal.scripted import ScriptedHal
 from surepick.firmware import app as app_mod
 from surepick.firmware.settings import BOARD_FIELDS
 from checks import check, result, finish
+import app_loop
 
 FLASH = sys.argv[1]
 hal = ScriptedHal(Config(), {})
@@ -28,22 +29,12 @@ UNREACHABLE = (160000, -60000, 12500, -90000, 900000, 0, 20000, -90000, 25000, 3
 
 
 def run(ticks):
-    n = 0
-    while n < ticks:
-        a.tick(hal.ticks_ms())
-        hal._advance(2)
-        n += 1
+    app_loop.run(a, hal, ticks)
 
 
 def ask(ftype, rid, args=(), ticks=20):
-    mark = len(hal.frames())
-    hal.send(link.request(ftype, rid, args))
-    run(ticks)
-    new = hal.frames()[mark:]
-    for f in new:
-        if f[0] == link.T_REPLY and f[1][0] == rid:
-            return f[1]
-    return None
+    # -> the REPLY's fields for rid, or None
+    return app_loop.ask(a, hal, ftype, rid, args, ticks)[0]
 
 
 def flash():

@@ -13,6 +13,7 @@ from surepick.firmware.hal.scripted import ScriptedHal
 from surepick.firmware import app as app_mod
 from surepick.firmware import settings as settings_mod
 from checks import check, finish
+import app_loop
 
 FLASH = sys.argv[1]
 hal = ScriptedHal(Config(), {})
@@ -22,23 +23,13 @@ a.boot()
 
 
 def run(ticks):
-    n = 0
-    while n < ticks:
-        a.tick(hal.ticks_ms())
-        hal._advance(2)
-        n += 1
+    app_loop.run(a, hal, ticks)
 
 
 def ask(ftype, rid, args=(), ticks=20):
-    # send one request, run the loop, return the REPLY fields for rid and the frames before it
-    mark = len(hal.frames())
-    hal.send(link.request(ftype, rid, args))
-    run(ticks)
-    new = hal.frames()[mark:]
-    for i in range(len(new)):
-        if new[i][0] == link.T_REPLY and new[i][1][0] == rid:
-            return new[i][1], new[:i]
-    return None, new
+    # -> (the REPLY's fields for rid, the frames before it)
+    r, before, _ = app_loop.ask(a, hal, ftype, rid, args, ticks)
+    return r, before
 
 
 def config_file():

@@ -12,24 +12,11 @@
 import os
 import sys
 
-from surepick.shared_fsm import link, fake_scenarios
-from surepick.shared_fsm.config import Config
-from surepick.firmware.hal.scripted import ScriptedHal, StopRun
-from surepick.firmware import app as app_mod
-from checks import result
+from surepick.shared_fsm import fake_scenarios
+from boot_then_job import boot_and_send_job, copy_file, job_results
 
 cases = sys.argv[1]
 flash = sys.argv[2]
-spec = fake_scenarios.find("nominal")
-
-
-def copy(src, dst):
-    f = open(src, "rb")
-    data = f.read()
-    f.close()
-    f = open(dst, "wb")
-    f.write(data)
-    f.close()
 
 
 def boot(name):
@@ -37,40 +24,14 @@ def boot(name):
     os.mkdir(root)
     for fn in ("arm.json", "config.json"):
         try:
-            copy(cases + "/" + name + "/" + fn, root + "/" + fn)
+            copy_file(cases + "/" + name + "/" + fn, root + "/" + fn)
         except OSError:
             pass
-    hal = ScriptedHal(Config(spec[2]), spec[1])
-    hal.log_pulses = 1
-    a = app_mod.App(hal, root=root)
-    hal.out = a.m.out
-    st = {"sent": 0, "ticks": 0}
-
-    def on_tick(h):
-        st["ticks"] += 1
-        if not st["sent"] and h.ticks > 40:
-            h.send(link.job(7, fake_scenarios.PICK, fake_scenarios.PLACE, 25000))
-            st["sent"] = 1
-        if st["ticks"] > 200:
-            raise StopRun()
-
-    hal.run_app(a, on_tick)
-    code = -1
-    invalid = 0
-    for ftype, fields in hal.frames():
-        if ftype == link.T_REPLY and fields[0] == 7:
-            code = fields[1]
-            invalid = 1 if "arm_invalid" in fields[2:] else 0
-    moved = 0
+    hal, a = boot_and_send_job(root, fake_scenarios.PICK, 200)
     start = [0, 0, 0, 0, 0]
     for t, i, us in hal.pulse_log[:5]:
         start[i] = us
-    for t, i, us in hal.pulse_log:
-        if i < 4 and us != 0:
-            moved += 1
-    result(name + "_job_code", code)
-    result(name + "_job_invalid", invalid)
-    result(name + "_arm_pulses", moved)
+    job_results(name, hal)
     print("PINS", name, " ".join(str(p) for p in hal.pins.servo))
     print("START", name, " ".join(str(p) for p in start))
     for item in a.settings.rejected.items:

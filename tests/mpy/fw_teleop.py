@@ -14,6 +14,7 @@ from surepick.shared_fsm.config import Config
 from surepick.firmware.hal.scripted import ScriptedHal
 from surepick.firmware import app as app_mod
 from checks import check, finish, result
+import app_loop
 
 FLASH = sys.argv[1]
 hal = ScriptedHal(Config(), {})
@@ -24,24 +25,17 @@ OFFSET = (90000, 0, 180000, 180000)      # joint -> servo angle (docs/convention
 
 
 def tick():
-    a.tick(hal.ticks_ms())
-    hal._advance(2)
+    app_loop.run(a, hal, 1)
 
 
 def run(ticks):
-    for _ in range(ticks):
-        tick()
+    app_loop.run(a, hal, ticks)
 
 
 def ask(ftype, rid, args=(), ticks=20):
-    mark = len(hal.frames())
-    hal.send(link.request(ftype, rid, args))
-    run(ticks)
-    new = hal.frames()[mark:]
-    for i in range(len(new)):
-        if new[i][0] == link.T_REPLY and new[i][1][0] == rid:
-            return new[i][1], new[:i] + new[i + 1:]
-    return None, new
+    # -> (the REPLY's fields for rid, the other frames of those ticks)
+    r, before, after = app_loop.ask(a, hal, ftype, rid, args, ticks)
+    return r, before + after
 
 
 def joints_now():

@@ -8,8 +8,7 @@ import pytest
 from surepick.host.engines import acceptance, inproc
 from surepick.sim import plant as plant_mod
 from surepick.sim import scenarios
-
-_HOST_TIME = ("wall_s", "loop")
+from tests.support.same_cycle import assert_same_cycle, run_logged
 
 
 def _run(name, overrides, seed, midphase, trajectory, monkeypatch):
@@ -24,27 +23,12 @@ def _run(name, overrides, seed, midphase, trajectory, monkeypatch):
         run = inproc.InprocCycle(name, overrides, seed, 0,
                               sample_ms=inproc.SAMPLE_MS if trajectory else inproc.BATCH_SAMPLE_MS)
         assert bool(run.plant.m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_MIDPHASE) != midphase
-        readings = []
-        read = run.world.read_inputs
-
-        def logged():
-            r = read()
-            readings.append((run.plant.now_ms, r))
-            return r
-        run.world.read_inputs = logged
-        rec = run.run(record_trajectory=trajectory)
-    return {k: v for k, v in rec.items() if k not in _HOST_TIME}, readings, run.trajectory
+        return run_logged(run, trajectory)
 
 
 def _same(label, name, overrides, seed, trajectory, monkeypatch):
-    ref, ref_reads, ref_traj = _run(name, overrides, seed, True, trajectory, monkeypatch)
-    new, new_reads, new_traj = _run(name, overrides, seed, False, trajectory, monkeypatch)
-    assert len(new_reads) == len(ref_reads) > 100, label
-    for a, b in zip(ref_reads, new_reads):
-        assert a == b, (label, a, b)
-    assert new["events"] == ref["events"], label
-    assert new == ref, label
-    assert new_traj == ref_traj, label
+    ref = _run(name, overrides, seed, True, trajectory, monkeypatch)
+    assert_same_cycle(ref, _run(name, overrides, seed, False, trajectory, monkeypatch), label)
 
 
 @pytest.mark.parametrize("name", sorted(scenarios.SCENARIOS))

@@ -1,8 +1,6 @@
 # The .mpy cache of host/deploy/artifacts.py: a warm build compiles nothing and gives byte-identical
 # artifacts; a changed source recompiles exactly that module; another mpy-cross (its banner
 # is part of the key) recompiles everything; a damaged entry is compiled again. No board.
-import shutil
-
 import pytest
 
 from surepick.host import deploy as dp
@@ -13,15 +11,6 @@ try:
 except dp.DeployError:
     EXE = None
 pytestmark = pytest.mark.skipif(EXE is None, reason="no mpy-cross")
-
-
-@pytest.fixture
-def sources(tmp_path):
-    # A private copy of the board code (the folders deploy builds from), so a test can change one file.
-    dst = tmp_path / "src" / "surepick"
-    for folder in ("firmware", "shared_fsm"):
-        shutil.copytree(dp.source_root() / folder, dst / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    return dst
 
 
 def _build(sources, cache_dir, **kw):

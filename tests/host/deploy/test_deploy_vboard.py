@@ -3,7 +3,6 @@
 # (a host directory) file by file, against the hashes of what we built.
 import hashlib
 import json
-import shutil
 import signal
 import socket
 import subprocess
@@ -24,13 +23,6 @@ pytestmark = NEEDS_MICROPYTHON
 
 
 @pytest.fixture
-def flash(tmp_path):
-    d = tmp_path / "flash"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture
 def board(flash):
     b = VirtualBoard(flash).start()
     try:
@@ -38,15 +30,6 @@ def board(flash):
         yield b
     finally:
         b.close()
-
-
-@pytest.fixture
-def sources(tmp_path):
-    # A private copy of the board code (the folders deploy builds from), so a test can change one file.
-    dst = tmp_path / "src" / "surepick"
-    for folder in ("firmware", "shared_fsm"):
-        shutil.copytree(dp.source_root() / folder, dst / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    return dst
 
 
 # The board's native-code architecture as the .mpy format numbers it (py/persistentcode.h

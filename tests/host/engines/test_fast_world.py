@@ -6,9 +6,7 @@ import pytest
 
 from surepick.host.engines import acceptance, inproc
 from surepick.sim import scenarios
-
-# What may differ between two runs of one cycle: the host's CPU time.
-_HOST_TIME = ("wall_s", "loop")
+from tests.support.same_cycle import assert_same_cycle, run_logged
 
 
 def _cases(seeds_per_group):
@@ -24,28 +22,14 @@ def _cases(seeds_per_group):
 def _run(name, overrides, seed, reference, trajectory):
     run = inproc.InprocCycle(name, overrides, seed, 0, reference=reference,
                           sample_ms=inproc.SAMPLE_MS if trajectory else inproc.BATCH_SAMPLE_MS)
-    readings = []
-    read = run.world.read_inputs
-
-    def logged():
-        r = read()
-        readings.append((run.plant.now_ms, r))
-        return r
-    run.world.read_inputs = logged        # what the board's pins see, every tick
-    rec = run.run(record_trajectory=trajectory)
-    return {k: v for k, v in rec.items() if k not in _HOST_TIME}, readings, run.trajectory
+    return run_logged(run, trajectory)
 
 
 def _same(label, name, overrides, seed, trajectory):
-    ref, ref_reads, ref_traj = _run(name, overrides, seed, True, trajectory)
-    new, new_reads, new_traj = _run(name, overrides, seed, False, trajectory)
-    assert len(new_reads) == len(ref_reads) > 100, label
-    for a, b in zip(ref_reads, new_reads):
-        assert a == b, (label, seed, a, b)
-    assert new["events"] == ref["events"], (label, seed)
-    assert new == ref, (label, seed)
-    assert new_traj == ref_traj, (label, seed)
-    return ref
+    # -> the reference run's record
+    ref = _run(name, overrides, seed, True, trajectory)
+    assert_same_cycle(ref, _run(name, overrides, seed, False, trajectory), (label, seed))
+    return ref[0]
 
 
 @pytest.mark.parametrize("label,name,overrides,seed", _cases(1), ids=lambda v: v if isinstance(v, str) else None)

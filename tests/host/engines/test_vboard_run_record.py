@@ -14,9 +14,8 @@ import pytest
 from surepick.host.records import replay
 from surepick.host.records import runrecord
 from surepick.host.engines import vboard as vboard_run
-from surepick.shared_fsm import codes
-from surepick.shared_fsm import states
 
+from tests.support.broken_switch import break_switch_at_grasp
 from tests.support.needs import NEEDS_MICROPYTHON
 from tests.support.period import PERIOD_MS, PERIOD_US
 
@@ -73,17 +72,7 @@ def test_replay_of_a_virtual_board_run_reproduces_the_firmwares_transitions(vb):
 
 def test_a_tampered_switch_column_diverges_at_the_verify_decision(vb, tmp_path):
     d = _copy(vb, tmp_path / "tampered")
-    ev = runrecord.load(str(d)).events[0]
-    grasp_t = next(e[1] for e in ev if e[4] == states.GRASP)
-    verify_t = next(e[1] for e in ev if e[3] == states.VERIFY and e[5] == codes.R_VERIFY_PASS)
-    path = d / "ticks.csv"
-    rows = list(csv.reader(path.open()))
-    i, t = rows[0].index("switch_pressed"), rows[0].index("t_ms")
-    for r in rows[1:]:
-        if int(r[t]) >= grasp_t:
-            r[i] = "0"
-    with path.open("w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(rows)
+    verify_t = break_switch_at_grasp(d)
     res = replay.replay(runrecord.load(str(d)))[0]
     assert not res.identical() and res.first_divergence_ms == verify_t
 

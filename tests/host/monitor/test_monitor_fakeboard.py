@@ -9,8 +9,6 @@ import subprocess
 import threading
 import time
 
-import pytest
-
 from surepick.firmware.flashlog import FlashLog
 
 from tests.support.cli import SUREPICK_BIN as SUREPICK
@@ -31,13 +29,6 @@ def stored(db, board_id):
                        "WHERE board_id=? ORDER BY seq", (board_id,)).fetchall()
     con.close()
     return [(r[0], r[1], tuple(r[2:])) for r in rows]
-
-
-@pytest.fixture
-def flash(tmp_path):
-    d = tmp_path / "flash"
-    d.mkdir()
-    return d
 
 
 def test_monitor_records_a_run_with_garbage_on_the_line(flash, tmp_path):

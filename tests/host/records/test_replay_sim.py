@@ -1,13 +1,11 @@
 # `surepick replay`: a host sim run reproduces itself; a tampered sensor column diverges where it should.
-import csv
 import subprocess
 
 import pytest
 
 from surepick.host.records import replay
 from surepick.host.records import runrecord
-from surepick.shared_fsm import codes
-from surepick.shared_fsm import states
+from tests.support.broken_switch import break_switch_at_grasp
 from tests.support.cli import SUREPICK_BIN
 
 SUREPICK = [SUREPICK_BIN]
@@ -32,18 +30,7 @@ def test_a_host_sim_run_replays_exactly(tmp_path, scenario):
 
 def test_a_tampered_switch_column_diverges_at_the_verify_decision(tmp_path):
     d = _sim(tmp_path / "nominal", "nominal", seed=4)
-    rec = runrecord.load(str(d))
-    ev = rec.events[0]
-    grasp_t = next(e[1] for e in ev if e[4] == states.GRASP)
-    verify_t = next(e[1] for e in ev if e[3] == states.VERIFY and e[5] == codes.R_VERIFY_PASS)
-    path = d / "ticks.csv"
-    rows = list(csv.reader(path.open()))
-    i, t = rows[0].index("switch_pressed"), rows[0].index("t_ms")
-    for r in rows[1:]:
-        if int(r[t]) >= grasp_t:
-            r[i] = "0"                 # the switch wire "breaks" when the grasp starts
-    with path.open("w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(rows)
+    verify_t = break_switch_at_grasp(d)
     res = replay.replay(runrecord.load(str(d)))[0]
     assert not res.identical()
     assert res.first_divergence_ms == verify_t

@@ -8,9 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from surepick.host.vboard import VirtualBoard, vboard_fs
+from surepick.host.vboard import vboard_fs
 
 from tests.support.needs import NEEDS_MICROPYTHON
 
@@ -87,15 +85,6 @@ def mpremote(board, *args, ok=True, timeout=60):
 
 def exec_out(board, code):
     return mpremote(board, "exec", code).stdout.strip()
-
-
-@pytest.fixture
-def board(tmp_path):
-    flash = tmp_path / "flash"
-    flash.mkdir()
-    with VirtualBoard(flash) as b:
-        b.wait_repl(20)
-        yield b
 
 
 @NEEDS_MICROPYTHON

@@ -38,22 +38,8 @@ def exec_out(board, code, *pre):
     return mpremote(board, *pre, "exec", code).strip().splitlines()
 
 
-@pytest.fixture
-def flash(tmp_path):
-    d = tmp_path / "flash"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture
-def bare(flash):
-    with VirtualBoard(flash) as b:
-        b.wait_repl(20)
-        yield b
-
-
-def test_a_first_blink_program(bare):
-    out = exec_out(bare, "\n".join([
+def test_a_first_blink_program(board):
+    out = exec_out(board, "\n".join([
         "from machine import Pin",
         "led = Pin(25, Pin.OUT)",
         "led.on(); a = led.value()",
@@ -71,17 +57,17 @@ def test_a_first_blink_program(bare):
                    "ValueError('invalid pin',)"]
 
 
-def test_inputs_without_a_plant_are_an_idle_bench(bare):
+def test_inputs_without_a_plant_are_an_idle_bench(board):
     # e-stop closed (LOW), switch released and beam clear (HIGH through their pull-ups); an
     # unwired pad reads its pull
-    out = exec_out(bare, "from machine import Pin\n"
+    out = exec_out(board, "from machine import Pin\n"
                          "print([Pin(g, Pin.IN, Pin.PULL_UP).value() for g in (13, 14, 15, 16)],"
                          " Pin(17, Pin.IN, Pin.PULL_DOWN).value())")
     assert out == ["[0, 1, 1, 1] 0"]
 
 
-def test_the_board_identity_and_clock(bare, flash):
-    out = exec_out(bare, "\n".join([
+def test_the_board_identity_and_clock(board, flash):
+    out = exec_out(board, "\n".join([
         "import machine",
         "print(machine.unique_id().hex(), len(machine.unique_id()))",
         "print(machine.freq(), machine.reset_cause() == machine.PWRON_RESET,"
@@ -98,8 +84,8 @@ def test_the_board_identity_and_clock(bare, flash):
                    "True True"]
 
 
-def test_pwm_outputs_like_the_rp2(bare):
-    out = exec_out(bare, "\n".join([
+def test_pwm_outputs_like_the_rp2(board):
+    out = exec_out(board, "\n".join([
         "from machine import Pin, PWM",
         "p = PWM(Pin(3)); p.freq(50); p.duty_ns(1500000)",
         "print(p, p.freq(), p.duty_ns(), p.duty_u16())",

@@ -42,13 +42,6 @@ def exec_out(board, code, *pre):
 
 
 @pytest.fixture
-def flash(tmp_path):
-    d = tmp_path / "flash"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture
 def empty_hal(tmp_path):
     d = tmp_path / "hal"
     d.mkdir()

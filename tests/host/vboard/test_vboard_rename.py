@@ -7,10 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from surepick.host.vboard import VirtualBoard
-
 from tests.support.needs import NEEDS_MICROPYTHON
 
 BIN = Path(sys.executable).parent
@@ -24,15 +20,6 @@ def mpremote(board, *args, timeout=30):
                        text=True, timeout=timeout)
     assert p.returncode == 0, (args, p.stdout, p.stderr)
     return p.stdout.strip()
-
-
-@pytest.fixture
-def board(tmp_path):
-    flash = tmp_path / "flash"
-    flash.mkdir()
-    with VirtualBoard(flash) as b:
-        b.wait_repl(20)
-        yield b
 
 
 def test_rename_with_absolute_and_relative_paths(board):

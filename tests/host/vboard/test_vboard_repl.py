@@ -63,9 +63,7 @@ class Terminal:
 
 
 @pytest.fixture
-def board(tmp_path):
-    flash = tmp_path / "flash"
-    flash.mkdir()
+def board(flash):
     with VirtualBoard(flash, pty=True, listen="127.0.0.1:0") as b:
         b.wait_repl(20)
         yield b

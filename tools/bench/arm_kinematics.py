@@ -35,8 +35,24 @@ t = time.ticks_us()
 from surepick.shared_fsm import arm_check   # validate() imports it once: timed apart from every arm
 print('IMPORT', time.ticks_diff(time.ticks_us(), t))
 descs = json.load(open('/b/arms.json'))
-# Each loop starts from a just-collected heap, so what a GC costs while it runs depends on its
-# own calls' floats, not on what ran before it (without, the first arm timed read 1.7x slow).
+
+
+def loops(k, q, pose):
+    # %(n)d calls of k.forward(q), then of k.inverse(*pose) -> their us. Each loop starts from a
+    # just-collected heap, so what a GC costs while it runs depends on its own calls' floats, not
+    # on what ran before it (without, the first arm timed read 1.7x slow).
+    gc.collect()
+    t = time.ticks_us()
+    for i in range(%(n)d):
+        k.forward(q)
+    tf = time.ticks_diff(time.ticks_us(), t)
+    gc.collect()
+    t = time.ticks_us()
+    for i in range(%(n)d):
+        k.inverse(*pose)
+    return tf, time.ticks_diff(time.ticks_us(), t)
+
+
 for name in sorted(descs):
     d = descs[name]
     gc.collect()
@@ -45,17 +61,7 @@ for name in sorted(descs):
     tv = time.ticks_diff(time.ticks_us(), t)
     b = a.bench
     pose = (b['pad_x_mm'], b['pad_y_mm'], b['pad_top_mm'] + b['part_mm'] / 2.0, b['pitch_deg'])
-    q = a.inverse(*pose)
-    gc.collect()
-    t = time.ticks_us()
-    for i in range(%(n)d):
-        a.forward(q)
-    tf = time.ticks_diff(time.ticks_us(), t)
-    gc.collect()
-    t = time.ticks_us()
-    for i in range(%(n)d):
-        a.inverse(*pose)
-    ti = time.ticks_diff(time.ticks_us(), t)
+    tf, ti = loops(a, a.inverse(*pose), pose)
     print('ROW', name, a.kind, tv, tf, ti)
 try:
     from surepick.shared_fsm import kin_other as K
@@ -63,17 +69,7 @@ except ImportError:
     K = None
 if K is not None:
     pose = (160.0, -60.0, 15.5, -90.0)
-    q = K.inverse(*pose)
-    gc.collect()
-    t = time.ticks_us()
-    for i in range(%(n)d):
-        K.forward(q)
-    tf = time.ticks_diff(time.ticks_us(), t)
-    gc.collect()
-    t = time.ticks_us()
-    for i in range(%(n)d):
-        K.inverse(*pose)
-    ti = time.ticks_diff(time.ticks_us(), t)
+    tf, ti = loops(K, K.inverse(*pose), pose)
     print('ROW', 'other', 'module', 0, tf, ti)
 """
 

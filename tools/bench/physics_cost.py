@@ -11,7 +11,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import time
 
 SCENARIOS = (("nominal", 3), ("part_offset", 2), ("estop", 2), ("brownout_mid_lift", 2), ("servo_stall", 2))

@@ -17,7 +17,7 @@ from surepick.host.engines import vboard as vboard_run
 
 from tests.support.broken_switch import break_switch_at_grasp
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.period import PERIOD_MS, PERIOD_US
+from tests.support.period import PERIOD_MS
 
 pytestmark = NEEDS_MICROPYTHON
 

@@ -31,6 +31,7 @@ STATE_NAMES = states.NAMES
 STATE_WINDOW_MS = {"IDLE": (0, 1000), "APPROACH": (0, 1300), "DESCEND": (0, 800), "GRASP": (0, 500),
                    "VERIFY": (0, 4), "LIFT": (0, 1500), "TRANSFER": (0, 1800), "PLACE": (0, 1900),
                    "RECOVER": (0, 1100)}
+DEFAULT_PART = "cube25"                 # a scenario's part unless it names another (sim/plant.py PARTS)
 FENCE_SIZE_MM = (60.0, 6.0, 12.0)      # part_at_fence's fence: across the jaws, along the arm, height
 PLACE_RELEASE_WINDOW_MS = (1980, 3000)   # PLACE from the jaw's opening to just before PLACED
 STALL_PRESS_WINDOW_MS = (280, 450)       # stall_on_fixture: GRASP with the gripper at stall (43 mm closing)
@@ -59,7 +60,7 @@ def param_doc(spec):
 
 
 class Scenario:
-    def __init__(self, name, help, params=None, part="cube25", expect=("placed",), check=None):
+    def __init__(self, name, help, params=None, part=DEFAULT_PART, expect=("placed",), check=None):
         self.name = name
         self.check = check       # callable(values) raising ValueError for a bad combination
         self.help = help

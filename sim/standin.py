@@ -28,12 +28,15 @@ servos' draws are the same as without it. The truth says it in the board setting
                          "pot": {"closed_counts", "counts_per_mm"}}
                         (the gripper's entry also "stall_ma_5v")
     plant_params(seed, arm) -> PlantParams with those servos, that pot and that stall current
+    bench_part(arm) -> the part a scenario's default 25 mm cube becomes on this bench: the
+                       description's own (bench.part_mm, bench.part_g), as a maker's bench has it
 """
 import math
 
 from surepick.shared_fsm import arm as arm_mod
-from surepick.sim import seeds
+from surepick.sim import scenarios, seeds
 from surepick.sim.params import PlantParams
+from surepick.sim.plant import PARTS
 from surepick.sim.servo_model import servo_offset_rad
 
 ZERO_MAX_DEG = 15.0          # hidden zero offset, each side
@@ -103,6 +106,17 @@ def truth(seed, arm):
     return {"servos": servos,
             "pot": {"closed_counts": round(arm.sensors["pot"]["closed_counts"] + offset, 2),
                     "counts_per_mm": per_mm}}
+
+
+def bench_part(arm):
+    """The description's part: a cube of bench.part_mm and bench.part_g with the default part's
+    friction (a part spec, sim/plant.py part_spec), or None when that is the default part."""
+    spec = PARTS[scenarios.DEFAULT_PART]
+    mm, g = float(arm.bench["part_mm"]), float(arm.bench["part_g"])
+    if spec["shape"] == "box" and spec["size_mm"] == (mm, mm, mm) and spec["mass_g"] == g:
+        return None
+    return {"shape": "box", "size_mm": (mm, mm, mm), "mass_g": g, "friction": spec["friction"],
+            "name": "bench_part"}
 
 
 def plant_params(seed, arm):

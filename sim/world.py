@@ -72,7 +72,7 @@ class World:
     judge_class = Judge
 
     def __init__(self, scenario="nominal", overrides=None, seed=0, cycle=0, plant_params=None,
-                 sample_ms=SAMPLE_MS, noise_seed=None, cfg=None, arm=None):
+                 sample_ms=SAMPLE_MS, noise_seed=None, cfg=None, arm=None, default_part=None):
         # a Scenario, or its name (KeyError/ValueError name the valid ones)
         self.scenario = scenario if hasattr(scenario, "setup") else scenarios.get(scenario)
         self.values = self.scenario.resolve(overrides)
@@ -81,6 +81,10 @@ class World:
         self.arm = arm                                # an Arm, or None: the reference arm
         self.setup = self.scenario.setup(self.values, scenarios.rng_for(self.seed, self.cycle), arm)
         s = self.setup
+        if default_part is not None and s["part"] == scenarios.DEFAULT_PART and not (s.get("feeder") or s.get("tray_chute")):
+            # a part spec in place of the scenario's usual 25 mm cube (a stand-in bench's own part,
+            # sim/standin.py); its job is a cube of that width
+            s["part_spec"], s["part"], s["part_width_mm"] = default_part, None, default_part["size_mm"][1]
         # part_spec: the named part with another mass or friction (a sweep's part axes)
         self.plant = self.plant_class(part=s.get("part_spec") or s["part"], params=plant_params, seed=seeds.derive("sensor_noise", self.seed, self.cycle) if noise_seed is None else noise_seed,
                                       part_pose=s["part_pose"], obstacle=s["obstacle"], debris=s["debris"], arm=arm,

@@ -6,6 +6,7 @@ and the marks the person draws on the bench (docs/bringup.md):
     low, high   RANGE_MARKS_DEG from mid; the wrist's either side of the hand level with the
                 forearm raised; the gripper: JAW_MARK_MM either side
 """
+from surepick.firmware.teleop_check import clearance
 from surepick.shared_fsm import servo_cal
 
 # The range marks of an arm servo, degrees from its rest pose (slot -> (low, high)). The elbow's
@@ -19,6 +20,17 @@ JAW_MARK_MM = 12.5          # the jaw's marks: mid -/+ this (10 and 35 mm on a 4
 # range seen. Its range marks sit either side of the hand level, where the pull is the same at
 # both: the forearm is raised this far (by the elbow, calibrated by then) to leave room for them.
 WRIST_LIFT_DEG = 40.0
+# An arm's own limits can leave no room for those marks (EEZYbot's base turns +-30 deg, MeArm's
+# forearm rises 45 deg at most): a mark is then moved towards rest until the servo's sweep to it
+# stays inside every joint limit by MARK_MARGIN_DEG, plus MARK_RANGE_SHARE of its distance from
+# rest as the board sees it (its angle there is a guess from the nominal pulse range, which a
+# servo misses by some per cent; the search steps 2 deg past a mark), and the hand MARK_CLEAR_MM off
+# the table and the base column (the board's teleop checks, firmware/teleop_check.py). Checked
+# both ways: as the board sees the joint, and as it is.
+MARK_MARGIN_DEG = 3.0
+MARK_RANGE_SHARE = 0.05
+MARK_CLEAR_MM = 5.0
+MIN_MARK_SPAN_DEG = 10.0      # two range marks closer than this give too coarse a pulse range
 
 PLUS_TEXT = {
     "base": "counter-clockwise seen from above",
@@ -77,3 +89,80 @@ def servos_of(arm):
     out = [Servo(arm, arm.servo_names[i], i) for i in range(len(arm.joint_names))]
     out.append(Servo(arm, "gripper", servo_cal.GRIPPER))
     return out
+
+
+def _inside(arm, q, slot, below, above):
+    # q (deg) inside the arm's (coupled) joint limits for any angle of `slot` from q[slot] - below
+    # to q[slot] + above (the joints coupled to it see their limits move with it)
+    for a in (q[slot] - below, q[slot] + above):
+        p = list(q)
+        p[slot] = a
+        for k in range(len(arm.joint_names)):
+            ci = arm.coupled_index(k)
+            lo, hi = arm.limit(k, p[ci] if ci >= 0 else 0.0)
+            if p[k] < lo or p[k] > hi:
+                return False
+    return True
+
+
+def mark_fits(arm, servo, q_board, board_deg, deg):
+    """Can `servo` be driven to show `deg` (joint deg, as it is) from rest, with the other joints
+    where the board holds them (q_board, deg)? board_deg(deg): the joint's angle as the board
+    sees it there. The margins lie on the side it moves towards (module comment)."""
+    slot = servo.slot
+    seen = list(q_board)
+    seen[slot] = board_deg(deg)
+    real = list(q_board)
+    real[slot] = deg
+    guess = MARK_RANGE_SHARE * abs(seen[slot] - q_board[slot])
+    up = deg >= servo.marks["mid"].deg
+    ahead = MARK_MARGIN_DEG + guess
+    if not _inside(arm, seen, slot, guess if up else ahead, ahead if up else guess):
+        return False
+    if not _inside(arm, real, slot, 0.0 if up else MARK_MARGIN_DEG, MARK_MARGIN_DEG if up else 0.0):
+        return False
+    for q in (seen, real):
+        table, column = clearance(arm, q)
+        if table < MARK_CLEAR_MM or column < MARK_CLEAR_MM:
+            return False
+    return True
+
+
+def _farthest(arm, servo, q_board, board_deg, want):
+    # The whole degree farthest from rest towards `want` whose sweep from rest fits.
+    mid = servo.marks["mid"].deg
+    step = 1.0 if want >= mid else -1.0
+    d = mid
+    while abs(want - d) >= 1.0 and mark_fits(arm, servo, q_board, board_deg, d + step):
+        d += step
+    if d != want and abs(want - d) < 1.0 and mark_fits(arm, servo, q_board, board_deg, want):
+        return want
+    return d
+
+
+def range_marks(arm, servo, q_board, board_deg):
+    """-> (low, high): the degrees of the servo's range marks this arm leaves room for (module
+    comment): its own marks where their sweeps fit, else the widest of them, mirrored about
+    rest, or RANGE_MARK_DEG either side of rest, each moved towards rest until it fits."""
+    lo, hi = servo.marks["low"].deg, servo.marks["high"].deg
+    if all(_farthest(arm, servo, q_board, board_deg, d) == d for d in (lo, hi)):
+        return lo, hi
+    if servo.range_pose:
+        # marks about a centre of their own (the wrist's hand level, where gravity pulls alike at
+        # both): kept about it, nearer together
+        c = (lo + hi) / 2.0
+        h = (hi - lo) / 2.0
+        while h > 1.0:
+            h -= 1.0
+            if all(_farthest(arm, servo, q_board, board_deg, d) == d for d in (c - h, c + h)):
+                return c - h, c + h
+        return c, c
+    mid = servo.marks["mid"].deg
+    best = (mid, mid)
+    for a, b in ((lo, hi), (2 * mid - hi, 2 * mid - lo), (mid - RANGE_MARK_DEG, mid + RANGE_MARK_DEG)):
+        pair = (_farthest(arm, servo, q_board, board_deg, a), _farthest(arm, servo, q_board, board_deg, b))
+        # a mark left at rest because not one step from it fits is no mark (rest itself may not)
+        if (pair[1] - pair[0] > best[1] - best[0]
+                and all(mark_fits(arm, servo, q_board, board_deg, d) for d in pair)):
+            best = pair
+    return best

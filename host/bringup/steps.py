@@ -26,6 +26,7 @@ import time
 from surepick.host.bringup import apply as apply_mod
 from surepick.host.bringup import gripper as gripper_mod
 from surepick.host.bringup import servo_fit
+from surepick.host.bringup import servos as servos_mod
 from surepick.host.bringup.jog import BoardMap, BringupStop
 from surepick.host.bringup.operators import AT, PAST, SHORT, STILL, WITH
 
@@ -225,6 +226,13 @@ class BringupSteps:
         window = [z["window_deg"]]
         out = {}
         back = self._pose_for_range(servo)
+        if not servo.is_gripper:
+            try:
+                self._fit_range_marks(servo, start, sign, z["mid"])
+            except BringupStop:
+                for slot, cmd in back:
+                    self.jog.move(slot, cmd)
+                raise
         for key in ("low", "high"):
             out[key] = [self._reach(servo, servo.marks[key], start, sign, window), servo.marks[key].deg]
         # Back where it started: the board's own idea of the pose (its clearance checks on the
@@ -234,6 +242,28 @@ class BringupSteps:
             self.jog.move(slot, cmd)
         out["window_deg"] = window[0]
         return out
+
+    def _fit_range_marks(self, servo, start, sign, mid):
+        # The range marks moved inside the arm's limits where its own leave no room (servos.py),
+        # with the joint's angle as the board sees it worked out from the zero just found.
+        q = [v / 1000.0 for v in self.jog.pose()[0]]
+        lo, hi = servos_mod.range_marks(self.map.arm, servo, q,
+                                        lambda deg: self._cmd_for(servo, start, sign, deg, mid) / 1000.0)
+        if (lo, hi) == (servo.marks["low"].deg, servo.marks["high"].deg):
+            return
+        if hi - lo < servos_mod.MIN_MARK_SPAN_DEG:
+            raise BringupStop("the %s's joint limits in the arm description leave no room for its range marks "
+                              "(%+.0f to %+.0f deg only, rest at %+.0f, as the board sees the joint from the zero "
+                              "found): check the joint's min_deg and max_deg, and the horn's position on its "
+                              "spline (then `--redo servo.%s.zero`)" % (servo.label, lo, hi, servo.marks["mid"].deg,
+                                                                         servo.name))
+        rest = servo.marks["mid"].deg
+        for key, deg in (("low", lo), ("high", hi)):
+            servo.marks[key] = servos_mod.Mark(key, deg, "at %+.0f deg (rest %+.0f, inside the joint's limits)"
+                                               % (deg, deg - rest))
+        self.say("the %s's range marks are at %+.0f and %+.0f deg (rest %+.0f and rest %+.0f): its own would "
+                 "leave the joint's limits, as the board sees it, or come near the table or the base"
+                 % (servo.label, lo, hi, lo - rest, hi - rest))
 
     def _pose_for_range(self, servo):
         # Move the other joints the range marks need (servos.py range_pose), each by its own

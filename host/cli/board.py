@@ -76,8 +76,9 @@ def add_arguments(parser):
                              "at home) for its next job; the board keeps running")
     parser.add_argument("--standin", metavar="SEED", type=int,
                         help="a stand-in bench: an uncalibrated kit whose servos carry hidden zero offsets "
-                             "(up to 15 deg), directions and pulse ranges (10%%) drawn from SEED (docs/bringup.md); "
-                             "implies --scenario nominal unless given")
+                             "(up to 15 deg), directions and pulse ranges (10%%) drawn from SEED (docs/bringup.md), "
+                             "its part the arm description's own (bench.part_mm, part_g) in place of the usual "
+                             "25 mm cube; implies --scenario nominal unless given")
     parser.add_argument("--print-truth", action="store_true",
                         help="with --standin: print its hidden servo calibration as JSON and exit")
     add_port_argument(parser)  # only with --reset-world: the running board, as for every verb
@@ -147,7 +148,8 @@ def run(args):
             arm, arm_note = board_arm.for_flash_dir(args.flash, arm)
         world_service = make_world_service(args.scenario, args.seed, args.power_cut_at_ms,
                                            args.power_cut_random, realtime=args.realtime, arm=arm,
-                                           plant_params=_standin_params(args, arm))
+                                           plant_params=_standin_params(args, arm),
+                                           default_part=_standin_part(args, arm))
         vboard = VirtualBoard(
             args.flash, pty=True, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote,
@@ -204,6 +206,14 @@ def _standin_params(args, arm):
         return None
     from surepick.host.cli import board_standin
     return board_standin.plant_params(args, arm)
+
+
+def _standin_part(args, arm):
+    # The stand-in bench's part: the description's (bench.part_mm, part_g), for the usual cube.
+    if args.standin is None:
+        return None
+    from surepick.host.cli import board_standin
+    return board_standin.bench_part(arm)
 
 
 def _run_rp2040(args):

@@ -50,3 +50,8 @@ def print_truth(args):
 def plant_params(args, arm=None):
     from surepick.sim import standin
     return standin.plant_params(args.standin, _arm(arm))
+
+
+def bench_part(arm=None):
+    from surepick.sim import standin
+    return standin.bench_part(_arm(arm))

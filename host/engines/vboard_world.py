@@ -24,13 +24,14 @@ def random_cut_ms(seed):
 
 
 def make_world_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut_random=None, realtime=False,
-                       arm=None, plant_params=None, overrides=None):
+                       arm=None, plant_params=None, overrides=None, default_part=None):
     """-> a WorldService for `surepick board --scenario NAME --seed N`, or None (no scenario:
     a bare board, REPL only). Unknown scenario -> ValueError naming the valid ones. Power cuts
     are in plant (virtual) milliseconds. realtime: virtual time no faster than the wall clock.
     arm: the world's arm (an Arm; None the reference), the board's /arm.json (board_arm.py).
     plant_params: the plant's own (hidden) parameters, e.g. the stand-in bench's (sim/standin.py).
-    overrides: the scenario's parameters ({name: value}), as `--param` gives them."""
+    overrides: the scenario's parameters ({name: value}), as `--param` gives them.
+    default_part: a part spec for the scenario's usual 25 mm cube (the stand-in bench's own part)."""
     if scenario is None:
         if power_cut_at_ms is not None or power_cut_random is not None:
             raise ValueError("power cuts need a plant: give --scenario too")
@@ -40,7 +41,7 @@ def make_world_service(scenario=None, seed=None, power_cut_at_ms=None, power_cut
         raise ValueError("unknown scenario '%s'; valid scenarios: %s" % (scenario, ", ".join(scenario_names())))
     from surepick.host.engines.world_service import WorldService
     service = WorldService(scenario, seed or 0, overrides=overrides, realtime=realtime, arm=arm,
-                           plant_params=plant_params)
+                           plant_params=plant_params, default_part=default_part)
     if power_cut_at_ms is not None:
         if power_cut_at_ms < 0:
             raise ValueError("--power-cut-at-ms must be >= 0")

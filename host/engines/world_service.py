@@ -58,7 +58,7 @@ class WorldService:
     # arm: the arm description the world is built from (an Arm; None: the reference arm). The
     # board must boot with the same one as its /arm.json (engines/vboard.py writes it there).
     def __init__(self, scenario="nominal", seed=0, overrides=None, plant_params=None, cycle=0,
-                 host="127.0.0.1", port=0, realtime=False, cfg=None, arm=None):
+                 host="127.0.0.1", port=0, realtime=False, cfg=None, arm=None, default_part=None):
         self.scenario_name = scenario or "nominal"
         self.seed = int(seed or 0)
         self.overrides = overrides
@@ -66,7 +66,9 @@ class WorldService:
         self.cycle = int(cycle)
         self.cfg = cfg
         self.arm = arm
-        self.world = World(self.scenario_name, overrides, self.seed, self.cycle, plant_params, cfg=cfg, arm=arm)
+        self.default_part = default_part           # a part spec for the scenario's usual cube (a stand-in bench's)
+        self.world = World(self.scenario_name, overrides, self.seed, self.cycle, plant_params, cfg=cfg, arm=arm,
+                           default_part=default_part)
         # The pace of a reset's limp phase: the board's loop period, as its exchanges advance
         # the plant (1 ms, the plant's own step, until one has).
         self.period_ms = 1
@@ -213,7 +215,7 @@ class WorldService:
         machine is busy. Returns the new cycle index."""
         with self.lock:
             new = World(self.scenario_name, self.overrides, self.seed, self.world.cycle + 1,
-                        self.plant_params, cfg=self.cfg, arm=self.arm)
+                        self.plant_params, cfg=self.cfg, arm=self.arm, default_part=self.default_part)
             new.continue_from(self.world)
             self.world = new
             self.cycle = new.cycle

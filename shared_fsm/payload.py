@@ -28,9 +28,10 @@ def _radii(arm, q):
     return arm.S, re, re + arm.F * math.cos(a2), math.cos(a3), math.sin(a3)
 
 
-def holding_nm(arm, q, part_g):
+def holding_nm(arm, q, part_g, signed=0):
     # -> [N m] the static torque each arm servo slot 0..3 gives to hold the arm and a part of
-    # part_g at the jaw centre, still, at joint angles q (deg). Gravity only: each mass's weight
+    # part_g at the jaw centre, still, at joint angles q (deg); signed: + where the weight lies
+    # on the joint's far side (gravity turns it its - way), - where it lies behind. Gravity only: each mass's weight
     # times its horizontal lever from the joint's axis, the masses where the simulator puts them
     # (sim/arm_model.py): the upper and forearm at their middles, a serial arm's elbow and wrist
     # servos at the elbow and the wrist, the palm at its middle, the fingers' plates at theirs,
@@ -71,7 +72,7 @@ def holding_nm(arm, q, part_g):
     for i in range(1, 4):
         s = arm.servo(i)
         if s is not None:
-            out[i] = abs(t[i]) * G / 1e6 / s["gear"]
+            out[i] = (t[i] if signed else abs(t[i])) * G / 1e6 / s["gear"]
     return out
 
 

@@ -7,7 +7,8 @@ and the marks the person draws on the bench (docs/bringup.md):
                 forearm raised; the gripper: JAW_MARK_MM either side
 """
 from surepick.firmware.teleop_check import clearance
-from surepick.shared_fsm import servo_cal
+from surepick.host.bringup.servo_fit import NOMINAL_SPAN_US
+from surepick.shared_fsm import payload, servo_cal
 
 # The range marks of an arm servo, degrees from its rest pose (slot -> (low, high)). The elbow's
 # both raise the forearm: lowering it from level brings a hand pointing down towards the base
@@ -166,3 +167,35 @@ def range_marks(arm, servo, q_board, board_deg):
                 and all(mark_fits(arm, servo, q_board, board_deg, d) for d in pair)):
             best = pair
     return best
+
+
+# Under this share of its stall torque a servo holds no weight to speak of (a hand hanging
+# straight down, an upper arm upright): its shaft stays where it came to rest inside the deadband.
+SAG_LOAD_SHARE = 0.01
+
+
+def sag_deg(arm, servo, deg, q_deg):
+    """How far (joint deg) an arm servo's joint sits past its command, held still at `deg` with
+    the others at q_deg, gravity on the arm (no part): its deadband (the amplifier is off inside
+    it, so gravity takes the shaft to its far edge) and its band's lag at the static torque it
+    gives (shared_fsm/payload.holding_nm; the shaft lags band_deg per stall torque), the way
+    gravity turns it; 0 where it holds next to no weight (SAG_LOAD_SHARE; the base none). The law
+    sim/servo_model.py models."""
+    q = list(q_deg)
+    q[servo.slot] = deg
+    need = payload.holding_nm(arm, q, 0.0, signed=1)[servo.slot]
+    entry = arm.servo(servo.slot)
+    model = arm.servo_models[entry["model"]]
+    if abs(need) < SAG_LOAD_SHARE * model["stall_torque_nm_4v8"]:
+        return 0.0
+    sag = (model["deadband_us"] * entry["travel_deg"] / NOMINAL_SPAN_US
+           + model["band_deg"] * abs(need) / model["stall_torque_nm_4v8"]) / entry["gear"]
+    return -sag if need > 0 else sag
+
+
+def commanded(arm, servo, point, q_deg):
+    """A mark's (pulse us, joint deg seen) -> (pulse us, joint deg the pulse commands): the seen
+    angle less the sag there (the gripper's as it is)."""
+    if servo.is_gripper:
+        return point
+    return point[0], point[1] - sag_deg(arm, servo, point[1], q_deg)

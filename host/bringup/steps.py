@@ -389,7 +389,17 @@ class BringupSteps:
             r = self.state.get("servo.%s.range" % s.name)
             if not z or not r or z.get("skipped") or r.get("skipped"):
                 continue
-            out[s.name] = servo_fit.found(*self._points(s), gear=s.gear, travel_deg=s.travel_deg)
+            mid, ends = self._points(s)
+            # each mark's angle as the pulse commands it: the seen one less the arm's sag there
+            # (servos.sag_deg), the other joints at rest, or where the range marks put them
+            arm = self.map.arm
+            rest = arm.home_deg()
+            ranged = list(rest)
+            for slot, deg in s.range_pose.items():
+                ranged[slot] = deg
+            mid = servos_mod.commanded(arm, s, mid, rest)
+            ends = [servos_mod.commanded(arm, s, e, ranged) for e in ends]
+            out[s.name] = servo_fit.found(mid, ends, gear=s.gear, travel_deg=s.travel_deg)
         return out
 
 

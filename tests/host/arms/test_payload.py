@@ -92,9 +92,13 @@ def test_the_arms_own_weight_is_mujocos_gravity_on_the_generated_model(name):
     for _ in range(25):
         q = [rnd.uniform(*arm.joint_span(j)) for j in range(len(arm.joint_names))] + [0.0] * (4 - len(arm.joint_names))
         mine = payload.holding_nm(arm, q, 0.0)
+        signed = payload.holding_nm(arm, q, 0.0, signed=1)
         theirs = _mujoco_gravity(arm, q)
         for i in (1, 2, 3):
             assert mine[i] == pytest.approx(abs(theirs[i - 1]), abs=1e-5), (name, q, i, mine, theirs)
+            # signed: + where gravity turns the joint its - way (MuJoCo's bias force is the
+            # torque that holds it, in the joint's own sense)
+            assert signed[i] == pytest.approx(theirs[i - 1], abs=1e-5), (name, q, i, signed, theirs)
 
 
 def test_the_stall_torque_is_the_datasheet_figure_at_the_rail():

@@ -9,6 +9,7 @@ and the marks the person draws on the bench (docs/bringup.md):
 from surepick.firmware.teleop_check import clearance
 from surepick.host.bringup.servo_fit import NOMINAL_SPAN_US
 from surepick.shared_fsm import payload, servo_cal
+from surepick.shared_fsm.arm import Unreachable
 
 # The range marks of an arm servo, degrees from its rest pose (slot -> (low, high)). The elbow's
 # both raise the forearm: lowering it from level brings a hand pointing down towards the base
@@ -98,11 +99,10 @@ def _inside(arm, q, slot, below, above):
     for a in (q[slot] - below, q[slot] + above):
         p = list(q)
         p[slot] = a
-        for k in range(len(arm.joint_names)):
-            ci = arm.coupled_index(k)
-            lo, hi = arm.limit(k, p[ci] if ci >= 0 else 0.0)
-            if p[k] < lo or p[k] > hi:
-                return False
+        try:
+            arm.check_limits(p)
+        except Unreachable:
+            return False
     return True
 
 

@@ -265,7 +265,6 @@ def test_bringup_on_a_parallel_arm_kit_places_its_first_part(tmp_path, name):
         assert abs(f["range_deg"] / t["range_deg"] - 1.0) <= RANGE_TOLERANCE, (servo, f, t)
 
 
-SEARCH_PAST_DEG = 2.0      # how far past a mark the range step's search may drive (steps.py SEARCH_STEP_DEG)
 
 
 @pytest.mark.parametrize("name", ["reference", "al5d_mg996r", "mearm", "eezybot_mk2"])
@@ -277,6 +276,7 @@ def test_range_marks_leave_room_inside_the_limits_the_board_checks(name):
     # leaves the reference's own marks where they were.
     from surepick.host.arms import files
     from surepick.host.bringup import servos as sv
+    from surepick.host.bringup.steps import SEARCH_STEP_DEG     # how far past a mark the search may drive
     arm = files.load(name)[0]
     home = arm.home_deg()
     for servo in sv.servos_of(arm):
@@ -297,7 +297,7 @@ def test_range_marks_leave_room_inside_the_limits_the_board_checks(name):
                 assert not low + sv.MARK_MARGIN_DEG < rest_seen < high - sv.MARK_MARGIN_DEG, (name, servo.name, e, lo, hi)
                 continue
             for mark in (lo, hi):
-                end = mark + e + (SEARCH_PAST_DEG if mark + e >= start else -SEARCH_PAST_DEG)
+                end = mark + e + (SEARCH_STEP_DEG if mark + e >= start else -SEARCH_STEP_DEG)
                 n = int(abs(end - start) / 0.5) + 1
                 for k in range(n + 1):
                     seen = list(q)

@@ -631,8 +631,8 @@ class App(Controller):
             # a collection, and the loop's figures start afresh. Collected after each plan too:
             # the plans then sit together and leave the heap's big block whole (_planned_one).
             self.stats.begin_cycle()
-            self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts),
-                                self._planned_one)
+            self.motion.prepare(job_moves(job, self.cfg, job.max_attempts or self.cfg.max_attempts,
+                                          self.m.lift_up_um), self._planned_one)
             self._collect()
         r = self.start_job(job, checked)
         if r == M_OK:

@@ -587,10 +587,17 @@ class Controller:
         # (bench.part_g) is more than that servo holds at the worst pose of this job's path with
         # torque to spare (shared_fsm/payload.py). A path out of reach is left to the machine's
         # own check, which names it. The module is loaded for the check only (heap on the chip).
+        # A job it passes lifts higher by the sag the description predicts at the lift's end
+        # (the machine's lift_up_um; host/records/replay.py does the same).
         from ..shared_fsm import payload
+        m = self.m
+        m.lift_up_um = 0
         lift = self.cfg.approach_height_um / 1000.0
         try:
-            return payload.check(self.arm, [v / 1000.0 for v in job.pick], [v / 1000.0 for v in job.place], lift)
+            r = payload.check(self.arm, [v / 1000.0 for v in job.pick], [v / 1000.0 for v in job.place], lift)
+            if r is None:
+                m.lift_up_um = payload.lift_up_um(self.arm, self.cfg, job.pick)
+            return r
         except ValueError:
             return None
         finally:

@@ -181,6 +181,10 @@ class Machine:
         self.gy = 0
         self.gz = 0
         self.hz = cfg.approach_height_um  # how high above it this attempt approaches and lifts
+        # The lift ends this much higher: the sag the description predicts there with its part,
+        # set by the job's payload check (firmware/controller.py); up_um is this attempt's.
+        self.lift_up_um = 0
+        self.up_um = 0
         self.tx = 0              # place pose
         self.ty = 0
         self.tz = 0
@@ -189,8 +193,8 @@ class Machine:
         self.open_um = 0
         self.grip_jaw_um = 0
         # the lift's sink check (_lift_short): the rail and the gripper current, each a running
-        # mean (x8, a time constant of 8 reads), taken at the approach point (the pose the lift
-        # ends at) settled, before the descent; the job's um of sink
+        # mean (x8, a time constant of 8 reads), taken at the approach point (the lift ends up_um
+        # over it) settled, before the descent; the job's um of sink
         # per A the arm servos draw more (Arm.lift_droop_um_per_a), the rail's source resistance
         self.rail_f = 0
         self.cur_f = 0
@@ -313,13 +317,15 @@ class Machine:
 
     def set_part_pose(self, x_um, y_um, z_um, above_um=0):
         # For the re-sense hook: the next attempt grasps here, without a spiral offset, and
-        # approaches and lifts above_um above it (0: approach_height_um; lower where the arm
-        # cannot reach that high over a part found further out).
+        # approaches above_um above it and lifts to it (0: approach_height_um and the lift's
+        # up_um over it; lower where the arm cannot reach that high over a part found further out).
         self.gx = x_um
         self.gy = y_um
         self.gz = z_um
         if above_um > 0:
-            self.hz = above_um
+            h = self.cfg.approach_height_um
+            self.hz = above_um if above_um < h else h
+            self.up_um = above_um - self.hz
 
     def move(self, x, y, z, pitch, kind, gentle):
         # For the re-sense hook: command a move (MOVE_*); arrived() says when it is done.
@@ -418,6 +424,7 @@ class Machine:
         cfg = self.cfg
         self._enter(APPROACH, reason)
         self.hz = cfg.approach_height_um
+        self.up_um = self.lift_up_um
         self.close_um = self.part_width_um - cfg.squeeze_um
         if self.close_um < 0:
             self.close_um = 0
@@ -438,7 +445,6 @@ class Machine:
         if r == RESENSE_BUSY:
             self.phase = _P_SEARCH       # (phase_t stays: the phase's time is the approach's)
             return
-        cfg = self.cfg
         if r == RESENSE_FOUND:
             self._note(R_RESENSED)
             self.open_um = self.jaw_max_um   # as wide as the search's probes, which found it clear
@@ -473,7 +479,7 @@ class Machine:
             if self.present & (CHECK_SWITCH | CHECK_BEAM) & cfg.verify_enabled_mask:
                 self._fault(F_SENSOR_DISAGREE)
                 return
-            self.lift_mv0 = self.rail_f      # the lift's pose, settled, without the part
+            self.lift_mv0 = self.rail_f      # (about) the lift's pose, settled, without the part
             self.lift_ma0 = self.cur_f
             self.touch_streak = 0
             self._enter(DESCEND, R_SETTLED)
@@ -511,7 +517,7 @@ class Machine:
             self.over_active = 0
             self.holding = 1
             self._enter(LIFT, R_VERIFY_PASS)
-            self._move(self.gx, self.gy, self.gz + self.hz, self.pp, MOVE_LINE, 1)
+            self._move(self.gx, self.gy, self.gz + self.hz + self.up_um, self.pp, MOVE_LINE, 1)
             return
         if reason == R_NONE:
             reason = R_VERIFY_DISAGREE if disagree else R_VERIFY_EMPTY

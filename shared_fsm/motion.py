@@ -28,13 +28,14 @@ AHEAD_SIZE = 8     # plans kept by plan_ahead(): what a search names next (its p
 BACK_REWIND_MS = const(100)   # MOVE_BACK starts where the setpoint was this long ago (_retrace)
 
 
-def job_moves(job, cfg, attempts):
+def job_moves(job, cfg, attempts, up=0):
     # Every move a job of `attempts` attempts may command, most likely first: (start, kind,
     # gentle, x, y, z, pitch), where start is the index of the move whose end it starts from
     # (-1: where the arm is now). Attempt k grasps at the pick pose shifted by the machine's
-    # spiral; after it the arm either lifts, transfers and places, or retreats straight up (the
-    # machine's RECOVER) and tries again from there. A prediction for prepare(): one that is
-    # wrong only costs planning time when the move comes.
+    # spiral; after it the arm either lifts (up um over the approach: the machine's
+    # lift_up_um), transfers and places, or retreats straight up (the machine's RECOVER) and
+    # tries again from there. A prediction for prepare(): one that is wrong only costs
+    # planning time when the move comes.
     h = cfg.approach_height_um
     px, py, pz, pp = job.pick
     tx, ty, tz, tp = job.place
@@ -46,7 +47,7 @@ def job_moves(job, cfg, attempts):
         a = len(moves)
         moves.append((retreat, MOVE_FREE, 0, gx, gy, pz + h, pp))        # APPROACH
         moves.append((a, MOVE_LINE, 0, gx, gy, pz, pp))                  # DESCEND
-        moves.append((a + 1, MOVE_LINE, 1, gx, gy, pz + h, pp))          # LIFT
+        moves.append((a + 1, MOVE_LINE, 1, gx, gy, pz + h + up, pp))     # LIFT
         moves.append((a + 2, MOVE_FREE, 1, tx, ty, tz + h, tp))          # TRANSFER
         if k == 1:
             moves.append((a + 3, MOVE_LINE, 1, tx, ty, tz, tp))          # PLACE (the same from

@@ -7,6 +7,8 @@
 #
 #   need = holding_nm(arm, q, part_g)     # N m each arm servo gives to hold the arm and the part
 #   r = check(arm, pick, place, lift_mm)  # None, or (slot, need_nm, stall_nm, worst q): refuse
+#   sag = lift_sag_um(arm, x, y, z, pitch, part_g)  # um the jaw sags there, held still
+#   up = lift_up_um(arm, cfg, pick_um)              # how much higher a job's lift ends
 import math
 
 from .compat import const
@@ -81,6 +83,44 @@ def stall_nm(arm, i):
     # sim/servo_model.py: the 4.8 V figure times rail / 4.8 V).
     m = arm.servo_models[arm.servo(i)["model"]]
     return m["stall_torque_nm_4v8"] * arm.sensors["rail"]["nominal_mv"] / TORQUE_REF_MV
+
+
+def lift_sag_um(arm, x_mm, y_mm, z_mm, pitch_deg, part_g):
+    # -> um the jaw centre sits below its command at this pose, holding a part of part_g still:
+    # each arm servo's shaft lags band_deg per stall torque (the 4.8 V figure: sim/servo_model.py's
+    # law) at the static torque it gives (holding_nm), the way gravity turns it; the joint's lag
+    # (over its gear) times the jaw's height per radian of that joint (dz/dq, Arm.forward). The
+    # deadband is left out: the jaw sags by it on the pad at the grasp as well, so the lift does
+    # not lose it (measured: docs/arm-description.md). Raises Unreachable.
+    q = arm.inverse(x_mm, y_mm, z_mm, pitch_deg)
+    z0 = arm.forward(q)[2]
+    need = holding_nm(arm, q, part_g, 1)
+    sag = 0.0
+    for i in range(1, 4):
+        s = arm.servo(i)
+        if s is None or not need[i]:
+            continue
+        m = arm.servo_models[s["model"]]
+        qd = list(q)
+        qd[i] += 0.01
+        dz = (arm.forward(qd)[2] - z0) / 0.01        # mm per deg
+        sag += m["band_deg"] * need[i] / m["stall_torque_nm_4v8"] / s["gear"] * dz
+    return int(sag * 1000.0) if sag > 0.0 else 0
+
+
+def lift_up_um(arm, cfg, pick_um):
+    # -> um a job's lift ends above its approach point (the machine's lift_up_um): the jaw's sag
+    # there with the declared part, to 0.1 mm (a board's single-precision floats give the same
+    # figure as the host's replay); 0 where the arm does not reach that high. pick_um: (x, y, z,
+    # pitch) um, mdeg.
+    x, y, z, p = pick_um[0] / 1000.0, pick_um[1] / 1000.0, pick_um[2] / 1000.0, pick_um[3] / 1000.0
+    h = cfg.approach_height_um / 1000.0
+    try:
+        up = (lift_sag_um(arm, x, y, z + h, p, arm.bench["part_g"]) + 50) // 100 * 100
+        arm.inverse(x, y, z + h + up / 1000.0, p)
+    except ValueError:
+        return 0
+    return up
 
 
 def path(arm, pick, place, lift_mm):

@@ -631,11 +631,12 @@ class Search:
         x, y = self._world(r, c, m.px, m.py)
         self._edges(m, c)
         m.events.put_search(m, R_FOUND, x, y, m.pz, spread * 100)
-        # approach and lift as high above it as the arm reaches, up to approach_height_um (it
-        # reaches the clear height there: a probe came down there, or beside it)
+        # approach and lift as high above it as the arm reaches, up to approach_height_um and the
+        # lift's raise over it (it reaches the clear height there: a probe came down there, or
+        # beside it)
         inverse = self.arm.inverse
         lo = self.z_clear
-        hi = m.pz + self.cfg.approach_height_um
+        hi = m.pz + self.cfg.approach_height_um + m.lift_up_um
         while hi - lo > 500:
             mid = (lo + hi) // 2
             try:
@@ -690,7 +691,7 @@ class Search:
         if self.phase == _FINAL:
             gx, gy, gz, pp = m.gx, m.gy, m.gz, m.pp
             return [(-1, MOVE_FREE, 0, gx, gy, gz + h, pp), (0, MOVE_LINE, 0, gx, gy, gz, pp),
-                    (1, MOVE_LINE, 1, gx, gy, gz + h, pp),
+                    (1, MOVE_LINE, 1, gx, gy, gz + h + m.up_um, pp),
                     (2, MOVE_FREE, 1, m.tx, m.ty, m.tz + self.cfg.approach_height_um, m.tp),
                     (1, MOVE_LINE, 0, gx, gy, gz + h, pp)]
         x, y, pp = self.qx, self.qy, m.pp

@@ -5,7 +5,7 @@
 # The jaw setpoint the machine reads (where a fault freezes the jaw) is the motion layer's own
 # slew of the recorded commands; faults the controller latches from outside the machine (its
 # stall and rail watches) come from the recorded events, like the restarts do.
-from surepick.shared_fsm import codes
+from surepick.shared_fsm import codes, payload
 from surepick.shared_fsm import states
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.machine import Job, Machine
@@ -80,9 +80,12 @@ def replay_cycle(record, cycle_meta, cfg=None, arm=None):
     job = cycle_meta["job"]
     m = _fresh_machine(cfg, cycle_meta.get("initial_jaw_um"), arm)
     check_pose = None
+    lift_up_um = 0
     if arm is not None:
         from surepick.firmware.controller import pose_checker
         check_pose = pose_checker(arm)
+        if job["pick_um"] is not None:
+            lift_up_um = payload.lift_up_um(arm, cfg, job["pick_um"])   # as the controller's payload check
     jaw = _Jaw(cfg, m)
     latches = {}                      # t_ms -> [fault codes the controller latched after that step]
     for e in out.recorded:
@@ -102,6 +105,7 @@ def replay_cycle(record, cycle_meta, cfg=None, arm=None):
             seen = _drain(m, m.events.next_seq - 1 - _latched(restarts.get(life)), out.events)
         if pending and (job_at is None or row[_T] >= job_at):
             pending = False
+            m.lift_up_um = lift_up_um
             m.start_job(Job(job["pick_um"], job["place_um"], job["part_width_um"], job.get("max_attempts", 0)),
                         check_pose)
         inp = m.inp

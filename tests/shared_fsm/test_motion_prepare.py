@@ -6,7 +6,7 @@ import pytest
 from surepick.shared_fsm import fake_scenarios
 from surepick.shared_fsm.config import Config
 from surepick.shared_fsm.fake_hal import FakeHal
-from surepick.shared_fsm.machine import Job, Machine
+from surepick.shared_fsm.machine import MOVE_LINE, Job, Machine
 from surepick.shared_fsm.motion import Motion, job_moves
 from surepick.shared_fsm.ticks import ticks_add
 from surepick.shared_fsm import kinematics
@@ -14,11 +14,13 @@ from surepick.shared_fsm import kinematics
 REST = [int(round(a * 1000)) for a in kinematics.inverse(120.0, 0.0, 120.0, -90)]
 
 
-def _commanded(name):
+def _commanded(name, lift_up_um=0):
     # Every move the machine commands in a fake scenario's job: (kind, gentle, x, y, z, pitch).
+    # lift_up_um: the lift's raise the job's payload check would give (firmware/controller.py).
     spec = fake_scenarios.find(name)
     cfg = Config(spec[2])
     m = Machine(cfg)
+    m.lift_up_um = lift_up_um
     hal = FakeHal(cfg, spec[1])
     assert m.start_job(Job(fake_scenarios.PICK, fake_scenarios.PLACE, 25000)) == 0
     seen, seq, now = [], m.out.move_seq, 0
@@ -36,14 +38,19 @@ def _commanded(name):
     return m, seen
 
 
+@pytest.mark.parametrize("lift_up_um", [0, 2667])
 @pytest.mark.parametrize("name,attempts", [("nominal", 1), ("switch_stuck_open", 3), ("part_missing", 3),
                                            ("part_offset_retry", 2)])
-def test_every_move_of_a_retrying_job_is_prepared(name, attempts):
-    m, seen = _commanded(name)
+def test_every_move_of_a_retrying_job_is_prepared(name, attempts, lift_up_um):
+    m, seen = _commanded(name, lift_up_um)
     assert m.attempt == attempts
     job = Job(fake_scenarios.PICK, fake_scenarios.PLACE, 25000)
-    predicted = {mv[1:] for mv in job_moves(job, m.cfg, m.cfg.max_attempts)}
+    predicted = {mv[1:] for mv in job_moves(job, m.cfg, m.cfg.max_attempts, lift_up_um)}
     assert seen and [s for s in seen if s not in predicted] == []
+    # the lift (the gentle straight move up from the pick) ends lift_up_um over the approach
+    lifts = [s for s in seen if s[0] == MOVE_LINE and s[1] == 1 and s[3] < 0]     # (the pick's y < 0 < the place's)
+    assert all(s[4] == fake_scenarios.PICK[2] + m.cfg.approach_height_um + lift_up_um for s in lifts)
+    assert bool(lifts) == (m.fault == 0)
     # three moves per failed attempt (approach, descend, retreat), six for the placing one
     placed = m.fault == 0
     assert len(seen) == 3 * (attempts - placed) + 6 * placed

@@ -146,10 +146,10 @@ def run(args):
         arm_note = ""
         if args.flash:
             arm, arm_note = board_arm.for_flash_dir(args.flash, arm)
+        plant_params, default_part = _standin(args, arm)
         world_service = make_world_service(args.scenario, args.seed, args.power_cut_at_ms,
                                            args.power_cut_random, realtime=args.realtime, arm=arm,
-                                           plant_params=_standin_params(args, arm),
-                                           default_part=_standin_part(args, arm))
+                                           plant_params=plant_params, default_part=default_part)
         vboard = VirtualBoard(
             args.flash, pty=True, listen=None if args.pty else (args.listen or "127.0.0.1:0"),
             allow_remote=args.allow_remote,
@@ -200,20 +200,14 @@ def run(args):
     return OK
 
 
-def _standin_params(args, arm):
-    # arm: the board's (--arm, else the flash's /arm.json; None the reference)
+def _standin(args, arm):
+    # -> (plant params, part) of the stand-in bench, (None, None) without --standin. arm: the
+    # board's (--arm, else the flash's /arm.json; None the reference). The part is the
+    # description's (bench.part_mm, part_g), for the usual cube.
     if args.standin is None:
-        return None
+        return None, None
     from surepick.host.cli import board_standin
-    return board_standin.plant_params(args, arm)
-
-
-def _standin_part(args, arm):
-    # The stand-in bench's part: the description's (bench.part_mm, part_g), for the usual cube.
-    if args.standin is None:
-        return None
-    from surepick.host.cli import board_standin
-    return board_standin.bench_part(arm)
+    return board_standin.plant_params(args, arm), board_standin.bench_part(arm)
 
 
 def _run_rp2040(args):

@@ -89,7 +89,7 @@ def lift_sag_um(arm, x_mm, y_mm, z_mm, pitch_deg, part_g):
     # -> um the jaw centre sits below its command at this pose, holding a part of part_g still:
     # each arm servo's shaft lags band_deg per stall torque (the 4.8 V figure: sim/servo_model.py's
     # law) at the static torque it gives (holding_nm), the way gravity turns it; the joint's lag
-    # (over its gear) times the jaw's height per radian of that joint (dz/dq, Arm.forward). The
+    # (over its gear) times the jaw's height per degree of that joint (dz/dq, Arm.forward). The
     # deadband is left out: the jaw sags by it on the pad at the grasp as well, so the lift does
     # not lose it (measured: docs/arm-description.md). Raises Unreachable.
     q = arm.inverse(x_mm, y_mm, z_mm, pitch_deg)

@@ -85,11 +85,19 @@ def stall_nm(arm, i):
     return m["stall_torque_nm_4v8"] * arm.sensors["rail"]["nominal_mv"] / TORQUE_REF_MV
 
 
+def band_lag_deg(arm, i, need_nm):
+    # Joint deg arm servo slot i's shaft lags its command giving need_nm (the servo's torque, as
+    # holding_nm gives it; signed as that is): band_deg per stall torque (the 4.8 V figure:
+    # sim/servo_model.py's law), over the joint's gear.
+    s = arm.servo(i)
+    m = arm.servo_models[s["model"]]
+    return m["band_deg"] * need_nm / m["stall_torque_nm_4v8"] / s["gear"]
+
+
 def lift_sag_um(arm, x_mm, y_mm, z_mm, pitch_deg, part_g):
     # -> um the jaw centre sits below its command at this pose, holding a part of part_g still:
-    # each arm servo's shaft lags band_deg per stall torque (the 4.8 V figure: sim/servo_model.py's
-    # law) at the static torque it gives (holding_nm), the way gravity turns it; the joint's lag
-    # (over its gear) times the jaw's height per degree of that joint (dz/dq, Arm.forward). The
+    # each arm servo's band lag (band_lag_deg) at the static torque it gives (holding_nm), the
+    # way gravity turns it, times the jaw's height per degree of that joint (dz/dq, Arm.forward). The
     # deadband is left out: the jaw sags by it on the pad at the grasp as well, so the lift does
     # not lose it (measured: docs/arm-description.md). Raises Unreachable.
     q = arm.inverse(x_mm, y_mm, z_mm, pitch_deg)
@@ -97,14 +105,12 @@ def lift_sag_um(arm, x_mm, y_mm, z_mm, pitch_deg, part_g):
     need = holding_nm(arm, q, part_g, 1)
     sag = 0.0
     for i in range(1, 4):
-        s = arm.servo(i)
-        if s is None or not need[i]:
+        if arm.servo(i) is None or not need[i]:
             continue
-        m = arm.servo_models[s["model"]]
         qd = list(q)
         qd[i] += 0.01
         dz = (arm.forward(qd)[2] - z0) / 0.01        # mm per deg
-        sag += m["band_deg"] * need[i] / m["stall_torque_nm_4v8"] / s["gear"] * dz
+        sag += band_lag_deg(arm, i, need[i]) * dz
     return int(sag * 1000.0) if sag > 0.0 else 0
 
 

@@ -178,9 +178,8 @@ def sag_deg(arm, servo, deg, q_deg):
     """How far (joint deg) an arm servo's joint sits past its command, held still at `deg` with
     the others at q_deg, gravity on the arm (no part): its deadband (the amplifier is off inside
     it, so gravity takes the shaft to its far edge) and its band's lag at the static torque it
-    gives (shared_fsm/payload.holding_nm; the shaft lags band_deg per stall torque), the way
-    gravity turns it; 0 where it holds next to no weight (SAG_LOAD_SHARE; the base none). The law
-    sim/servo_model.py models."""
+    gives (shared_fsm/payload.holding_nm, band_lag_deg), the way gravity turns it; 0 where it
+    holds next to no weight (SAG_LOAD_SHARE; the base none). The law sim/servo_model.py models."""
     q = list(q_deg)
     q[servo.slot] = deg
     need = payload.holding_nm(arm, q, 0.0, signed=1)[servo.slot]
@@ -188,8 +187,8 @@ def sag_deg(arm, servo, deg, q_deg):
     model = arm.servo_models[entry["model"]]
     if abs(need) < SAG_LOAD_SHARE * model["stall_torque_nm_4v8"]:
         return 0.0
-    sag = (model["deadband_us"] * entry["travel_deg"] / NOMINAL_SPAN_US
-           + model["band_deg"] * abs(need) / model["stall_torque_nm_4v8"]) / entry["gear"]
+    sag = (model["deadband_us"] * entry["travel_deg"] / NOMINAL_SPAN_US / entry["gear"]
+           + payload.band_lag_deg(arm, servo.slot, abs(need)))
     return -sag if need > 0 else sag
 
 

@@ -371,8 +371,8 @@ class Controller:
             if self._load_at_stall():
                 self._arm_stalled()
         if m.fault == F_LIFT_SHORT and fault != F_LIFT_SHORT and not self.arm_off:
-            # A lift pulled short (the machine holds the part up): with the shoulder and elbow
-            # at stall on the rail as well, nothing lifts it; their PWM off (the gear trains hold).
+            # A lift pulled short (the machine has set the part back down where it was picked):
+            # with the shoulder and elbow still at stall on the rail, their PWM off (the pad holds it).
             if self._load_at_stall():
                 self._arm_unpowered()
         if m.fault and (m.fault != fault or m.estop_latched != estop) and m.out.jaw_um == self.motion.jaw_um:

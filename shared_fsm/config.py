@@ -194,8 +194,10 @@ def state_bound_ms(cfg, state):
         # a search (resense) runs inside the approach: its limit, then its last probe's way up
         search = cfg.search_limit_ms + move if cfg.resense else 0
         return move + cfg.settle_ms + cfg.verify_window_ms + search
-    if state in (DESCEND, LIFT, TRANSFER):
+    if state in (DESCEND, TRANSFER):
         return move
+    if state == LIFT:
+        return 2 * move                   # the lift, and a short one's way back down (Machine._lift_short)
     if state == GRASP:
         return move + cfg.grasp_dwell_ms  # the jaw's close, then the dwell
     if state == VERIFY:

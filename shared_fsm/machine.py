@@ -395,10 +395,11 @@ class Machine:
             self._verify()
         elif st == LIFT:
             if self._grip_ok() and self._arrived():
-                if self._lift_short():
-                    return
-                self._enter(TRANSFER, R_ARRIVED)
-                self._move(self.tx, self.ty, self.tz + self.cfg.approach_height_um, self.tp, MOVE_FREE, 1)
+                if self.phase == _P_RETREAT:
+                    self._fault(F_LIFT_SHORT)    # set back down where it was picked (_lift_short)
+                elif not self._lift_short():
+                    self._enter(TRANSFER, R_ARRIVED)
+                    self._move(self.tx, self.ty, self.tz + self.cfg.approach_height_um, self.tp, MOVE_FREE, 1)
         elif st == TRANSFER:
             if self._grip_ok() and self._arrived():
                 self._enter(PLACE, R_ARRIVED)
@@ -551,13 +552,16 @@ class Machine:
         # At the lift's end: the arm servos' current above what they drew before it (the rail's
         # sag through its source resistance, less the gripper's own change, which the board
         # measures) times the sink per A of this pose. Deeper than lift_sink_max_um: the part
-        # is too heavy for these servos and the lift fell short; latch LIFT_SHORT, holding it.
+        # is too heavy for these servos and the lift fell short. Held up there, the servos push
+        # near stall until a watch unpowers them and the arm comes down with the part: set it
+        # back down the lift's own path, gently, then LIFT_SHORT with the pad carrying it.
         if not self.lift_k or not self.lift_mohm:
             return 0
         ma = ((self.lift_mv0 - self.rail_f) * 1000 // self.lift_mohm - (self.cur_f - self.lift_ma0)) >> 3
         self.lift_sink_um = ma * self.lift_k // 1000 if ma > 0 else 0
         if self.lift_sink_um > self.cfg.lift_sink_max_um:
-            self._fault(F_LIFT_SHORT)
+            self._phase(_P_RETREAT)
+            self._move(self.gx, self.gy, self.gz, self.pp, MOVE_BACK, 1)
             return 1
         return 0
 

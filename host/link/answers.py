@@ -23,7 +23,8 @@ FAULT_MEANING = {
     codes.F_BAD_POSE: "a commanded pose is out of the arm's reach",
     codes.F_RAIL_LOW: "the servo rail was below its minimum",
     codes.F_LIFT_SHORT: ("the part pulled the lift short: the servo rail says the arm servos sag under it "
-                         "further than lift_sink_max_um (a part too heavy for these servos)"),
+                         "further than lift_sink_max_um (a part too heavy for these servos); it was set back down "
+                         "where it was picked, still held"),
 }
 
 # REPLY codes that mean the board could not read the request at all (line noise, a program

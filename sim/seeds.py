@@ -18,6 +18,7 @@ result (scenario set-ups, sensor noise, fit's stand-in) is the same as before:
     bench_standin_pot  ... and its gripper pot's hidden offset and gain (a stream of its own: the
                   servos' draws stay what they were)
     bench_standin_stall  ... and its gripper servo's hidden stall current (likewise)
+    bench_standin_current  ... and its current sense's hidden zero (likewise)
 
 The sensor-noise key repeats after 1000 cycles of one seed (seed S cycle 1000 is seed S+1 cycle
 0); a run of more cycles shares noise between those pairs (its scenario draws still differ).
@@ -34,6 +35,7 @@ STREAMS = {
     "bench_standin": (1, 0, 0xB1D6, None),
     "bench_standin_pot": (1, 0, 0xB1D7, None),
     "bench_standin_stall": (1, 0, 0xB1D8, None),
+    "bench_standin_current": (1, 0, 0xB1D9, None),
 }
 
 

@@ -24,10 +24,16 @@ PotParams offset_counts and counts_per_mm), drawn from SEED on a stream of their
 servos' draws are the same as without it. The truth says it in the board settings' terms
 (pot_closed_counts, pot_counts_per_mm: jaw um = (counts - closed) * 1000 / per_mm).
 
+The current sense's zero (its reading with no current through the shunt) is off the board's
+default by up to +-CURRENT_ZERO_MAX_MA too (an amplifier's input offset, a shunt's tolerance),
+drawn on a stream of its own. The truth gives the plant's reading at 0 mA (offset_counts); the
+board's `calibrate current` zeroes on the idle gripper, which draws its servo's idle_ma above it.
+
     truth(seed, arm) -> {"servos": {name: {"zero_deg", "direction", "range_deg"}},
-                         "pot": {"closed_counts", "counts_per_mm"}}
+                         "pot": {"closed_counts", "counts_per_mm"}, "current": {"offset_counts"}}
                         (the gripper's entry also "stall_ma_5v")
-    plant_params(seed, arm) -> PlantParams with those servos, that pot and that stall current
+    plant_params(seed, arm) -> PlantParams with those servos, that pot, that current sense and that
+                               stall current
     bench_part(arm) -> the part a scenario's default 25 mm cube becomes on this bench: the
                        description's own (bench.part_mm, bench.part_g), as a maker's bench has it
 """
@@ -46,6 +52,9 @@ CENTRE_US = 1500
 POT_OFFSET_MAX_COUNTS = 1500     # the pot's reading at jaw 0 mm, each side (1.4 mm at 1067 counts/mm)
 POT_GAIN_MAX_FRACTION = 0.08     # its counts per mm, each side
 STALL_MAX_FRACTION = 0.25        # the gripper servo's stall current, each side of its model's
+# The current sense's zero, each side: an op-amp's input offset of 0.5 mV at gain 20 over the
+# reference's 50 mOhm shunt is 10 mA (docs/hardware.md); twice that.
+CURRENT_ZERO_MAX_MA = 20.0
 
 
 def _draws(seed, n):
@@ -99,13 +108,23 @@ def hidden_stall_ma_5v(seed, arm):
     return round(model["stall_ma_5v"] * (1.0 + rng.uniform(-STALL_MAX_FRACTION, STALL_MAX_FRACTION)), 1)
 
 
+def hidden_current_zero(seed, arm):
+    """-> offset_counts of the plant's current sense (its reading at 0 mA): the arm's own, off by a
+    draw of up to CURRENT_ZERO_MAX_MA at its counts per A."""
+    rng = seeds.rng("bench_standin_current", seed)
+    cur = arm.sensors["current"]
+    ma = rng.uniform(-CURRENT_ZERO_MAX_MA, CURRENT_ZERO_MAX_MA)
+    return round(cur["offset_counts"] + ma * cur["counts_per_a"] / 1000.0, 1)
+
+
 def truth(seed, arm):
     offset, per_mm = hidden_pot(seed, arm)
     servos = {name: entry for name, _slot, _cal, entry in hidden_cals(seed, arm)}
     servos["gripper"] = dict(servos["gripper"], stall_ma_5v=hidden_stall_ma_5v(seed, arm))
     return {"servos": servos,
             "pot": {"closed_counts": round(arm.sensors["pot"]["closed_counts"] + offset, 2),
-                    "counts_per_mm": per_mm}}
+                    "counts_per_mm": per_mm},
+            "current": {"offset_counts": hidden_current_zero(seed, arm)}}
 
 
 def bench_part(arm):
@@ -126,5 +145,6 @@ def plant_params(seed, arm):
         s = p.servos[slot]
         s.min_us, s.max_us, s.trim_us, s.inverted = cal
     p.pot.offset_counts, p.pot.counts_per_mm = hidden_pot(seed, arm)
+    p.current.offset_counts = hidden_current_zero(seed, arm)
     p.servos[arm_mod.GRIPPER].stall_ma_5v = hidden_stall_ma_5v(seed, arm)
     return p

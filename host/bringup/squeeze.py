@@ -1,6 +1,9 @@
 """The gripper's currents, for bring-up (the step after apply: the board runs the calibration and
 pot found, so its jaw commands are true openings and its own stall watch backs the jaw off where
-it really is): what the gripper servo draws through the board's current shunt (TELEMETRY
+it really is). First the current sense's zero: the board's own `calibrate current` (CALIBRATE
+CAL_CURRENT) with the jaw open, empty and still, so that every reading after it is the current
+above the idle gripper's, as the firmware's checks take it (firmware/calibrate.py), whatever the
+amplifier's offset. Then what the gripper servo draws through the board's current shunt (TELEMETRY
 current_ma: the firmware's own reading of the ADC) with the jaw closed on nothing, squeezing the
 part the person holds between the jaws (closed to the part's width less squeeze_um, as the
 machine closes on it), and pressing on it far past (PRESS_MM inside it: the servo at its stall).
@@ -19,10 +22,12 @@ From them, the four settings the firmware judges the gripper's current by:
 
 A servo's current at a given torque is its winding's: at stall, the rail over the winding's
 resistance, so it is in proportion to the rail (the description's stall_ma_5v is the figure at
-5 V). Below rail_low_mv the board holds every motion (RAIL_LOW); a stall there must still reach the
-watch. STALL_MARGIN is for the winding warming: copper's resistance rises 0.39 % per kelvin, so a
-motor 25 K warmer than at bring-up (a gripper that has held parts for a while) draws about 9 %
-less at stall; 10 % below covers it.
+5 V, the whole supply current: the board reads above the idle gripper, so the servo model's
+idle_ma is added back for it and taken off again for current_stall_ma). Below rail_low_mv the
+board holds every motion (RAIL_LOW); a stall there must still reach the watch. STALL_MARGIN is
+for the winding warming: copper's resistance rises 0.39 % per kelvin, so a motor 25 K warmer than
+at bring-up (a gripper that has held parts for a while) draws about 9 % less at stall; 10 % below
+covers it.
 
 The crush check must tell the squeeze the machine closes with from a jaw driven to stall (a part
 far wider than told, a fixture), and must fire on that stall before the stall watch does: so it
@@ -59,6 +64,7 @@ PRESS_MS = 500
 PRESS_TIMEOUT_S = 30.0        # wall clock: the board sends telemetry at 10 Hz at least
 _TICKS = 1 << 30              # the board's ms ticks wrap here (shared_fsm/ticks.py)
 REST_S = 10.0                 # wall clock: the jaw comes to rest within this after its last move
+ZERO_TIMEOUT_S = 10.0         # wall clock: the board's zeroing takes about 0.4 s of its own time
 WIDE_MM = 10.0      # the jaw this much wider than the part, for the hand to put it in
 # The jaw commanded this far inside the part to press on it: 60 servo deg on the reference jaw
 # (4 deg per mm), three times its servo's proportional band (20 deg); the reference plant's jaw
@@ -82,6 +88,10 @@ def run(jog, operator, arm, say=print):
     jog.safe()
     _q, jaw0 = jog.pose()
     # each move in one setpoint: the board's jaw speed (jaw_speed_um_s) is the machine's own
+    jog.move(GRIPPER, wide, whole=True)
+    jog.leave()
+    _come_to_rest(jog)
+    zero = _zero(jog.c)
     jog.move(GRIPPER, close, whole=True)
     empty = _reading(jog.listen_board())
     jog.move(GRIPPER, wide, whole=True)
@@ -98,14 +108,32 @@ def run(jog, operator, arm, say=print):
     if stall is None:
         raise BringupStop("the gripper's current did not settle while it pressed on the part: was the part "
                           "held between the jaws? Then `surepick bringup --redo %s --apply`" % STEP)
-    found = figures(empty, squeezing, stall, jog.rail_low_mv)
+    found = figures(empty, squeezing, stall, jog.rail_low_mv, idle_ma(arm))
     bad = problem(empty, squeezing, found, jog.rail_low_mv, config_get(jog.c, "current_holding_ma"))
     if bad:
         raise BringupStop(bad)
-    out = {"empty": [int(round(v)) for v in empty], "squeezing": [int(round(v)) for v in squeezing],
-           "stall": [int(round(v)) for v in stall]}
+    out = {"zero_counts": zero, "empty": [int(round(v)) for v in empty],
+           "squeezing": [int(round(v)) for v in squeezing], "stall": [int(round(v)) for v in stall]}
     out.update(found)
     return out
+
+
+def idle_ma(arm):
+    """The gripper servo's idle current (mA), its model's in the description: what it draws above
+    the current sense's zero-current reading while the board zeroes on it."""
+    return float(arm.servo_models[arm.servo(GRIPPER)["model"]]["idle_ma"])
+
+
+def _zero(c):
+    # The board's CAL_CURRENT: it waits for the gripper to be still, averages the sense and keeps
+    # the mean as current_offset_counts (saved on the board) -> that value.
+    from surepick.host.link.answers import refusal
+    from surepick.shared_fsm import link
+    r = c.request(link.T_CALIBRATE, (link.CAL_CURRENT,), ZERO_TIMEOUT_S)
+    if not r.ok or len(r.payload) < 2:
+        raise BringupStop("the board did not zero its current sense (calibrate current): %s; then `surepick "
+                          "bringup --redo %s --apply`" % (refusal(r.code, r.payload, c.port), STEP))
+    return int(r.payload[1])
 
 
 def _come_to_rest(jog):
@@ -196,12 +224,13 @@ def stall_reading(frames):
     return mean(near, "current_ma"), mean(near, "rail_mv")
 
 
-def figures(empty, squeezing, stall, rail_low_mv):
-    """empty, squeezing, stall: (mA, rail mV) read -> {"stall_ma_5v"} and SETTINGS (whole mA, as
-    the board keeps them)."""
-    stall_5v = stall[0] * REF_MV / stall[1]
+def figures(empty, squeezing, stall, rail_low_mv, idle):
+    """empty, squeezing, stall: (mA, rail mV) read above the idle gripper's `idle` mA -> {"stall_ma_5v"}
+    (the whole supply current) and SETTINGS (whole mA above the idle gripper, as the board keeps
+    and reads them)."""
+    stall_5v = (stall[0] + idle) * REF_MV / stall[1]
     squeeze_low = squeezing[0] * rail_low_mv / squeezing[1]
-    stall_ma = int(stall_5v * rail_low_mv / REF_MV * (1.0 - STALL_MARGIN))
+    stall_ma = int((stall_5v * rail_low_mv / REF_MV - idle) * (1.0 - STALL_MARGIN))
     gap = stall_ma - squeezing[0]
     return {"stall_ma_5v": round(stall_5v, 1),
             "current_grip_min_ma": int(round((empty[0] + squeeze_low) / 2.0)),
@@ -273,10 +302,11 @@ def settings(found, grip_min_now):
 
 def summary(r):
     """One line for the person: what gripper.current read and the settings it gives."""
-    return ("the gripper's current: closed on nothing %d mA, squeezing the part %d mA, at stall %d mA at "
-            "%.2f V (%.0f mA at 5 V); the board gets current_grip_min_ma %d (the current check's "
+    return ("the gripper's current, above the idle gripper's (the board's zero, current_offset_counts %d): "
+            "closed on nothing %d mA, squeezing the part %d mA, at stall %d mA at %.2f V (%.0f mA at 5 V, "
+            "its idle current with it); the board gets current_grip_min_ma %d (the current check's "
             "threshold), current_stall_ma %d (its stall watch, %d%% under the stall on the lowest rail), "
             "current_crush_ma %d (its crush check) and current_hold_limit_ma %d (its holding check)"
-            % (r["empty"][0], r["squeezing"][0], r["stall"][0], r["stall"][1] / 1000.0, r["stall_ma_5v"],
-               r["current_grip_min_ma"], r["current_stall_ma"], int(round(STALL_MARGIN * 100)),
+            % (r["zero_counts"], r["empty"][0], r["squeezing"][0], r["stall"][0], r["stall"][1] / 1000.0,
+               r["stall_ma_5v"], r["current_grip_min_ma"], r["current_stall_ma"], int(round(STALL_MARGIN * 100)),
                r["current_crush_ma"], r["current_hold_limit_ma"]))

@@ -12,7 +12,6 @@ doc is prose and stays as written.
 import argparse
 import re
 import sys
-from pathlib import Path
 
 from surepick.host.source_tree import DOCS
 
@@ -142,7 +141,8 @@ def front_ends(board=None):
         "| servo rail divider | %.0f kOhm over %.0f kOhm (%g:1) | `rail_divider_milli` %d: full scale %.1f V at the rail |"
         % (top / 1000, DIVIDER_BOTTOM_OHM / 1000, ratio, b["rail_divider_milli"], full_mv / 1000),
         "| current sense, shunt + amplifier | 50 mOhm high-side shunt, amplifier gain 20 (1.0 V/A) | "
-        "`current_counts_per_a` %d = %.2f V/A, zero near %.0f mV (`current_offset_counts` %d; `surepick calibrate current` measures it) |"
+        "`current_counts_per_a` %d = %.2f V/A, zero near %.0f mV (`current_offset_counts` %d; `surepick calibrate "
+        "current` measures it, `surepick bringup --apply` runs it) |"
         % (b["current_counts_per_a"], v_per_a, offset_mv, b["current_offset_counts"]),
         "| current sense, ACS712-5A instead | 185 mV/A, zero at half its 5 V supply | set `current_counts_per_a` %d, "
         "then `surepick calibrate current` |" % acs712_counts,

@@ -44,3 +44,14 @@ def test_on_the_al5d_the_first_landing_shoves_the_part_and_no_false_success_foll
     arm = files.load("al5d_mg996r")[0]
     rec, _, _ = run_cycle("part_late", seed=1, arm=arm, record_trajectory=False)
     assert not rec["false_success"] and rec["agree"], rec
+
+
+def test_on_the_al5d_the_part_search_finds_the_shoved_part_and_places_it():
+    # The way out for that bench: the board setting resense on_retry. The retry's search
+    # (docs/find-the-part.md) looks for the part where the landing left it instead of going down
+    # on the spiral's next pose; the judge (the part at rest in the bin) is the oracle.
+    arm = files.load("al5d_mg996r")[0]
+    rec, _, _ = run_cycle("part_late", seed=1, arm=arm, record_trajectory=False, cfg_overrides={"resense": 1})
+    reasons = [e.get("reason") for e in rec["events"]]
+    assert "TOUCHED" in reasons and "RESENSED" in reasons, reasons
+    assert rec["fsm_outcome"] == "placed" and rec["judge_outcome"] == "placed", (rec["fsm_fault"], rec["judge"])

@@ -25,6 +25,11 @@ JAW_TRAVEL_MM = 45.0
 # The gripper's stall current, read through the board's shunt (12-bit ADC, 60 counts of noise:
 # 3 mA) and its rail divider, against the stand-in's hidden stall_ma_5v: within this fraction.
 STALL_TOLERANCE = 0.03
+# The current sense's zero bring-up has the board take (calibrate current, the jaw open and still)
+# against the bench's hidden zero-current reading plus the idle gripper's draw: within this many
+# mA (the average of 32 reads with 3 mA of noise is within 0.5 mA; the open jaw's own spring and
+# friction draw about 1 mA more than idle).
+ZERO_TOLERANCE_MA = 3.0
 
 
 def _truth(seed, arm=()):
@@ -63,6 +68,9 @@ def _check_current(out, seed, bench):
     # the two settings worked by hand from the readings the step saved (squeeze.py's rule: the
     # grip threshold half-way between closed on nothing and the squeeze scaled to rail_low_mv
     # 4200; the stall watch 10% under the stall scaled to 4200 mV).
+    from surepick.host.arms import files
+    from surepick.host.bringup.squeeze import idle_ma
+    idle = idle_ma(files.load("reference")[0])
     c = json.loads((out / "found.json").read_text())["gripper"]["current"]
     stall, t = c["stall_ma_5v"], bench["servos"]["gripper"]["stall_ma_5v"]
     print("seed %d gripper  stall %.0f mA at 5 V (truth %.0f: %+.2f%%); empty %d mA, squeezing %d mA at %d mV, "
@@ -75,9 +83,9 @@ def _check_current(out, seed, bench):
     rail_low = 4200.0
     squeeze_low = c["squeezing"][0] * rail_low / c["squeezing"][1]
     assert abs(c["current_grip_min_ma"] - (c["empty"][0] + squeeze_low) / 2.0) <= 1.0, c
-    # the stall watch is the figure's whole mA below (int); stall_ma_5v is saved to 0.1 mA, which
-    # is up to 0.04 mA of the figure either way
-    assert -0.04 <= stall * rail_low / 5000.0 * 0.9 - c["current_stall_ma"] < 1.04, c
+    # the stall watch is the figure's whole mA below (int), above the idle gripper as the board
+    # reads; stall_ma_5v is saved to 0.1 mA, which is up to 0.04 mA of the figure either way
+    assert -0.04 <= (stall * rail_low / 5000.0 - idle) * 0.9 - c["current_stall_ma"] < 1.04, c
     # the stall watch sits under the hidden stall current at 4.2 V, and above the squeeze
     assert c["squeezing"][0] < c["current_stall_ma"] < t * rail_low / 5000.0, c
     # the crush line half-way, the holding limit a quarter of the way, from the squeeze as read to
@@ -87,6 +95,22 @@ def _check_current(out, seed, bench):
     assert abs(c["current_hold_limit_ma"] - (c["squeezing"][0] + gap / 4.0)) <= 1.0, c
     assert c["squeezing"][0] < c["current_hold_limit_ma"] < c["current_crush_ma"] < t * rail_low / 5000.0 * 0.91, c
     return c
+
+
+def _check_zero(port, seed, bench):
+    # The board's current_offset_counts after bring-up, and found.json's, against the bench's
+    # hidden reading at 0 mA (--print-truth) plus the idle gripper it zeroed on (its servo model's
+    # idle_ma in the description) at the sense's counts per A.
+    from surepick.host.arms import files
+    from surepick.host.bringup.squeeze import idle_ma
+    arm = files.load("reference")[0]
+    per_ma = arm.sensors["current"]["counts_per_a"] / 1000.0
+    board = int(_config(port, "current_offset_counts").split("=")[1].split()[0])
+    want = bench["current"]["offset_counts"] + idle_ma(arm) * per_ma
+    print("seed %d current zero %d counts, the bench's %.0f + idle: %+.2f mA"
+          % (seed, board, bench["current"]["offset_counts"], (board - want) / per_ma))
+    assert abs(board - want) <= ZERO_TOLERANCE_MA * per_ma, (board, want)
+    return board
 
 
 def _check_a_job_places(port):
@@ -171,6 +195,7 @@ def _run_seed(tmp_path, seed, settings=(), job_after=False):
         _check_current(out, seed, bench)
         # the board took the gripper's currents, and its first cycle's current check counted the part
         gripper = json.loads((out / "found.json").read_text())["gripper"]
+        assert gripper["current"]["zero_counts"] == _check_zero(port, seed, bench)
         for key in ("current_grip_min_ma", "current_stall_ma", "current_crush_ma", "current_hold_limit_ma"):
             assert _config(port, key).split("=")[1].split()[0] == str(gripper["current"][key]), key
         assert "current" in gripper["squeezing"]["checks"], gripper

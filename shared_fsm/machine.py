@@ -49,6 +49,7 @@ _P_OPEN = const(3)
 _P_RETREAT = const(4)
 _P_CLEAR = const(5)
 _P_SEARCH = const(6)       # APPROACH: the re-sense hook looks for the part first
+_P_SET_DOWN = const(7)     # LIFT: a short lift's part going back down to where it was picked
 
 # Spiral of retry offsets: attempt k is shifted k * spiral_step along k * 137.5 degrees
 # (golden angle, so successive tries cover different sides). cos/sin * 1000 for k = 1..10.
@@ -395,7 +396,7 @@ class Machine:
             self._verify()
         elif st == LIFT:
             if self._grip_ok() and self._arrived():
-                if self.phase == _P_RETREAT:
+                if self.phase == _P_SET_DOWN:
                     self._fault(F_LIFT_SHORT)    # set back down where it was picked (_lift_short)
                 elif not self._lift_short():
                     self._enter(TRANSFER, R_ARRIVED)
@@ -560,7 +561,7 @@ class Machine:
         ma = ((self.lift_mv0 - self.rail_f) * 1000 // self.lift_mohm - (self.cur_f - self.lift_ma0)) >> 3
         self.lift_sink_um = ma * self.lift_k // 1000 if ma > 0 else 0
         if self.lift_sink_um > self.cfg.lift_sink_max_um:
-            self._phase(_P_RETREAT)
+            self._phase(_P_SET_DOWN)
             self._move(self.gx, self.gy, self.gz, self.pp, MOVE_BACK, 1)
             return 1
         return 0

@@ -146,7 +146,8 @@ class Plant:
         spec = build_spec(part, part_pose, obstacle, debris, params, self.arm, others)
         self._others = ["part%d" % (i + 2) for i in range(len(others or ()))]
         self.m = spec.compile()
-        self.xml = spec.to_xml()
+        self._spec = spec          # its MJCF and the model's hash are made when first asked for
+        self._hash = None
         self.d = mujoco.MjData(self.m)
         m, d = self.m, self.d
         self._apply_pad_params()
@@ -187,7 +188,6 @@ class Plant:
         self._rail_ms = -1
         self._next_frame_ms = 0
         self._event()  # first PWM frame at t = 0
-        self._hash = hashlib.sha256((self.xml + params.to_json()).encode()).hexdigest()
 
     # ---- model set-up -------------------------------------------------------------------
     def _apply_pad_params(self):
@@ -453,5 +453,12 @@ class Plant:
         out.append(int(round(self._truth.jaw_opening_mm() * 1000.0)))
         return out
 
+    @property
+    def xml(self):
+        # The generated MJCF (a batch's cycle never asks: writing it costs as much as compiling).
+        return self._spec.to_xml()
+
     def model_hash(self):
+        if self._hash is None:
+            self._hash = hashlib.sha256((self.xml + self.params.to_json()).encode()).hexdigest()
         return self._hash

@@ -127,13 +127,16 @@ def idle_ma(arm):
 def _zero(c):
     # The board's CAL_CURRENT: it waits for the gripper to be still, averages the sense and keeps
     # the mean as current_offset_counts (saved on the board) -> that value.
-    from surepick.host.link.answers import refusal
-    from surepick.shared_fsm import link
-    r = c.request(link.T_CALIBRATE, (link.CAL_CURRENT,), ZERO_TIMEOUT_S)
-    if not r.ok or len(r.payload) < 2:
+    from surepick.host.link.calibration import CalibrationRefused, calibrate
+    why = "it sent no value"
+    try:
+        answer = calibrate(c, "current", ZERO_TIMEOUT_S)
+    except CalibrationRefused as e:
+        answer, why = (), str(e)
+    if len(answer) < 2:
         raise BringupStop("the board did not zero its current sense (calibrate current): %s; then `surepick "
-                          "bringup --redo %s --apply`" % (refusal(r.code, r.payload, c.port), STEP))
-    return int(r.payload[1])
+                          "bringup --redo %s --apply`" % (why, STEP))
+    return int(answer[1])
 
 
 def _come_to_rest(jog):

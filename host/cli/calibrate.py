@@ -21,20 +21,19 @@ def add_arguments(parser):
 
 
 def run(args):
-    from surepick.shared_fsm import link
     from surepick.host.link import busy
+    from surepick.host.link.calibration import CalibrationRefused, calibrate
 
-    target = link.CAL_POT if args.target == "pot" else link.CAL_CURRENT
     with board_link(args, "calibrate " + args.target) as c:
         if busy.check_idle(c, args.force, args.rest_timeout, print) is None:
             raise CommandError("no firmware answers on %s (is it running? a board sitting in the "
                                "REPL does not answer)" % c.port, FAILED)
-        r = c.request(link.T_CALIBRATE, (target,), args.timeout)
-    if not r.ok:
-        from surepick.host.link.answers import refusal
-        raise CommandError("%s: %s" % (args.target, refusal(r.code, r.payload, args.port)), FAILED)
-    if len(r.payload) >= 2:
-        print("%s = %s (saved on the board)" % (r.payload[0], r.payload[1]))
+        try:
+            answer = calibrate(c, args.target, args.timeout)
+        except CalibrationRefused as e:
+            raise CommandError("%s: %s" % (args.target, e), FAILED)
+    if len(answer) >= 2:
+        print("%s = %s (saved on the board)" % (answer[0], answer[1]))
     else:
         print("calibrated (the board sent no value)")
     return OK

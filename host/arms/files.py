@@ -16,6 +16,7 @@ from surepick.host.user_error import BadInput
 
 MAX_FILE_BYTES = 64 * 1024     # a description is a few KB; anything bigger is not one
 MAX_DEPTH = 8                  # tables nest three deep at most
+MAX_INT_DIGITS = 15            # no field's range needs more; a longer integer overflows a float
 
 
 class DescriptionError(BadInput, ValueError):
@@ -66,7 +67,30 @@ def read_file(path):
     return parse_text(text, path)
 
 
+def _overlong_integer(v, path=""):
+    # -> the dotted field of the first integer longer than any field allows, or None.
+    # TOML and JSON integers have no bound; the shared checks would overflow converting one to
+    # float (a traceback), or print all its digits as the value outside the range.
+    if isinstance(v, dict):
+        items = [(path + "." + str(k) if path else str(k), x) for k, x in v.items()]
+    elif isinstance(v, list):
+        items = [("%s[%d]" % (path, i), x) for i, x in enumerate(v)]
+    else:
+        overlong = isinstance(v, int) and abs(v) >= 10 ** MAX_INT_DIGITS   # str() of one may fail
+        return path if overlong else None
+    for p, x in items:
+        found = _overlong_integer(x, p)
+        if found:
+            return found
+    return None
+
+
 def validate(d, where):
+    overlong = _overlong_integer(d)
+    if overlong:
+        raise DescriptionError("%s: arm description field '%s': an integer of more than %d digits,"
+                               " larger than any field allows (docs/arm-description.md)"
+                               % (where, overlong, MAX_INT_DIGITS))
     try:
         return arm_mod.validate(d)
     except arm_mod.ArmError as e:

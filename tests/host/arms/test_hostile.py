@@ -5,7 +5,6 @@
 # boots, never powers the arm, refuses the job with arm_invalid and names the field in HELLO.
 import copy
 import json
-import math
 
 import pytest
 
@@ -106,6 +105,25 @@ def test_hostile_toml_and_broken_files(tmp_path, capsys):
         assert code == 2 and len(err) == 1 and needle in err[0], (fname, err)
     code, err, _ = _check(tmp_path / "nothing_here.toml", capsys)
     assert code == 2 and len(err) == 1 and "no such preset" in err[0]
+
+
+@pytest.mark.parametrize("field", [("geometry", "tool_mm"), ("servos", "base", "gpio"), ("bench", "pad_x_mm")])
+@pytest.mark.parametrize("fmt", ["json", "toml"])
+def test_a_400_digit_integer_is_one_line_naming_the_field(tmp_path, field, fmt):
+    # TOML and JSON integers have no bound: one in a float field used to overflow float() in the
+    # shared checks (a traceback), one in an integer field printed its 400 digits as the value.
+    from tests.support.cli import surepick
+    d = with_value(field, int("9" * 400))
+    path = tmp_path / ("arm." + fmt)
+    path.write_text(files.to_toml(d) if fmt == "toml" else json.dumps(d))
+    for args in (["arm", "check", path, "--no-map"], ["arm", "model", path, "--out", tmp_path / "m.xml"]):
+        r = surepick(*args)
+        err = r.stderr.strip().splitlines()
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr and len(err) == 1, err
+        assert str(path) in err[0] and "'%s'" % ".".join(field) in err[0] and "digits" in err[0], err
+        assert len(err[0]) < 300, err
+    assert not (tmp_path / "m.xml").exists()
 
 
 def test_a_pad_out_of_reach_is_refused_naming_the_pose(tmp_path, capsys):

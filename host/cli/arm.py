@@ -80,6 +80,7 @@ def run(args):
 
 def _check(args, arm):
     from surepick.host.arms import checks
+    path = None if args.no_map else _map_path(args, arm)      # refused before anything is printed
     problems, lines = checks.reach_report(arm)
     more, payload_lines = checks.payload_report(arm)
     problems += more
@@ -90,16 +91,38 @@ def _check(args, arm):
     for line in lines:
         print("  " + line)
     print("  farthest reach at the bench pitch (%g deg): %.0f mm" % (arm.bench["pitch_deg"], checks.max_reach_mm(arm)))
-    if not args.no_map:
-        path = args.map or (os.path.join(os.path.dirname(os.path.abspath(args.arm)), "reach_map.png")
-                            if os.path.exists(args.arm) else "%s_reach.png" % arm.name)
+    if path is not None:
         checks.reach_map(arm, path)
         print("  reach map: %s" % path)
     return USAGE if problems else OK
 
 
+def _map_path(args, arm):
+    # Where the reach map goes, checked before it is drawn: a file it can be, in a format the
+    # plotter writes, and never the description it maps.
+    from matplotlib.backend_bases import FigureCanvasBase
+    path = args.map or (os.path.join(os.path.dirname(os.path.abspath(args.arm)), "reach_map.png")
+                        if os.path.exists(args.arm) else "%s_reach.png" % arm.name)
+    _check_output(path, "--map", args.arm)
+    ext = os.path.splitext(path)[1][1:].lower()
+    if ext and ext not in FigureCanvasBase.get_supported_filetypes():
+        raise CommandError("cannot use --map %s: a reach map is an image; give a name ending .png" % path)
+    return path
+
+
+def _check_output(path, flag, description):
+    # An output file must be writable and must not be the description it is made from: writing
+    # there would replace the user's arm file.
+    from surepick.host.cli.outputs import check_writable_file
+    check_writable_file(path, flag)
+    if os.path.exists(path) and os.path.exists(description) and os.path.samefile(path, description):
+        raise CommandError("cannot use %s %s: it is the arm description itself, which would be "
+                           "overwritten; give another file name" % (flag, path))
+
+
 def _model(args, arm):
     from surepick.sim import plant
+    _check_output(args.out, "--out", args.arm)
     xml = plant.build_xml(part="cube25", arm=arm)
     with open(args.out, "w") as f:
         f.write(xml)

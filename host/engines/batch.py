@@ -81,6 +81,8 @@ def resume(items, out_dir):
     try:
         with open(plan_path) as f:
             have = json.load(f)["scenarios"]
+        if not isinstance(have, dict):
+            raise TypeError("its scenarios are not a table")
     except FileNotFoundError:
         have = None
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -105,13 +107,30 @@ def resume(items, out_dir):
     for n, line in enumerate(good.decode("utf-8", "replace").splitlines(), 1):
         try:
             rec = json.loads(line)
-            key = (rec["scenario"], rec["seed"])
+            _check_resumed(rec)
         except (ValueError, KeyError, TypeError):
             raise ResumeError("%s line %d is not a cycle record: cannot resume; use --force" % (jsonl, n)) from None
+        key = (rec["scenario"], rec["seed"])
         if key in wanted and key not in seen:
             seen.add(key)
             done.append(rec)
     return done
+
+
+# What the summary reads of each cycle record a resumed batch keeps, with its JSON type: a
+# record without them would end the batch in a traceback after its new cycles had run.
+_RESUMED_FIELDS = {"scenario": str, "seed": int, "fsm_outcome": str, "judge_outcome": str,
+                   "fsm_fault": (str, type(None)), "agree": bool, "false_success": bool,
+                   "false_failure": bool, "expected": bool}
+
+
+def _check_resumed(rec):
+    # TypeError (or KeyError) unless `rec` is a cycle record a batch wrote.
+    if not isinstance(rec, dict):
+        raise TypeError("not an object")
+    for field, kind in _RESUMED_FIELDS.items():
+        if not isinstance(rec[field], kind) or (kind is int and isinstance(rec[field], bool)):
+            raise TypeError(field)
 
 
 def _write_plan(out_dir, items, resuming):

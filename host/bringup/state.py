@@ -23,6 +23,18 @@ class StateError(BadInput, ValueError):
     pass
 
 
+def _not_an_object(d):
+    # -> what in a read state is not the object every reader of it expects ("step 'estop'",
+    # "board"), or None. Each step's result, "board" and "restore" are read with .get().
+    for name, result in d["steps"].items():
+        if not isinstance(result, dict):
+            return "step %r" % name
+    for key in ("board", "restore"):
+        if key in d and not isinstance(d[key], dict):
+            return key
+    return None
+
+
 class State:
     def __init__(self, path, arm_source):
         self.path = path
@@ -36,6 +48,10 @@ class State:
             if not isinstance(d, dict) or d.get("format") != FORMAT or not isinstance(d.get("steps"), dict):
                 raise StateError("%s: not a bring-up state file (format %d); move it away to start over"
                                  % (path, FORMAT))
+            bad = _not_an_object(d)
+            if bad:
+                raise StateError("%s: %s is not a JSON object (a damaged or hand-edited state); move it away "
+                                 "to start over" % (path, bad))
             if d.get("arm") != arm_source:
                 raise StateError("%s was saved for the arm %s, not %s: give that --arm, or another --out"
                                  % (path, d.get("arm"), arm_source))

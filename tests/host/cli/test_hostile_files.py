@@ -75,6 +75,8 @@ OBJECTS = {
     "nesting 100k deep": (b"[" * 100000 + b"]" * 100000, "nests too deep"),
     "a 5000-digit number": (b'{"x": ' + b"9" * 5000 + b"}", "is not valid JSON: Exceeds the limit (4300 digits)"),
     "NaN": (b'{"x": NaN}', "is not valid JSON: NaN is not a JSON number"),
+    # a literal past a float's range reads as infinity: once, a config field's overflowed int()
+    "1e999": (b'{"x": 1e999}', "is not valid JSON: 1e999 is too large a number"),
     "binary": (b"{" + bytes(range(128, 256)) + b"}", "is not UTF-8 text (byte 0x80 at offset 1)"),
     "2 MB": (b" " * (2 << 20) + b"{}", "is larger than 1048576 bytes"),
     "a list": (b"[1, 2]", "must hold a JSON object"),

@@ -47,6 +47,7 @@ def run(args):
         return _write(args.out, fitting.stand_in_params(args.stand_in), "stand-in plant (seed %d)" % args.stand_in)
     if not args.run:
         raise CommandError("give a run directory (or --stand-in SEED)")
+    _refuse_inputs_as_outputs(args)
     if not 1 <= args.cycles <= 1000 or not 4 <= args.max_evals <= 100000:
         raise CommandError("--cycles must be 1..1000 and --max-evals 4..100000")
     fitting.check_groups(args.group)
@@ -83,6 +84,25 @@ def run(args):
     if args.arm_out:
         _write_description(args.arm_out, arm, res.params, args.run)
     return code
+
+
+def _refuse_inputs_as_outputs(args):
+    # An output onto one of the fit's inputs would replace it: a file of the run record (its
+    # run.json), the --start plant or the --arm description. Refused before any evaluation.
+    import os
+    inputs = [(args.start, "the --start plant"), (args.arm, "the --arm description")]
+    outputs = (("--out", args.out, inputs), ("--arm-out", args.arm_out, inputs + [(args.out, "--out")]))
+    for flag, out, others in outputs:
+        if not out or not os.path.exists(out):
+            continue
+        if os.path.isdir(args.run) and os.path.samefile(os.path.dirname(os.path.abspath(out)), args.run):
+            what = "a file of the run record %s" % args.run
+        else:
+            what = next((name for path, name in others if path and os.path.exists(path)
+                         and os.path.samefile(path, out)), None)
+        if what:
+            raise CommandError("cannot use %s %s: it is %s, which would be overwritten; give another file name"
+                               % (flag, out, what))
 
 
 def _run_arm(args, meta):

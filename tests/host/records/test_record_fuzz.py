@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from surepick.host.arms import files, presets
 from tests.support.cli import surepick
 from tests.support.short_record import keep_first_ticks
 
@@ -125,6 +126,27 @@ def test_fit_to_a_bad_out_fails_before_fitting(base, tmp_path):
     r = surepick("fit", base, "--out", tmp_path / "no" / "such" / "dir" / "p.json")
     assert r.returncode == 2 and "its directory" in r.stderr and "does not exist" in r.stderr, r.stderr
     assert "evaluation" not in r.stdout + r.stderr      # the fit never started (it says each evaluation)
+
+
+def test_fit_onto_one_of_its_inputs_keeps_it_and_fails_before_fitting(base, tmp_path):
+    # --out onto the record's run.json once replaced the run's metadata with the fitted plant.
+    run = tmp_path / "run"
+    shutil.copytree(base, run)
+    arm = tmp_path / "arm.toml"
+    arm.write_text(files.to_toml(presets.get("reference")))
+    start = tmp_path / "start.json"
+    start.write_text("{}")
+    cases = [(["--out", run / "run.json"], "a file of the run record"),
+             (["--out", start, "--start", start], "the --start plant"),
+             (["--out", tmp_path / "p.json", "--arm", arm, "--arm-out", arm], "the --arm description")]
+    for args, needle in cases:
+        before = {p: p.read_bytes() for p in [arm, start] + sorted(run.iterdir())}
+        r = surepick("fit", run, *args)
+        err = r.stderr.strip().splitlines()
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr and len(err) == 1 and needle in err[0], err
+        assert "overwritten" in err[0] and "evaluation" not in r.stdout + r.stderr
+        assert {p: p.read_bytes() for p in before} == before
 
 
 @pytest.mark.parametrize("arg", ["-1", str(2 ** 70), "x"])

@@ -100,8 +100,8 @@ def resume(items, out_dir):
         data = f.read()
     good = data[:data.rfind(b"\n") + 1]
     if len(good) != len(data):
-        with open(jsonl, "wb") as f:          # a cycle cut short mid-line: drop the fragment
-            f.write(good)
+        os.truncate(jsonl, len(good))        # a cycle cut short mid-line: drop the fragment, in one
+                                             # call (a rewrite killed midway lost every cycle)
     wanted = {(it[0], it[2]) for it in items}
     done, seen = [], set()
     for n, line in enumerate(good.decode("utf-8", "replace").splitlines(), 1):

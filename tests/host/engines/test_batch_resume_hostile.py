@@ -63,3 +63,44 @@ def test_a_plan_that_is_not_a_table_is_one_line(batch, tmp_path, plan):
     out = _copy(batch, tmp_path)
     (out / "batch.json").write_text(json.dumps({"scenarios": plan}))
     _refused(out, "batch.json is unreadable")
+
+
+class _KilledWriting:
+    # A file whose first write is where the process dies (a power cut, a kill -9).
+    def __init__(self, f):
+        self.f = f
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+    def write(self, data):
+        raise KeyboardInterrupt("killed mid-write")
+
+
+def test_dropping_a_torn_last_line_killed_midway_keeps_the_finished_cycles(batch, tmp_path, monkeypatch):
+    # resume() drops the fragment a crash left; a kill while it does must not cost the cycles
+    # before it (once it rewrote the file whole: truncated to nothing, then written).
+    import builtins
+    from surepick.host.engines import batch as batch_mod
+    out = _copy(batch, tmp_path)
+    jsonl = out / "cycles.jsonl"
+    finished = jsonl.read_bytes()
+    jsonl.write_bytes(finished + b'{"scenario": "nominal", "se')
+    real_open = builtins.open
+
+    def dying_open(path, mode="r", *a, **kw):
+        f = real_open(path, mode, *a, **kw)
+        return _KilledWriting(f) if str(path) == str(jsonl) and "w" in mode else f
+    monkeypatch.setattr(builtins, "open", dying_open)
+    items = batch_mod.plan(["nominal"], 2, 0)
+    try:
+        done = batch_mod.resume(items, str(out))
+    except KeyboardInterrupt:
+        done = None
+    monkeypatch.undo()
+    assert jsonl.read_bytes() in (finished, finished + b'{"scenario": "nominal", "se')
+    if done is not None:
+        assert [r["seed"] for r in done] == [0] and jsonl.read_bytes() == finished

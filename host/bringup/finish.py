@@ -30,16 +30,23 @@ def job_args(arm, attempts=None):
 
 
 def note_found(path, key, values):
-    """found.json (written by the write step) with `key` set to `values`: what the cycles measured."""
+    """found.json (written by the write step) with `key` set to `values`: what the cycles measured.
+    -> None, or why it could not (the file missing, damaged or not writable; left as it was)."""
     import json
     import os
-    with open(path) as f:
-        d = json.load(f)
-    d.setdefault("gripper", {})[key] = values
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(d, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    try:
+        with open(path) as f:
+            d = json.load(f)
+        if not isinstance(d, dict) or not isinstance(d.setdefault("gripper", {}), dict):
+            return "it is not the object the write step wrote"
+        d["gripper"][key] = values
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(d, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except (OSError, ValueError) as e:
+        return str(e)
+    return None
 
 
 class Finish:
@@ -70,7 +77,10 @@ class Finish:
         result = {cycles.DRY: self.dry, cycles.FIRST: self.first, squeeze.STEP: self.current}[name](arm)
         if self.found_path:     # a step's result is one set of readings: {what: readings}
             key, value = next(iter(sorted(result.items())))
-            note_found(self.found_path, key, value)
+            why = note_found(self.found_path, key, value)
+            if why:     # the readings are not lost: the state keeps the step's result
+                self.say("  could not add %s to %s (%s): the readings are kept in the step %s of %s"
+                         % (key, self.found_path, why, name, self.state.path))
         return result
 
     # ---- the board's settings ----

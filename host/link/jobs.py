@@ -2,6 +2,7 @@
 # people, um and mdeg on the link. Shared by `surepick job start` and the monitor's live view,
 # which starts "the last job" sent to the port: the one remembered here when the board accepted it.
 import json
+import math
 import os
 
 from surepick.shared_fsm import link
@@ -23,6 +24,8 @@ def parse_pose(text):
         v.append(-90.0)
     if len(v) != 4:
         raise ValueError("a pose is X,Y,Z or X,Y,Z,PITCH, got %r" % text)
+    if not all(math.isfinite(x) for x in v):      # float() takes "inf" and "nan"
+        raise ValueError("a pose is X,Y,Z or X,Y,Z,PITCH in finite mm and degrees, got %r" % text)
     return tuple(v)
 
 
@@ -41,6 +44,8 @@ class JobSpec:
         # The JOB frame's fields after the request id. ValueError when the link cannot carry them.
         # The approach height is JOB's last field: with it, the attempts must be given
         # (board_attempts: the board's own max_attempts, when the job names none).
+        if not all(math.isfinite(v) for v in self.pick + self.place + (self.width,)):
+            raise ValueError("poses and the width must be finite numbers (mm, degrees), got %s" % self.text())
         um = [int(round(v * 1000)) for v in self.pick[:3]] + [int(round(self.pick[3] * 1000))]
         um += [int(round(v * 1000)) for v in self.place[:3]] + [int(round(self.place[3] * 1000))]
         um.append(int(round(self.width * 1000)))

@@ -78,3 +78,15 @@ def test_rescue_after_a_reset_mid_lift(board):
 def test_bad_pose_is_a_usage_error(board):
     r = _job(["start", "--port", board, "--pick", "1,2"])
     assert r.returncode == 2 and "X,Y,Z" in r.stderr
+
+
+def test_an_infinite_or_nan_value_is_refused_before_the_board_is_asked(board):
+    # float() takes "inf" and "nan": a pose or width so written is bad input named as such (exit 2,
+    # one line), never a traceback, and the board is sent no job.
+    for args in (["start", "--pick", "inf,0,0"], ["start", "--width", "inf"], ["start", "--width", "nan"],
+                 ["rescue", "--rest", "--arm-at", "1,nan,2"]):
+        r = _job(args + ["--port", board])
+        assert r.returncode == 2, (args, r.stderr)
+        assert "Traceback" not in r.stderr and "finite" in r.stderr, (args, r.stderr)
+    r = _job(["status", "--port", board])
+    assert r.stdout.startswith("state IDLE, attempt 0, fault none, cycles ok 0 failed 0"), r.stdout

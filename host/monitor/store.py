@@ -9,6 +9,7 @@
 # One writer per board and database: a monitor claims the board (claim(): an flock on
 # <db>-writers/<board_id>.lock, released when its process ends, however it ends); a second
 # monitor of the same board on the same database only watches until the claim is free.
+import functools
 import json
 import os
 import sqlite3
@@ -86,7 +87,7 @@ class Store:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         except sqlite3.DatabaseError as e:
             raise StoreError("%s is not a surepick monitor database: %s" % (self.path, e)) from None
-        if row is None or int(row[0]) > SCHEMA_VERSION:
+        if row is None or not str(row[0]).isdigit() or int(row[0]) > SCHEMA_VERSION:
             raise StoreError("%s has schema %s; this surepick reads schema %d"
                              % (self.path, row and row[0], SCHEMA_VERSION))
         self._telemetry = []
@@ -337,6 +338,25 @@ class Store:
                         "records_added=? WHERE id=?",
                         (now or time.time(), frames, corrupt, reconnects, added, sid))
         self.db.commit()
+
+
+def _told(method):
+    # A damaged file (a page torn by a crash, a disk, a copy cut short) shows only when that page
+    # is read, by whichever method reads it: the user is told which file and the way out.
+    @functools.wraps(method)
+    def guarded(self, *args, **kw):
+        try:
+            return method(self, *args, **kw)
+        except sqlite3.DatabaseError as e:
+            raise StoreError("%s cannot be read: %s (the file is damaged or not a surepick monitor database); "
+                             "`sqlite3 %s .recover` saves what it still holds; `surepick monitor --db NEW.sqlite3` "
+                             "fetches again what the board's log still holds" % (self.path, e, self.path)) from None
+    return guarded
+
+
+for _name, _method in list(vars(Store).items()):
+    if callable(_method) and not _name.startswith("__"):
+        setattr(Store, _name, _told(_method))
 
 
 def default_db_path():

@@ -94,3 +94,43 @@ def test_parse_since():
 def test_summarise_empty():
     s = summarise([])
     assert s["success_rate"] is None and s["faults_by_code"] == {}
+
+
+def _damage_records(path):
+    # A torn page where the records' table starts (a crash, a disk, a copy cut short): the
+    # schema and its meta row still read, so the file opens and fails only when records are read.
+    import sqlite3
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name='records'").fetchone()[0]
+    size = con.execute("PRAGMA page_size").fetchone()[0]
+    con.close()
+    with open(path, "r+b") as f:
+        f.seek((root - 1) * size)
+        f.write(b"\xa5" * size)
+
+
+@pytest.mark.parametrize("args", [("stats",), ("export", "--format", "csv"), ("export", "--format", "json")])
+def test_a_damaged_store_is_a_clear_error(db, args):
+    # Opening reads only the meta row: the damage shows when the records are read, and must then
+    # be told like any bad file (exit 2, one line naming the file and the way out), not a traceback.
+    _damage_records(db)
+    r = run(*args, "--db", db)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert db in r.stderr and "damaged" in r.stderr and ".recover" in r.stderr and "--db" in r.stderr
+
+
+def test_a_damaged_store_stops_the_monitor_with_a_clear_error_and_the_board_idle(db, tmp_path):
+    # The monitor writes what the board sends into the store: a damaged one ends it with the
+    # store's error (exit 2, no traceback); it never asks the board to do anything.
+    from tests.support.board_cli import running_board
+    _damage_records(db)
+    with running_board(tmp_path / "flash") as port:
+        r = subprocess.run([SUREPICK, "monitor", "--plain", "--seconds", "60", "--db", db, "--port", port],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2, r.stderr
+        assert "Traceback" not in r.stderr and "damaged" in r.stderr and db in r.stderr, r.stderr
+        st = subprocess.run([SUREPICK, "job", "status", "--port", port], capture_output=True, text=True, timeout=60)
+        assert st.stdout.startswith("state IDLE, attempt 0, fault none, cycles ok 0 failed 0"), st.stdout

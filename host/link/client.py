@@ -10,6 +10,7 @@
 # (hub_client.HubStream reads like a port), so several tools share one board; `hub` chooses:
 # hub_client.USE (default: a serving hub, else the port), AUTO (start a hub if none serves),
 # DIRECT (the port only).
+import re
 import time
 
 from surepick.shared_fsm import link
@@ -19,9 +20,22 @@ from surepick.host.link.errors import (ConsoleLent, Disconnected, LinkError, NoB
 from surepick.host.link.frames import FrameParser
 from surepick.host.link import hub_client
 from surepick.host.link.ports import BUSY_TEXT, busy_error, open_serial
+from surepick.host.board_state import port_text
 
 _READ_S = 0.05                     # one blocking read at most this long: stays responsive
 _BURST = 65536                     # at most this many bytes taken in one read
+
+
+_ECHO_TAIL = 512                   # REPL text kept to find an echo in (a request is shorter)
+
+
+def _echo_pattern(frame):
+    # A request as a REPL echoes it: without its RS (a control character), and with any request id
+    # (a link hub sends it under its own id, so its CRC differs too).
+    head, _, rest = frame.strip(b"\x1e\r\n").partition(b",")
+    after_id = rest.rpartition(b"*")[0].partition(b",")[2]
+    return re.compile(re.escape(head) + rb",\d+" + (b"," + re.escape(after_id) if after_id else b"")
+                      + rb"\*[0-9A-F]{8}")
 
 
 class Reply:
@@ -101,6 +115,8 @@ class LinkClient:
         self.timeouts = 0
         self._busy_seen = False
         self._text_tail = b""
+        self._echo_of = None         # the request waiting for its reply, as a REPL echoes it
+        self._echo_seen = False
         self._queued = []  # frames read past a REPLY: handed out by the next read_frames
         # () -> seconds of the board's own time, or None once unreadable; None: the wall clock.
         # A served virtual or emulated board runs slower than a Pico: a reply is waited for in
@@ -158,10 +174,14 @@ class LinkClient:
 
     def _text(self, data):
         # The virtual board answers a second client with a busy line, then hangs up.
+        # A REPL echoes a request as text (its RS is a control character it does not echo); the
+        # firmware never does.
         tail = self._text_tail + data
         if BUSY_TEXT in tail:
             self._busy_seen = True
-        self._text_tail = tail[-len(BUSY_TEXT):]
+        if self._echo_of is not None and self._echo_of.search(tail):
+            self._echo_seen = True
+        self._text_tail = tail[-_ECHO_TAIL:]
         if self.on_text is not None:
             self.on_text(data)
 
@@ -248,6 +268,7 @@ class LinkClient:
             raise self._lent_error(ftype)
         self.requests += 1
         wait = _ReplyWait(timeout, self.board_clock)
+        self._echo_of, self._echo_seen = _echo_pattern(frame), False
         self.send(frame)
         got = []
         while True:
@@ -257,9 +278,14 @@ class LinkClient:
                 if self.lent_to:
                     raise self._lent_error(ftype, "no reply")
                 raise RequestTimeout("no reply to %s from the board on %s within %.1f s%s (is the "
-                                     "firmware running? a board sitting in the REPL does not answer)"
-                                     % (link.SCHEMA[ftype][0], self.port, timeout, wait.whose()))
+                                     "firmware running? a board sitting in the REPL does not answer; "
+                                     "`surepick doctor%s` says which)"
+                                     % (link.SCHEMA[ftype][0], self.port, timeout, wait.whose(),
+                                        port_text(self.port)))
             frames = self.read_frames(min(left, _READ_S))
+            if self._echo_seen:
+                self.timeouts += 1
+                raise self._at_repl(ftype)
             if self.via_hub and rid in self.ser.refused:
                 del self.ser.refused[rid]
                 raise self._lent_error(ftype)
@@ -271,6 +297,14 @@ class LinkClient:
                     got.append(f)
                 if self.on_frame is not None:
                     self.on_frame(f)
+
+    def _at_repl(self, ftype):
+        # The REPL read the request: no reply will come, and the way out is the bench state's
+        # (host/board_state.py), not the rest of the wait.
+        from surepick.host import board_state
+        repl = board_state.BY_KEY["repl"]
+        return RequestTimeout("no reply to %s from the board on %s: it echoed the request, so %s; way out: %s"
+                              % (link.SCHEMA[ftype][0], self.port, repl.shows, board_state.way_out(repl, self.port)))
 
     def _lent_error(self, ftype, what="not sent"):
         return ConsoleLent("%s %s: the console of the board on %s is lent to %s through the link "

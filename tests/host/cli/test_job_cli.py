@@ -90,3 +90,22 @@ def test_an_infinite_or_nan_value_is_refused_before_the_board_is_asked(board):
         assert "Traceback" not in r.stderr and "finite" in r.stderr, (args, r.stderr)
     r = _job(["status", "--port", board])
     assert r.stdout.startswith("state IDLE, attempt 0, fault none, cycles ok 0 failed 0"), r.stdout
+
+
+def test_a_board_stopped_at_the_repl_is_named_with_the_way_out(board):
+    # Any mpremote command leaves the firmware stopped at the REPL, which echoes a request as text
+    # and never replies: the verbs say so and how to restart it (host/board_state.py's "repl"),
+    # rather than "is the firmware running?" after their whole wait; and they restart nothing.
+    m = subprocess.run([SUREPICK_BIN, "link", "mpremote", "--port", board, "--", "exec", "x = 1"],
+                       capture_output=True, text=True, timeout=120)
+    assert m.returncode == 0, m.stderr
+    for args in (["start"], ["status"]):
+        r = _job(args + ["--port", board])
+        assert r.returncode == 1 and "Traceback" not in r.stderr, (args, r.stderr)
+        assert "stopped at the REPL" in r.stderr and "Ctrl-D" in r.stderr, (args, r.stderr)
+        assert "`surepick deploy --port %s`" % board in r.stderr, (args, r.stderr)
+    r = subprocess.run([SUREPICK_BIN, "config", "get", "max_attempts", "--port", board],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "stopped at the REPL" in r.stderr, r.stderr
+    # still stopped: nothing restarted the firmware (or moved the arm)
+    assert "stopped at the REPL" in _job(["status", "--port", board]).stderr

@@ -146,6 +146,7 @@ class MonitorApp(App):
         self._thread = None
         self._asking = None           # (question, {key: action}) while a y/n (or p/i) is pending
         self._said = ""               # the answer to the last action
+        self.loop_error = None        # what ended the monitor loop, raised once the view has closed
 
     def compose(self) -> ComposeResult:
         yield Static(id="banner")
@@ -159,12 +160,20 @@ class MonitorApp(App):
 
     def on_mount(self):
         self.query_one("#repl").border_title = "REPL / board text"
-        self._thread = threading.Thread(target=self.loop.run, args=(self.stop,), name="monitor-loop",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run_loop, name="monitor-loop", daemon=True)
         self._thread.start()
         self.set_interval(_REDRAW_S, self.redraw)
         self.set_interval(0.5, self._check_stop)
         self.redraw()
+
+    def _run_loop(self):
+        # An error that ends the loop (a damaged store, ...) ends the view too and is told as
+        # `--plain` tells it: a view left showing NO LINK would record nothing and say nothing.
+        try:
+            self.loop.run(self.stop)
+        except BaseException as e:     # noqa: BLE001 -- handed to run_tui, which raises it
+            self.loop_error = e
+            self.stop.set()
 
     def _check_stop(self):
         if self.stop.is_set():
@@ -277,4 +286,7 @@ class MonitorApp(App):
 
 
 def run_tui(loop, status, stop, db, job=None):
-    MonitorApp(loop, status, stop, db, job).run()
+    app = MonitorApp(loop, status, stop, db, job)
+    app.run()
+    if app.loop_error is not None:
+        raise app.loop_error

@@ -134,3 +134,16 @@ def test_a_damaged_store_stops_the_monitor_with_a_clear_error_and_the_board_idle
         assert "Traceback" not in r.stderr and "damaged" in r.stderr and db in r.stderr, r.stderr
         st = subprocess.run([SUREPICK, "job", "status", "--port", port], capture_output=True, text=True, timeout=60)
         assert st.stdout.startswith("state IDLE, attempt 0, fault none, cycles ok 0 failed 0"), st.stdout
+
+
+def test_a_damaged_store_ends_the_live_view_with_the_same_clear_error(db, tmp_path):
+    # The live view runs the monitor loop on a thread of its own: the store's error there must end
+    # the view and be told (exit 2), not leave it showing NO LINK, recording nothing, saying nothing.
+    from tests.support.board_cli import in_terminal, running_board
+    _damage_records(db)
+    with running_board(tmp_path / "flash") as port:
+        code, text = in_terminal("monitor", "--db", db, "--port", port, timeout=120)
+        assert code == 2, text[-2000:]
+        assert "Traceback" not in text and "damaged" in text and ".recover" in text, text[-2000:]
+        st = subprocess.run([SUREPICK, "job", "status", "--port", port], capture_output=True, text=True, timeout=60)
+        assert st.stdout.startswith("state IDLE, attempt 0, fault none, cycles ok 0 failed 0"), st.stdout

@@ -347,11 +347,20 @@ def _told(method):
     def guarded(self, *args, **kw):
         try:
             return method(self, *args, **kw)
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e):
+                raise _damaged(self.path, e) from None
+            raise StoreError("%s is busy: another process has held it for longer than the wait (%s); try again "
+                             "when it is done" % (self.path, e)) from None
         except sqlite3.DatabaseError as e:
-            raise StoreError("%s cannot be read: %s (the file is damaged or not a surepick monitor database); "
-                             "`sqlite3 %s .recover` saves what it still holds; `surepick monitor --db NEW.sqlite3` "
-                             "fetches again what the board's log still holds" % (self.path, e, self.path)) from None
+            raise _damaged(self.path, e) from None
     return guarded
+
+
+def _damaged(path, e):
+    return StoreError("%s cannot be read: %s (the file is damaged or not a surepick monitor database); "
+                      "`sqlite3 %s .recover` saves what it still holds; `surepick monitor --db NEW.sqlite3` "
+                      "fetches again what the board's log still holds" % (path, e, path))
 
 
 for _name, _method in list(vars(Store).items()):

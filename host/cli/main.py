@@ -5,10 +5,11 @@
 # only when their verb runs, so `--help` and light verbs stay fast and do not pull in MuJoCo.
 import argparse
 import importlib
+import os
 import sys
 
 from surepick.firmware.settings import SettingsError
-from surepick.host.user_error import FAILED, INTERRUPTED, OK, USAGE, UserError
+from surepick.host.user_error import FAILED, INTERRUPTED, OK, PIPE_CLOSED, USAGE, UserError
 from surepick.shared_fsm.arm import ArmError, Unreachable
 from surepick.shared_fsm.config import ConfigError
 from surepick.host.cli.errors import CommandError
@@ -85,6 +86,16 @@ def _verb_of(argv):
 
 
 def main(argv=None):
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader stopped reading (`| head -1`): stop quietly, as a pipe's writer does. Output
+        # still buffered would fail again at exit, so it goes nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return PIPE_CLOSED
+
+
+def _main(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     verb = _verb_of(argv)
     try:

@@ -104,3 +104,21 @@ def test_an_unusable_out_is_found_before_any_simulation(tmp_path, verb):
     r = surepick(*verb, "--out", blocker / "run", timeout=60)
     assert r.returncode == 2
     assert "Not a directory" in one_line(r, "surepick %s: cannot use --out %s" % (" ".join(verb[:2]), blocker / "run"))
+
+
+@pytest.mark.parametrize("args", [("arm", "list"), ("sim", "scenarios")])
+def test_a_reader_that_goes_away_ends_the_verb_quietly(args):
+    # `surepick ... | head -1`: the reader closes the pipe. The verb stops as a pipe's writer does
+    # (exit 141, 128 + SIGPIPE, as shells report it), with no traceback. The read end is closed
+    # before the verb starts, so its first write finds the pipe broken on any machine.
+    import subprocess
+    from tests.support.cli import SUREPICK_BIN
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        r = subprocess.run([SUREPICK_BIN, *args], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                           timeout=120)
+    finally:
+        os.close(write_end)
+    assert r.returncode == 141, r.stderr
+    assert r.stderr == ""

@@ -38,9 +38,13 @@ _STATE_REASONS = {
     "estop": "the e-stop is pressed: release it (the arm holds meanwhile), then `surepick job clear{port}`",
     "hil": "the board is in hardware-in-the-loop mode (`surepick hil` is using it)",
     "not_hil": "the board is not in hardware-in-the-loop mode",
-    "jaw_not_empty": "the jaw is not empty: take the part out first",
-    "fault": "a fault latched while it ran",
-    "timeout": "it did not finish in time",
+    # CALIBRATE's (firmware/calibrate.py)
+    "jaw_not_empty": "the jaw is not empty (its switch or beam sees something): take it out by hand, then "
+                     "`surepick calibrate pot{port}` again",
+    "fault": "a fault latched or the e-stop opened while it ran: `surepick job status{port}` names it, "
+             "`surepick job clear{port}` clears it; then calibrate again",
+    "timeout": "it did not finish in time (the jaw did not get to closed: is something in its way?); "
+               "check the jaw moves freely, then calibrate again",
     # JOB's (host/board_state.py has the same ways out, for every tool that reads the board's state)
     "holding": "a part is held between the fingers: `surepick job rescue --place{port}` carries it to the "
                "job's place pose, `surepick job rescue --release{port}` opens the jaw where it is",
@@ -146,7 +150,8 @@ def refusal(code, payload=(), port="PORT"):
     if code == link.E_BAD_VALUE:
         detail = payload[0] if payload and isinstance(payload[0], str) else None
         if detail == "unreachable":
-            return "the pick or place pose (or the approach above it) is out of the arm's reach"
+            return ("the pick or place pose (or the approach above it) is out of the arm's reach: `surepick arm "
+                    "check ARM.toml` with the description the board was given maps where it reaches")
         need, stall, part_g = _ints(payload[2:], 3)
         if detail == "payload" and None not in (need, stall, part_g) and isinstance(payload[1], str):
             from surepick.host.arms import checks

@@ -141,3 +141,18 @@ def test_a_suggested_command_carries_the_port_only_when_one_was_given():
     # found by auto, $SUREPICK_PORT or the config file: the bare command finds it the same way
     assert refusal(lk.E_BUSY, (), None).endswith("`surepick job abort`")
     assert "None" not in refusal(lk.E_FAULTED, (40, 3, 1), None)
+
+
+@pytest.mark.parametrize("code,reason,way_out", [
+    ("E_STATE", "jaw_not_empty", "`surepick calibrate pot --port /dev/ttyACM0`"),
+    ("E_STATE", "fault", "`surepick job clear --port /dev/ttyACM0`"),
+    ("E_STATE", "timeout", "check the jaw moves freely"),
+    ("E_BAD_VALUE", "unreachable", "`surepick arm check ARM.toml`")])
+def test_a_calibration_or_job_refusal_says_what_to_do(code, reason, way_out):
+    # Each refusal names what to do about it (a command to run, with the port the person gave,
+    # or a thing to check), never only what went wrong.
+    from surepick.host.link.answers import refusal
+    from surepick.shared_fsm import link as lk
+    text = refusal(getattr(lk, code), (reason,), "/dev/ttyACM0")
+    assert way_out in text, text
+    assert "{port}" not in text, text

@@ -25,9 +25,7 @@ def run(args):
     from surepick.host.link.calibration import CalibrationRefused, calibrate
 
     with board_link(args, "calibrate " + args.target) as c:
-        if busy.check_idle(c, args.force, args.rest_timeout, print) is None:
-            raise CommandError("no firmware answers on %s (is it running? a board sitting in the "
-                               "REPL does not answer)" % c.port, FAILED)
+        busy.check_idle_answering(c, args.force, args.rest_timeout, print, args.port)
         try:
             answer = calibrate(c, args.target, args.timeout)
         except CalibrationRefused as e:

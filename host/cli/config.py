@@ -121,9 +121,7 @@ def _diff_arm(args, board, raw, local_arm):
 
 def _check_idle(c, args):
     from surepick.host.link import busy
-    if busy.check_idle(c, args.force, args.rest_timeout, print) is None:
-        raise CommandError("no firmware answers on %s (is it running? a board sitting in the REPL "
-                           "does not answer)" % c.port, FAILED)
+    busy.check_idle_answering(c, args.force, args.rest_timeout, print, args.port)
 
 
 def _whole(text, key):

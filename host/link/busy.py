@@ -26,6 +26,23 @@ class BoardBusy(LinkError):
     """The arm is busy and the verb was not forced, or --force could not bring it to rest."""
 
 
+class NoFirmware(LinkError):
+    """No firmware answers the link (a board at the REPL, or not running it): the verb cannot go on."""
+
+
+def check_idle_answering(client, force=False, rest_timeout=REST_TIMEOUT_S, say=None, port=None):
+    # check_idle for a verb that needs the firmware to answer: a board that does not is refused
+    # with the bench's way out (host/board_state.py). port: as the user gave it, for that way out.
+    st = check_idle(client, force, rest_timeout, say)
+    if st is None:
+        from surepick.host import board_state
+        repl = board_state.BY_KEY["repl"]
+        raise NoFirmware("no firmware answers on %s: most likely %s; way out: %s (`surepick doctor%s` says what "
+                         "the board is doing)" % (client.port, repl.shows, board_state.way_out(repl, port),
+                                                  board_state.port_text(port)))
+    return st
+
+
 class Status:
     # One STATUS answer: state, attempt (TELEMETRY's), max_attempts, fault, busy (link.BUSY_*);
     # view: the same answer as host/board_state.py reads it (a part held, teleop, ...).

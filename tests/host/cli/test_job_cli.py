@@ -107,5 +107,11 @@ def test_a_board_stopped_at_the_repl_is_named_with_the_way_out(board):
     r = subprocess.run([SUREPICK_BIN, "config", "get", "max_attempts", "--port", board],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "stopped at the REPL" in r.stderr, r.stderr
+    # the verbs that first ask whether the arm is busy (STATUS) say the same, with doctor besides
+    for args in (["config", "set", "max_attempts", "4"], ["calibrate", "current"]):
+        r = subprocess.run([SUREPICK_BIN, *args, "--port", board], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, (args, r.stderr)
+        assert "stopped at the REPL" in r.stderr and "Ctrl-D" in r.stderr, (args, r.stderr)
+        assert "`surepick doctor --port %s`" % board in r.stderr, (args, r.stderr)
     # still stopped: nothing restarted the firmware (or moved the arm)
     assert "stopped at the REPL" in _job(["status", "--port", board]).stderr

@@ -86,10 +86,11 @@ def export_run(args):
     from surepick.host.records import board_recording
     since = _since(args)
     store = _open_store(args.db)
+    recording = board_recording.build(store, args.board, since,
+                                      source={"tool": "surepick log export --run", "db": args.db})
     prepare_run_dir(args.run, force=args.force, flag="--run", can_resume=False)
     try:
-        cycles, events = board_recording.write(store, args.run, args.board, since,
-                                               source={"tool": "surepick log export --run", "db": args.db})
+        cycles, events = board_recording.write(args.run, recording)
     except OSError as e:
         raise cannot("write the run record in", args.run, e) from None
     print("wrote a run record of %d cycles (%d events) to %s (kind board-recording: events and the board's "

@@ -122,11 +122,19 @@ def json_key(d):
     return json.dumps(d, sort_keys=True)
 
 
-def write(store, out_dir, board_id=None, since=None, source=None):
-    # Write the run record of the store's records (one board and epoch; `board_id` picks one
-    # when the store holds several) to out_dir. since: as Store.records takes it. source: what
-    # to name as where it came from (e.g. {"tool": ..., "db": ...}).
-    # -> (cycles, events written). Raises RecordingError when the choice is ambiguous.
+def write(out_dir, recording):
+    # Write a recording (build()'s) as the run record in out_dir. -> (cycles, events written).
+    meta, cycles, events = recording
+    runrecord.write(out_dir, meta, cycles, events, {})
+    return len(cycles), sum(len(v) for v in events.values())
+
+
+def build(store, board_id=None, since=None, source=None):
+    # The run record of the store's records (one board and epoch; `board_id` picks one when the
+    # store holds several), read whole before anything is written, so a store that cannot be
+    # read leaves no folder behind. since: as Store.records takes it. source: what to name as
+    # where it came from (e.g. {"tool": ..., "db": ...}).
+    # -> (meta, cycles, events). Raises RecordingError when the choice is ambiguous.
     rows = store.records(board_id, since)
     board_epochs = sorted({(r["board_id"], r["epoch"]) for r in rows})
     if len(board_epochs) > 1:
@@ -151,5 +159,4 @@ def write(store, out_dir, board_id=None, since=None, source=None):
                        epoch=board_epochs[0][1] if board_epochs else None, records=len(rows),
                        events_outside_cycles=outside, ticks="none: the board does not record ticks"),
     }
-    runrecord.write(out_dir, meta, cycles, events, {})
-    return len(cycles), sum(len(v) for v in events.values())
+    return meta, cycles, events

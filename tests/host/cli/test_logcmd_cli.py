@@ -122,6 +122,17 @@ def test_a_damaged_store_is_a_clear_error(db, args):
     assert db in r.stderr and "damaged" in r.stderr and ".recover" in r.stderr and "--db" in r.stderr
 
 
+def test_a_damaged_store_exported_as_a_run_record_leaves_no_folder(db, tmp_path):
+    # The store is read whole before the run record's folder is made: a store that cannot be
+    # read is told (exit 2, one line) and leaves nothing half written behind.
+    _damage_records(db)
+    out = tmp_path / "run"
+    r = run("export", "--run", str(out), "--db", db)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and "damaged" in r.stderr and ".recover" in r.stderr, r.stderr
+    assert not out.exists(), sorted(p.name for p in out.iterdir())
+
+
 def test_a_damaged_store_stops_the_monitor_with_a_clear_error_and_the_board_idle(db, tmp_path):
     # The monitor writes what the board sends into the store: a damaged one ends it with the
     # store's error (exit 2, no traceback); it never asks the board to do anything.

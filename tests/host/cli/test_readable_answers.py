@@ -15,7 +15,7 @@ from tests.support.board_cli import running_board
 from tests.support.cli import surepick
 from tests.support.held_plant import held_board
 from tests.support.needs import NEEDS_MICROPYTHON
-from tests.support.period import PERIOD_MS, PERIOD_US
+from tests.support.period import PERIOD_MS
 
 pytestmark = NEEDS_MICROPYTHON
 
